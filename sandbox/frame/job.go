@@ -1,0 +1,48 @@
+package frame
+
+// Job is what the host sends sandbox-init on its stdin, as one JSON value.
+type Job struct {
+	// Argv is the child's command line; Argv[0] is looked up in PATH.
+	Argv []string `json:"argv"`
+	// Env is the child's complete environment as KEY=VALUE pairs. Nothing
+	// is inherited from init's own environment.
+	Env []string `json:"env"`
+	// Dir is the child's working directory.
+	Dir string `json:"cwd"`
+	// Stdin is written to the child's stdin, which is then closed. A child
+	// that never reads it must not block init.
+	Stdin []byte `json:"stdin,omitempty"`
+	// TimeoutMS is the wall-clock limit; on expiry the child's process group
+	// gets SIGTERM, then SIGKILL after GraceMS.
+	TimeoutMS int64 `json:"timeout_ms"`
+	GraceMS   int64 `json:"grace_ms"`
+	// OutputCap is the number of bytes per stream relayed to the host; the
+	// rest is read and counted but dropped.
+	OutputCap int64 `json:"output_cap"`
+}
+
+// Report is the payload of the Result frame, the last frame init writes.
+type Report struct {
+	// ExitCode is the child's exit status, or -1 when it was killed by a
+	// signal or never started.
+	ExitCode int `json:"exit_code"`
+	// Signal is the number of the signal that killed the child, 0 if none.
+	Signal   int  `json:"signal"`
+	TimedOut bool `json:"timed_out"`
+	// StdoutBytes and StderrBytes count everything the child wrote,
+	// including what was dropped past OutputCap.
+	StdoutBytes     int64 `json:"stdout_bytes"`
+	StderrBytes     int64 `json:"stderr_bytes"`
+	StdoutTruncated bool  `json:"stdout_truncated"`
+	StderrTruncated bool  `json:"stderr_truncated"`
+	// UserCPUMS and SystemCPUMS are the child's CPU time, including its
+	// reaped descendants.
+	UserCPUMS   int64 `json:"user_cpu_ms"`
+	SystemCPUMS int64 `json:"system_cpu_ms"`
+	// PeakRSSKB is the largest resident set of the child or a descendant.
+	PeakRSSKB  int64 `json:"peak_rss_kb"`
+	DurationMS int64 `json:"duration_ms"`
+	// Error is set when init could not run the job at all (bad job, exec
+	// failure); ExitCode is then 127 for "not found", 126 otherwise.
+	Error string `json:"error,omitempty"`
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Runner runs one execution in its own sandbox. Implementations are safe for
+// concurrent use.
+type Runner interface {
+	Run(ctx context.Context, spec Spec) (*Result, error)
+}
+
+// Spec is everything a Runner needs for one execution. Policy decisions
+// (which script, which interpreter, which limits) are made before a Spec is
+// built; the Runner only enforces them.
+type Spec struct {
+	// RunID identifies the execution in labels, env and audit; generated
+	// when empty.
+	RunID string
+	// Skill is the skill's name; the skill folder is mounted read-only at
+	// /skills/<Skill>.
+	Skill        string
+	SkillVersion string
+	// SkillDir is the host path of the skill folder.
+	SkillDir string
+	// Argv is the command run inside the sandbox, e.g.
+	// ["python3", "/skills/hello/scripts/echo.py"].
+	Argv []string
+	// Runtime names the interpreter for the Result (python3, node, bash...).
+	Runtime string
+	// Env holds caller variables; reserved names are refused by Validate.
+	Env map[string]string
+	// Stdin is delivered to the script's stdin (JSON arguments).
+	Stdin []byte
+	// Workspace is the host directory mounted at /workspace; empty for none.
+	Workspace         string
+	WorkspaceWritable bool
+	// Image is the image to run; empty means the default runner image.
+	Image  string
+	Limits policy.Limits
+	// Stdout and Stderr, when set, receive the script's output live as it
+	// arrives, in addition to the capped copy in the Result.
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Result is the outcome of one execution. JSON field names are part of the
+// interface.
+type Result struct {
+	ID              string          `json:"id"`
+	Skill           string          `json:"skill"`
+	Command         []string        `json:"command"`
+	ExitCode        int             `json:"exit_code"`
+	Success         bool            `json:"success"`
+	Stdout          string          `json:"stdout"`
+	Stderr          string          `json:"stderr"`
+	StdoutTruncated bool            `json:"stdout_truncated"`
+	StderrTruncated bool            `json:"stderr_truncated"`
+	StdoutBytes     int64           `json:"stdout_bytes"`
+	StderrBytes     int64           `json:"stderr_bytes"`
+	Output          json.RawMessage `json:"output"`
+	TimedOut        bool            `json:"timed_out"`
+	OOMKilled       bool            `json:"oom_killed"`
+	Signal          string          `json:"signal"`
+	DurationMS      int64           `json:"duration_ms"`
+	Error           string          `json:"error,omitempty"`
+	Limits          policy.Limits   `json:"limits"`
+	Image           string          `json:"image"`
+	ImageID         string          `json:"image_id,omitempty"`
+	Runtime         string          `json:"runtime"`
+	CPUTimeMS       int64           `json:"cpu_time_ms"`
+	PeakRSSKB       int64           `json:"peak_rss_kb"`
+}
