@@ -1,0 +1,117 @@
+package sandboxrun
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// AuditRecord is one line of the audit log: what ran, under which limits, and
+// how it ended. It never holds the arguments themselves, only their size and
+// digest, so the log can be kept where the data may not go.
+type AuditRecord struct {
+	Time            time.Time     `json:"time"`
+	RunID           string        `json:"run_id"`
+	Skill           string        `json:"skill"`
+	Script          string        `json:"script,omitempty"`
+	Argv            []string      `json:"argv"`
+	ArgsBytes       int           `json:"args_bytes"`
+	ArgsSHA256      string        `json:"args_sha256"`
+	ExitCode        int           `json:"exit_code"`
+	Signal          string        `json:"signal"`
+	TimedOut        bool          `json:"timed_out"`
+	OOMKilled       bool          `json:"oom_killed"`
+	DurationMS      int64         `json:"duration_ms"`
+	Limits          policy.Limits `json:"limits"`
+	Image           string        `json:"image"`
+	ImageID         string        `json:"image_id"`
+	StdoutTruncated bool          `json:"stdout_truncated"`
+	StderrTruncated bool          `json:"stderr_truncated"`
+	Error           string        `json:"error,omitempty"`
+}
+
+// NewAuditRecord describes one execution. script is the path relative to the
+// skill folder (empty for commands and inline code); args are the bytes the
+// script received on stdin.
+func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.Result, runErr error) AuditRecord {
+	sum := sha256.Sum256(args)
+	rec := AuditRecord{
+		Time:       time.Now().UTC(),
+		RunID:      spec.RunID,
+		Skill:      spec.Skill,
+		Script:     script,
+		Argv:       spec.Argv,
+		ArgsBytes:  len(args),
+		ArgsSHA256: hex.EncodeToString(sum[:]),
+		Limits:     spec.Limits,
+		Image:      spec.Image,
+	}
+	if res != nil {
+		rec.RunID = res.ID
+		rec.ExitCode = res.ExitCode
+		rec.Signal = res.Signal
+		rec.TimedOut = res.TimedOut
+		rec.OOMKilled = res.OOMKilled
+		rec.DurationMS = res.DurationMS
+		rec.Image = res.Image
+		rec.ImageID = res.ImageID
+		rec.StdoutTruncated = res.StdoutTruncated
+		rec.StderrTruncated = res.StderrTruncated
+		rec.Error = res.Error
+	}
+	if runErr != nil && rec.Error == "" {
+		rec.Error = runErr.Error()
+	}
+	return rec
+}
+
+// AuditLog appends JSON lines to a file. It is safe for concurrent use; each
+// record is written with a single append so lines from concurrent processes
+// do not interleave.
+type AuditLog struct {
+	path string
+	mu   sync.Mutex
+}
+
+// OpenAuditLog checks that path can be appended to and returns the log.
+func OpenAuditLog(path string) (*AuditLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	return &AuditLog{path: path}, nil
+}
+
+// Append writes rec as one line.
+func (l *AuditLog) Append(rec AuditRecord) error {
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode audit record: %w", err)
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	_, werr := f.Write(line)
+	cerr := f.Close()
+	if werr != nil {
+		return fmt.Errorf("write audit log: %w", werr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("close audit log: %w", cerr)
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"golang.org/x/sys/unix"
+)
+
+// report builds the Result of a job that ran.
+func report(c *child, ex exit, timedOut bool, stdout, stderr *streamRelay, log *slog.Logger) frame.Report {
+	rep := frame.Report{
+		ExitCode:        -1,
+		TimedOut:        timedOut,
+		StdoutBytes:     stdout.total,
+		StderrBytes:     stderr.total,
+		StdoutTruncated: stdout.truncated,
+		StderrTruncated: stderr.truncated,
+		DurationMS:      ex.at.Sub(c.start).Milliseconds(),
+	}
+	switch {
+	case ex.err != nil:
+		rep.Error = ex.err.Error()
+	case ex.status.Exited():
+		rep.ExitCode = ex.status.ExitStatus()
+	case ex.status.Signaled():
+		rep.Signal = int(ex.status.Signal())
+	}
+	// RUSAGE_CHILDREN covers the child and every descendant init or the
+	// child reaped, which is the job's whole cost.
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		log.Warn("getrusage", "err", err)
+		return rep
+	}
+	rep.UserCPUMS = ru.Utime.Nano() / 1e6
+	rep.SystemCPUMS = ru.Stime.Nano() / 1e6
+	rep.PeakRSSKB = ru.Maxrss // kilobytes on Linux
+	return rep
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// decision is `exec --dry-run --json` output.
+type decision struct {
+	Allowed bool   `json:"allowed"`
+	Skill   string `json:"skill"`
+	Command string `json:"command"`
+	Part    string `json:"part,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Suggest string `json:"suggest,omitempty"`
+}
+
+func newExecCmd(g *globals, s streams) *cobra.Command {
+	f := &execFlags{}
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "exec [flags] SKILL -- 'COMMAND'",
+		Short: "Check a shell command against the skill's allowed-tools and run it in a sandbox",
+		Long: `exec is the Bash-tool path. COMMAND is one string, as an agent's Bash tool
+passes it. It is parsed as shell (never run by a shell on the host); every
+simple command in it must be allowed by a Bash(...) entry of the skill's
+allowed-tools. Command and process substitution, eval and exec are refused.
+A skill without allowed-tools allows no commands.
+
+An allowed command runs under bash inside the sandbox, with /workspace as its
+working directory. --dry-run prints the decision without running anything:
+exit 0 when allowed, 2 when denied.`,
+		Example: `  sandboxrun exec --dry-run hello -- 'python3 scripts/echo.py'
+  sandboxrun exec hello -- 'echo hi | python3 {baseDir}/scripts/echo.py'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageError("exec takes SKILL and one quoted COMMAND (got %d arguments): sandboxrun exec SKILL -- 'cmd arg | other'", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sk, err := loadSkill(g, args[0])
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				return reportDecision(s, f.json, sk.Manifest.Name, args[1], sk.Manifest.AllowedTools.CheckCommand(args[1]))
+			}
+			req, err := f.request(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			p, err := sandboxrun.PrepareCommand(sk, args[1], req)
+			if err != nil {
+				return err
+			}
+			e := &execution{g: g, s: s, f: f, p: p}
+			res, err := e.run(cmd.Context(), !f.json)
+			if err != nil {
+				return err
+			}
+			return e.finish(res)
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the policy decision and exit: 0 allowed, 2 denied")
+	f.register(cmd.Flags(), true)
+	return cmd
+}
+
+func reportDecision(s streams, asJSON bool, skillName, command string, err error) error {
+	d := decision{Allowed: err == nil, Skill: skillName, Command: command}
+	var denied *policy.DeniedError
+	if errors.As(err, &denied) {
+		d.Part, d.Reason, d.Suggest = denied.Part, denied.Reason, denied.Suggest
+	} else if err != nil {
+		d.Reason = err.Error()
+	}
+	if asJSON {
+		if werr := writeJSON(s.out, d); werr != nil {
+			return withCode(exitEnv, werr)
+		}
+	} else if d.Allowed {
+		fmt.Fprintf(s.out, "allowed: %s\n", command)
+	} else {
+		fmt.Fprintf(s.out, "denied: %v\n", err)
+	}
+	if !d.Allowed {
+		return silentExit(exitRefused)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// execution is one checked run/exec/python call on its way to a sandbox.
+type execution struct {
+	g *globals
+	s streams
+	f *execFlags
+	p *sandboxrun.Prepared
+}
+
+// run starts the sandbox, writes the audit record, and returns the Result.
+// Output is relayed live unless --json asked for the whole Result.
+func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error) {
+	var audit *sandboxrun.AuditLog
+	if e.f.auditLog != "" {
+		var err error
+		if audit, err = sandboxrun.OpenAuditLog(e.f.auditLog); err != nil {
+			return nil, withCode(exitEnv, err)
+		}
+	}
+	if relay {
+		e.p.Spec.Stdout, e.p.Spec.Stderr = e.s.out, e.s.err
+	}
+	d, err := sandbox.NewDocker(
+		sandbox.WithLogger(e.g.logger),
+		sandbox.WithVersion(sandboxrun.Version),
+		sandbox.WithDefaultImage(sandboxrun.RunnerImage()),
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	// Containers of owners that died (crash, SIGKILL) are removed first, so
+	// a crashed agent host does not leak sandboxes across restarts.
+	if reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true}); err != nil {
+		e.g.logger.Debug("reap at start failed", "err", err)
+	} else if len(reaped) > 0 {
+		e.g.logger.Info("removed leaked sandboxes", "count", len(reaped))
+	}
+	res, runErr := d.Run(ctx, e.p.Spec)
+	if audit != nil {
+		rec := sandboxrun.NewAuditRecord(e.p.Spec, e.p.Script, e.p.Args, res, runErr)
+		if err := audit.Append(rec); err != nil {
+			e.g.logger.Error("audit log write failed", "err", err, "path", e.f.auditLog)
+			if runErr == nil {
+				runErr = withCode(exitEnv, err)
+			}
+		}
+	}
+	return res, runErr
+}
+
+// exitStatus is the CLI status for a finished execution: the script's own,
+// 124 on timeout, 128+N on signal N.
+func exitStatus(res *sandbox.Result) int {
+	switch {
+	case res.TimedOut:
+		return exitTimeout
+	case res.ExitCode < 0:
+		return 128 - res.ExitCode
+	default:
+		return res.ExitCode
+	}
+}
+
+// explain tells a person why a relayed run ended abnormally; with --json the
+// Result says it.
+func explain(w io.Writer, res *sandbox.Result) {
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(w, "sandboxrun: timed out after %gs (limit from --timeout or the skill's max_execution_time)\n", res.Limits.TimeoutSec)
+	case res.OOMKilled:
+		fmt.Fprintf(w, "sandboxrun: killed for exceeding the memory limit of %d MiB (max_memory)\n", res.Limits.MemoryBytes>>20)
+	case res.Signal != "":
+		fmt.Fprintf(w, "sandboxrun: script killed by %s\n", res.Signal)
+	}
+	if res.StdoutTruncated || res.StderrTruncated {
+		fmt.Fprintf(w, "sandboxrun: output truncated at %d bytes per stream (stdout %d bytes, stderr %d bytes written)\n",
+			res.Limits.OutputBytes, res.StdoutBytes, res.StderrBytes)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// finish reports a Result the run/exec way and picks the exit status.
+func (e *execution) finish(res *sandbox.Result) error {
+	if e.f.json {
+		if err := writeJSON(e.s.out, res); err != nil {
+			return withCode(exitEnv, err)
+		}
+	} else {
+		explain(e.s.err, res)
+	}
+	if code := exitStatus(res); code != 0 {
+		return silentExit(code)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// execFlags are the flags shared by run, exec and python.
+type execFlags struct {
+	args      string
+	argsFile  string
+	timeout   time.Duration
+	memory    string
+	cpus      float64
+	workspace string
+	env       []string
+	json      bool
+	auditLog  string
+	image     string
+}
+
+func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool) {
+	if withArgs {
+		fs.StringVar(&f.args, "args", "", "JSON object passed to the script on stdin ('-' reads it from stdin)")
+		fs.StringVar(&f.argsFile, "args-file", "", "read the JSON arguments from a file")
+	}
+	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 10s (can only lower the skill's max_execution_time; default 30s)")
+	fs.StringVar(&f.memory, "memory", "", "memory limit in MiB, or with a unit: 256m, 1g (can only lower the skill's max_memory)")
+	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit, e.g. 0.5 (can only lower the skill's max_cpus)")
+	fs.StringVar(&f.workspace, "workspace", ".", "host folder mounted at /workspace (read-only unless allowed-tools grants Write)")
+	fs.StringArrayVar(&f.env, "env", nil, "extra variable for the script, K=V (repeatable; reserved names are refused)")
+	fs.BoolVar(&f.json, "json", false, "print the result as JSON on stdout instead of relaying the output")
+	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per execution to this file (default $SANDBOXRUN_AUDIT_LOG)")
+	fs.StringVar(&f.image, "image", "", "image to run (default "+sandboxrun.RunnerImage()+")")
+}
+
+// request turns the flags into a library request; stdin serves --args -.
+func (f *execFlags) request(stdin io.Reader) (sandboxrun.Request, error) {
+	var req sandboxrun.Request
+	args, err := f.readArgs(stdin)
+	if err != nil {
+		return req, err
+	}
+	env, err := parseEnv(f.env)
+	if err != nil {
+		return req, err
+	}
+	mem, err := parseMiB(f.memory)
+	if err != nil {
+		return req, err
+	}
+	if f.timeout < 0 || f.cpus < 0 {
+		return req, usageError("--timeout and --cpus must not be negative")
+	}
+	return sandboxrun.Request{
+		Args:      args,
+		Workspace: f.workspace,
+		Env:       env,
+		Timeout:   f.timeout,
+		MemoryMiB: mem,
+		CPUs:      f.cpus,
+		Image:     f.image,
+	}, nil
+}
+
+func (f *execFlags) readArgs(stdin io.Reader) ([]byte, error) {
+	switch {
+	case f.args != "" && f.argsFile != "":
+		return nil, usageError("--args and --args-file are exclusive: pass one")
+	case f.args == "-":
+		return readBounded(stdin, "stdin")
+	case f.argsFile != "":
+		file, err := os.Open(f.argsFile)
+		if err != nil {
+			return nil, usageError("--args-file: %v", err)
+		}
+		defer file.Close()
+		return readBounded(file, f.argsFile)
+	default:
+		return []byte(f.args), nil
+	}
+}
+
+// readBounded reads at most one byte past the argument cap, so an oversized
+// input is refused by policy without being read whole.
+func readBounded(r io.Reader, name string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, policy.MaxArgsBytes+1))
+	if err != nil {
+		return nil, usageError("reading arguments from %s: %v", name, err)
+	}
+	return b, nil
+}
+
+func parseEnv(pairs []string) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	env := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError("--env %q: expected K=V", kv)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+// parseMiB reads a memory size: a plain number is MiB; m/mi/g/gi suffixes
+// are accepted in either case.
+func parseMiB(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	num, mult := strings.ToLower(strings.TrimSpace(s)), int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gib", 1024}, {"gi", 1024}, {"g", 1024}, {"mib", 1}, {"mi", 1}, {"m", 1}} {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > 1<<30 {
+		return 0, usageError("--memory %q: expected a size like 256, 256m or 1g", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+)
+
+func newImagesCmd(g *globals, s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images",
+		Short: "Build the images sandboxes run in",
+	}
+	cmd.AddCommand(newImagesBuildCmd(s))
+	return cmd
+}
+
+func newImagesBuildCmd(s streams) *cobra.Command {
+	var initPath, base string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "build [--init PATH] [--base IMAGE] [--force]",
+		Short: "Build the runner image " + sandboxrun.RunnerImage(),
+		Long: `build creates the runner image every sandbox runs: Debian with python3, node,
+bash, jq, git and sandbox-init as PID 1.
+
+The Debian base comes from a registry when one is reachable (--base). When none
+is (air-gapped hosts, CI without a registry) it is bootstrapped with debootstrap
+from this host's own apt sources and loaded with 'docker import'; that needs
+root the first time. A build whose inputs did not change is skipped, so running
+this again is cheap.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if initPath == "" {
+				var err error
+				if initPath, err = findInit(); err != nil {
+					return withCode(exitEnv, err)
+				}
+			}
+			start := time.Now()
+			img, err := images.BuildRunner(cmd.Context(), images.RunnerOptions{
+				Tag:        sandboxrun.RunnerImage(),
+				Version:    sandboxrun.Version,
+				Dockerfile: sandboxrun.RunnerDockerfile,
+				InitBinary: initPath,
+				Base:       base,
+				Progress:   s.err,
+				Force:      force,
+			})
+			if err != nil {
+				return withCode(exitEnv, err)
+			}
+			state := "built"
+			if !img.Built {
+				state = "up to date"
+			}
+			fmt.Fprintf(s.out, "%s %s (%s) in %s\n", img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&initPath, "init", "", "static sandbox-init binary to bake in (default: sandbox-init next to this executable)")
+	cmd.Flags().StringVar(&base, "base", images.DefaultBase, "registry base image tried before bootstrapping one")
+	cmd.Flags().BoolVar(&force, "force", false, "rebuild even when nothing changed")
+	return cmd
+}
+
+// findInit looks for sandbox-init next to the running executable, where
+// `make build` puts it.
+func findInit() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locate sandbox-init: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(exe), "sandbox-init")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no sandbox-init next to %s: build it with 'make build' or pass --init PATH", exe)
+	}
+	return p, nil
+}
+
+func shortID(id string) string {
+	if len(id) > 19 {
+		return id[:19]
+	}
+	return id
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// listEntry is one skill as `list` shows it: metadata only.
+type listEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Location    string `json:"location"`
+}
+
+func newListCmd(g *globals, s streams) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "list [--skills DIR] [--format table|json|xml]",
+		Short: "List the skills under the skills root (metadata only)",
+		Long: `list reads only the frontmatter of each skill under the skills root.
+
+--format xml prints the <available_skills> block agent hosts put in a system
+prompt. A broken skill is reported on stderr and left out; it never stops the
+listing.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			write, ok := listFormats[format]
+			if !ok {
+				return usageError("unknown --format %q: use table, json or xml", format)
+			}
+			root := g.skillsRoot()
+			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+				return usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+			}
+			skills, errs := skill.Discover(root)
+			for _, err := range errs {
+				fmt.Fprintf(s.err, "sandboxrun: skipping: %v\n", err)
+			}
+			entries := make([]listEntry, 0, len(skills))
+			for _, sk := range skills {
+				entries = append(entries, listEntry{
+					Name:        sk.Manifest.Name,
+					Description: sk.Manifest.Description,
+					Location:    sk.Path,
+				})
+			}
+			return write(s.out, entries)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or xml")
+	return cmd
+}
+
+var listFormats = map[string]func(io.Writer, []listEntry) error{
+	"table": writeListTable,
+	"json":  writeListJSON,
+	"xml":   writeListXML,
+}
+
+func writeListTable(w io.Writer, entries []listEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDESCRIPTION")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\n", e.Name, oneLine(e.Description, 80))
+	}
+	return tw.Flush()
+}
+
+func writeListJSON(w io.Writer, entries []listEntry) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(entries)
+}
+
+func writeListXML(w io.Writer, entries []listEntry) error {
+	if _, err := fmt.Fprintln(w, "<available_skills>"); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		_, err := fmt.Fprintf(w, "<skill>\n<name>%s</name>\n<description>%s</description>\n<location>%s</location>\n</skill>\n",
+			html.EscapeString(e.Name), html.EscapeString(e.Description), html.EscapeString(e.Location))
+		if err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, "</available_skills>")
+	return err
+}
+
+// oneLine folds s onto one line and cuts it to max runes.
+func oneLine(s string, max int) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' || r == '\r' || r == '\t' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	if len(out) > max {
+		return string(out[:max-1]) + "…"
+	}
+	return string(out)
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// pythonResult is the shape agent tools expect from a run_python_script call.
+type pythonResult struct {
+	SkillName  string `json:"skill_name"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	ReturnCode int    `json:"returncode"`
+	TimedOut   bool   `json:"timed_out"`
+	Error      string `json:"error,omitempty"`
+}
+
+func newPythonCmd(g *globals, s streams) *cobra.Command {
+	f := &execFlags{}
+	var code, file string
+	cmd := &cobra.Command{
+		Use:   "python [flags] SKILL (--code CODE | --file F)",
+		Short: "Run model-written Python code in the skill's sandbox",
+		Long: `python runs inline Python code in SKILL's sandbox: the same image, mounts
+and limits as the skill's scripts, with /workspace as the working directory.
+The code reaches python3 on its stdin.
+
+With --json it answers as agent tools expect:
+{skill_name, stdout, stderr, returncode, timed_out, error}; a timeout gives
+returncode -1, timed_out true and an error naming the limit.`,
+		Example: `  sandboxrun python data-analysis --code 'print(sum(range(10)))'
+  sandboxrun python --json hello --file snippet.py`,
+		Args: exactArgs(1, "one SKILL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := pythonSource(code, file)
+			if err != nil {
+				return err
+			}
+			sk, err := loadSkill(g, args[0])
+			if err != nil {
+				return err
+			}
+			req, err := f.request(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			p, err := sandboxrun.PreparePython(sk, src, req)
+			if err != nil {
+				return err
+			}
+			e := &execution{g: g, s: s, f: f, p: p}
+			res, err := e.run(cmd.Context(), !f.json)
+			if err != nil {
+				if f.json {
+					_ = writeJSON(s.out, pythonResult{SkillName: sk.Manifest.Name, ReturnCode: -1, Error: err.Error()})
+				}
+				return err
+			}
+			if !f.json {
+				explain(s.err, res)
+			} else if err := writeJSON(s.out, toPythonResult(res)); err != nil {
+				return withCode(exitEnv, err)
+			}
+			if code := exitStatus(res); code != 0 {
+				return silentExit(code)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&code, "code", "", "Python source to run")
+	cmd.Flags().StringVar(&file, "file", "", "file holding the Python source to run")
+	f.register(cmd.Flags(), false)
+	return cmd
+}
+
+func pythonSource(code, file string) ([]byte, error) {
+	switch {
+	case code != "" && file != "":
+		return nil, usageError("--code and --file are exclusive: pass one")
+	case code != "":
+		return []byte(code), nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usageError("--file: %v", err)
+		}
+		return b, nil
+	}
+	return nil, usageError("python needs the code: pass --code CODE or --file F")
+}
+
+func toPythonResult(res *sandbox.Result) pythonResult {
+	pr := pythonResult{
+		SkillName:  res.Skill,
+		Stdout:     res.Stdout,
+		Stderr:     res.Stderr,
+		ReturnCode: res.ExitCode,
+		TimedOut:   res.TimedOut,
+		Error:      res.Error,
+	}
+	switch {
+	case res.TimedOut:
+		pr.ReturnCode = -1
+		pr.Error = fmt.Sprintf("Execution timed out after %g seconds", res.Limits.TimeoutSec)
+	case res.OOMKilled:
+		pr.Error = fmt.Sprintf("Execution exceeded the memory limit of %d MiB", res.Limits.MemoryBytes>>20)
+	case res.Signal != "" && pr.Error == "":
+		pr.Error = "Execution killed by " + res.Signal
+	}
+	return pr
+}

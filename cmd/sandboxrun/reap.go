@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+func newReapCmd(g *globals, s streams) *cobra.Command {
+	var dryRun bool
+	var olderThan time.Duration
+	cmd := &cobra.Command{
+		Use:   "reap [--dry-run] [--older-than DURATION]",
+		Short: "Remove sandbox containers left behind by crashed sandboxrun processes",
+		Long: `reap finds containers labelled io.sandboxrun.managed=true whose owner process
+on this host is gone and removes them. With --older-than it also removes any
+sandbox older than DURATION, whoever owns it: keep DURATION above your longest
+timeout. run, exec and python reap dead owners' containers at start.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := sandbox.NewDocker(sandbox.WithLogger(g.logger), sandbox.WithVersion(sandboxrun.Version))
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			reaped, err := d.Reap(cmd.Context(), sandbox.ReapOptions{DryRun: dryRun, Grace: olderThan})
+			tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+			if len(reaped) > 0 {
+				fmt.Fprintln(tw, "CONTAINER\tRUN ID\tSKILL\tAGE\tREASON\tREMOVED")
+			}
+			for _, r := range reaped {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", shortID(r.ID), r.RunID, r.Skill, r.Age.Round(time.Second), r.Reason, r.Removed)
+			}
+			if ferr := tw.Flush(); ferr != nil {
+				return ferr
+			}
+			if len(reaped) == 0 && err == nil {
+				fmt.Fprintln(s.out, "no leaked sandboxes")
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "also remove sandboxes older than this, whatever their owner")
+	return cmd
+}

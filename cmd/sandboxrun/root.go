@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+)
+
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	skills  string
+	verbose bool
+	logger  *slog.Logger
+	// ran is set once a command starts; an error before that is cobra's
+	// own (unknown command or flag), a usage error.
+	ran bool
+}
+
+// skillsRoot is --skills, else $SANDBOXRUN_SKILLS, else ./skills.
+func (g *globals) skillsRoot() string {
+	if g.skills != "" {
+		return g.skills
+	}
+	if env := os.Getenv("SANDBOXRUN_SKILLS"); env != "" {
+		return env
+	}
+	return "skills"
+}
+
+func execute(ctx context.Context, args []string, s streams) int {
+	g := &globals{}
+	root := newRootCmd(g, s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !g.ran {
+		err = withCode(exitRefused, fmt.Errorf("%w (see 'sandboxrun --help')", err))
+	}
+	if err != nil {
+		if msg := err.Error(); msg != "" && !isSilent(err) {
+			fmt.Fprintf(s.err, "sandboxrun: %s\n", msg)
+		}
+	}
+	return codeOf(err)
+}
+
+func newRootCmd(g *globals, s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sandboxrun",
+		Short: "Run Agent Skills scripts in ephemeral, locked-down Docker containers",
+		Long: `sandboxrun runs every skill script, command and piece of model-written code
+in its own ephemeral Docker container: the skill mounted read-only, no network
+unless the skill declares network_access, memory/CPU/pids caps, JSON arguments
+on stdin, a hard timeout, capped output and a precise result.`,
+		Version:       sandboxrun.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			g.ran = true
+			level := slog.LevelWarn
+			if g.verbose {
+				level = slog.LevelDebug
+			}
+			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: level}))
+		},
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return withCode(exitRefused, err)
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.skills, "skills", "", "skills root folder (default $SANDBOXRUN_SKILLS, else ./skills)")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug details to stderr")
+
+	root.AddCommand(
+		newValidateCmd(g, s),
+		newListCmd(g, s),
+		newShowCmd(g, s),
+		newRunCmd(g, s),
+		newExecCmd(g, s),
+		newPythonCmd(g, s),
+		newReapCmd(g, s),
+		newImagesCmd(g, s),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit status and a hint.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError("%s takes %s (got %d arguments); see '%s --help'", cmd.Name(), what, len(args), cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+func isSilent(err error) bool {
+	ee, ok := err.(*exitError) //nolint:errorlint // only the outermost error decides whether to print
+	return ok && ee.err == nil
+}

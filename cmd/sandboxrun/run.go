@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+)
+
+func newRunCmd(g *globals, s streams) *cobra.Command {
+	f := &execFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] SKILL SCRIPT",
+		Short: "Run one of a skill's scripts in a fresh sandbox",
+		Long: `run executes SCRIPT of SKILL in its own container and relays its output.
+
+SCRIPT is scripts/x.py, {baseDir}/scripts/x.py or /skills/<name>/scripts/x.py;
+it must resolve inside the skill's scripts/ folder. The JSON arguments arrive on
+the script's stdin. Limits come from the skill's frontmatter; --timeout,
+--memory and --cpus can only lower them.
+
+Exit status: the script's own; 124 on timeout; 128+N when killed by signal N;
+2 when refused before running (policy, path, arguments, usage); 3 when the
+environment failed (Docker unreachable, image missing).`,
+		Example: `  sandboxrun run hello scripts/echo.py --args '{"name": "world"}'
+  sandboxrun run --json data-analysis scripts/stats.py --args-file args.json
+  echo '{"n": 1}' | sandboxrun run ./skills/hello scripts/echo.sh --args -`,
+		Args: exactArgs(2, "SKILL and SCRIPT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sk, err := loadSkill(g, args[0])
+			if err != nil {
+				return err
+			}
+			req, err := f.request(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			p, err := sandboxrun.PrepareScript(sk, args[1], req)
+			if err != nil {
+				return err
+			}
+			e := &execution{g: g, s: s, f: f, p: p}
+			res, err := e.run(cmd.Context(), !f.json)
+			if err != nil {
+				return err
+			}
+			return e.finish(res)
+		},
+	}
+	f.register(cmd.Flags(), true)
+	return cmd
+}

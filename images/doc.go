@@ -1,0 +1,20 @@
+// Package images builds the container images sandboxrun runs skills in: the
+// runner image (Dockerfile.runner: python3, nodejs, bash, jq, git and
+// sandbox-init as the entrypoint) and, where no registry can be reached, the
+// Debian base it is built on.
+//
+// The base normally comes from a registry (Base, default
+// debian:bookworm-slim). When it is not present locally and cannot be pulled,
+// the same Debian base is bootstrapped with debootstrap from the host's own
+// apt sources and loaded with `docker import`. Every image carries OCI
+// annotations and an io.sandboxrun.content-hash label, so a build whose
+// inputs did not change is skipped.
+//
+// This package deliberately drives the docker CLI through os/exec instead of
+// importing the Docker Go client: only package sandbox talks to the Engine
+// API, image builds are rare and slow enough that a process per call costs
+// nothing, and the CLI already implements the build-context upload and
+// progress output a person watching `sandboxrun images build` wants to see.
+// Every command gets the caller's context, streams its output to the
+// progress writer, and keeps the tail of its stderr for the error it returns.
+package images

@@ -1,0 +1,149 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+func TestConcurrentRuns(t *testing.T) {
+	const n = 16
+	var wg sync.WaitGroup
+	results := make([]*sandbox.Result, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spec := pySpec(t, `import json, sys; a = json.load(sys.stdin); print(json.dumps({"i": a["i"] * 2}))`)
+			spec.Stdin = []byte(fmt.Sprintf(`{"i": %d}`, i))
+			results[i], errs[i] = runner.Run(context.Background(), spec)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i], "run %d", i)
+		require.True(t, results[i].Success, "run %d: %s", i, results[i].Stderr)
+		require.JSONEq(t, fmt.Sprintf(`{"i": %d}`, 2*i), string(results[i].Output), "each run gets its own output")
+	}
+	left, err := ownContainers(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
+
+// signalWriter closes ready at the first write.
+type signalWriter struct {
+	once  sync.Once
+	ready chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.ready) })
+	return len(p), nil
+}
+
+func TestCancellationMidRunLeavesNoContainer(t *testing.T) {
+	spec := pySpec(t, `
+import time
+print("running", flush=True)
+time.sleep(60)
+`)
+	started := &signalWriter{ready: make(chan struct{})}
+	spec.Stdout = started
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-started.ready:
+		case <-time.After(30 * time.Second):
+		}
+		cancel()
+	}()
+	begin := time.Now()
+	res, err := runner.Run(ctx, spec)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res)
+	require.Equal(t, "running\n", res.Stdout)
+	require.Contains(t, res.Error, "cancelled")
+	require.Less(t, time.Since(begin), 30*time.Second)
+	requireNoContainer(t, spec.RunID)
+}
+
+// TestRefusalsCreateNoContainer watches the engine's events: a refused spec
+// must not even create a container.
+func TestRefusalsCreateNoContainer(t *testing.T) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	require.NoError(t, err)
+	defer cli.Close()
+
+	tests := []struct {
+		name   string
+		mutate func(*sandbox.Spec)
+	}{
+		{"reserved env", func(s *sandbox.Spec) { s.Env = map[string]string{"PATH": "/evil"} }},
+		{"oversized arguments", func(s *sandbox.Spec) { s.Stdin = make([]byte, sandbox.MaxStdinBytes+1) }},
+		{"relative skill dir", func(s *sandbox.Spec) { s.SkillDir = "skills/t" }},
+		{"missing workspace", func(s *sandbox.Spec) { s.Workspace = "/nonexistent/workspace" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := pySpec(t, `print(1)`)
+			tt.mutate(&spec)
+			creates := watchCreates(t, cli, spec.RunID)
+			res, err := runner.Run(context.Background(), spec)
+			require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+			require.Nil(t, res)
+			require.Zero(t, creates(), "no container was created")
+		})
+	}
+	// The watcher itself sees creates.
+	spec := pySpec(t, `print(1)`)
+	creates := watchCreates(t, cli, spec.RunID)
+	run(t, spec)
+	require.Equal(t, 1, creates())
+}
+
+// watchCreates counts container create events for one run id until the
+// returned function is called.
+func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
+	t.Helper()
+	since := time.Now()
+	return func() int {
+		until := time.Now().Add(200 * time.Millisecond)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		msgs, errc := cli.Events(ctx, events.ListOptions{
+			Since: fmt.Sprint(since.Unix()),
+			Until: fmt.Sprint(until.Unix() + 1),
+			Filters: filters.NewArgs(
+				filters.Arg("type", "container"),
+				filters.Arg("event", "create"),
+				filters.Arg("label", sandbox.LabelRunID+"="+runID),
+			),
+		})
+		n := 0
+		for {
+			select {
+			case <-msgs:
+				n++
+			case err := <-errc:
+				if err != nil && !errors.Is(err, io.EOF) {
+					require.NoError(t, err)
+				}
+				return n
+			}
+		}
+	}
+}

@@ -1,0 +1,172 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// Interfaces are inspected, never used: no test sends traffic anywhere
+// but loopback.
+func TestNetwork(t *testing.T) {
+	code := `import json, os; print(json.dumps(sorted(os.listdir("/sys/class/net"))))`
+	t.Run("off by default", func(t *testing.T) {
+		res := run(t, pySpec(t, code))
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		require.JSONEq(t, `["lo"]`, string(res.Output))
+	})
+	t.Run("on with network access", func(t *testing.T) {
+		spec := pySpec(t, code)
+		spec.Limits.Network = true
+		res := run(t, spec)
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var ifaces []string
+		require.NoError(t, json.Unmarshal(res.Output, &ifaces))
+		require.Contains(t, ifaces, "eth0")
+	})
+}
+
+// tryWrites reports, for each path, the errno of creating a file there (0
+// when it worked).
+const tryWrites = `
+import json, sys
+out = {}
+for p in sys.argv[1:]:
+    try:
+        with open(p, "w") as f:
+            f.write("x")
+        out[p] = 0
+    except OSError as e:
+        out[p] = e.errno
+print(json.dumps(out))
+`
+
+func TestReadOnlyFileSystems(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.Chmod(ws, 0o755))
+	spec := pySpec(t, tryWrites)
+	spec.Workspace = ws
+	spec.Argv = append(spec.Argv, "/skills/t/new.txt", "/skills/t/SKILL.md", "/etc/passwd", "/usr/bin/x",
+		"/new", "/workspace/x", "/tmp/ok", "/dev/shm/ok")
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	var got map[string]int
+	require.NoError(t, json.Unmarshal(res.Output, &got))
+	erofs := int(unix.EROFS)
+	require.Equal(t, map[string]int{
+		"/skills/t/new.txt":  erofs,
+		"/skills/t/SKILL.md": erofs,
+		"/etc/passwd":        erofs,
+		"/usr/bin/x":         erofs,
+		"/new":               erofs,
+		"/workspace/x":       erofs,
+		"/tmp/ok":            0,
+		"/dev/shm/ok":        0,
+	}, got)
+	entries, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+func TestTmpIsSizeLimited(t *testing.T) {
+	spec := pySpec(t, `
+import errno
+try:
+    with open("/tmp/big", "wb") as f:
+        f.write(b"x" * (20 << 20))
+    print("wrote")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`)
+	spec.Limits.TmpBytes = 4 << 20
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, "ENOSPC\n", res.Stdout)
+}
+
+func TestWritableWorkspaceFilesBelongToTheCaller(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "input.txt"), []byte("from host"), 0o644))
+	spec := pySpec(t, `
+import os
+print(open("input.txt").read())
+os.makedirs("out/deep")
+with open("out/deep/result.txt", "w") as f:
+    f.write("from sandbox")
+with open("input.txt", "a") as f:
+    f.write(" and sandbox")
+`)
+	spec.Workspace, spec.WorkspaceWritable = ws, true
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, "from host\n", res.Stdout)
+
+	b, err := os.ReadFile(filepath.Join(ws, "out", "deep", "result.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from sandbox", string(b))
+	b, err = os.ReadFile(filepath.Join(ws, "input.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from host and sandbox", string(b))
+
+	for _, p := range []string{".", "input.txt", "out", "out/deep", "out/deep/result.txt"} {
+		var st unix.Stat_t
+		full := filepath.Join(ws, p)
+		require.NoError(t, unix.Lstat(full, &st))
+		require.Equal(t, uint32(os.Getuid()), st.Uid, "%s owned by the caller", p)
+		require.Equal(t, uint32(os.Getgid()), st.Gid, "%s in the caller's group", p)
+		for _, attr := range []string{"system.posix_acl_access", "system.posix_acl_default"} {
+			_, err := unix.Lgetxattr(full, attr, nil)
+			require.ErrorIs(t, err, unix.ENODATA, "%s: no %s left behind", p, attr)
+		}
+	}
+}
+
+func TestNoPrivileges(t *testing.T) {
+	res := run(t, pySpec(t, `
+import json, os
+status = {}
+for line in open("/proc/self/status"):
+    k, _, v = line.partition(":")
+    status[k] = v.strip()
+print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "groups": os.getgroups(),
+                  "status": status}))
+`))
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	var got struct {
+		UID, GID, EUID int
+		Groups         []int
+		Status         map[string]string
+	}
+	require.NoError(t, json.Unmarshal(res.Output, &got))
+	require.NotZero(t, got.UID, "never root")
+	require.NotZero(t, got.EUID)
+	require.NotZero(t, got.GID)
+	require.NotContains(t, got.Groups, 0)
+	for _, c := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		v, err := strconv.ParseUint(got.Status[c], 16, 64)
+		require.NoError(t, err, c)
+		require.Zero(t, v, "%s is %s", c, got.Status[c])
+	}
+	require.Equal(t, "1", got.Status["NoNewPrivs"])
+	require.Equal(t, "2", got.Status["Seccomp"], "the default seccomp filter is on")
+	uids := strings.Fields(got.Status["Uid"])
+	require.NotContains(t, uids, "0")
+}
+
+func TestSkillMountedReadOnlyAtItsPath(t *testing.T) {
+	skill := newSkill(t, map[string]string{"scripts/hello.sh": "echo \"hello from $SKILL_DIR\"\n"})
+	spec := pySpec(t, "")
+	spec.SkillDir = skill
+	spec.Argv = []string{"bash", "/skills/t/scripts/hello.sh"}
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, "hello from /skills/t\n", res.Stdout)
+}

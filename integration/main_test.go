@@ -1,0 +1,167 @@
+//go:build integration
+
+// Package integration runs the sandbox package against a real Docker engine
+// and the real runner image. It fails loudly when Docker or the image is
+// missing, unless SANDBOXRUN_SKIP_DOCKER=1 says to skip on purpose.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// runner is shared by every test, as one process shares it in production.
+var runner *sandbox.Docker
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	if os.Getenv("SANDBOXRUN_SKIP_DOCKER") == "1" {
+		fmt.Fprintln(os.Stderr, "integration: SANDBOXRUN_SKIP_DOCKER=1: Docker tests skipped on request")
+		return 0
+	}
+	image := os.Getenv("SANDBOXRUN_IMAGE")
+	if image == "" {
+		image = sandboxrun.RunnerImage()
+	}
+	var err error
+	runner, err = sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(image))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: FAIL:", err)
+		return 1
+	}
+	defer runner.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := runner.Ping(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "integration: FAIL: %v\n(set SANDBOXRUN_SKIP_DOCKER=1 to skip these tests on purpose)\n", err)
+		return 1
+	}
+	if _, err := runner.CheckImage(ctx, image); err != nil {
+		fmt.Fprintf(os.Stderr, "integration: FAIL: %v\n", err)
+		return 1
+	}
+
+	code := m.Run()
+
+	// The suite's own promise: nothing it started is left behind.
+	left, err := ownContainers(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration: FAIL: list containers:", err)
+		return 1
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "integration: FAIL: %d sandbox container(s) left behind: %v\n", len(left), left)
+		_, _ = runner.Reap(context.Background(), sandbox.ReapOptions{Grace: time.Nanosecond})
+		return 1
+	}
+	return code
+}
+
+// ownContainers lists managed containers created by this test process, in
+// any state. Other processes on the host may run sandboxes meanwhile.
+func ownContainers(ctx context.Context) ([]string, error) {
+	return listContainers(ctx, sandbox.LabelOwnerPID+"="+strconv.Itoa(os.Getpid()))
+}
+
+func listContainers(ctx context.Context, label string) ([]string, error) {
+	list, err := runner.Client().ContainerList(ctx, container.ListOptions{
+		All: true,
+		Filters: filters.NewArgs(
+			filters.Arg("label", sandbox.LabelManaged+"=true"),
+			filters.Arg("label", label),
+		),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range list {
+		names = append(names, c.Names...)
+	}
+	return names, nil
+}
+
+// requireNoContainer asserts that nothing is left of a run.
+func requireNoContainer(t *testing.T, runID string) {
+	t.Helper()
+	left, err := listContainers(context.Background(), sandbox.LabelRunID+"="+runID)
+	require.NoError(t, err)
+	require.Empty(t, left, "container of run %s left behind", runID)
+}
+
+// testLimits are small and quick; tests override what they exercise.
+func testLimits() policy.Limits {
+	return policy.Limits{
+		Timeout:     30 * time.Second,
+		MemoryBytes: 256 << 20,
+		CPUs:        1,
+		Pids:        128,
+		OutputBytes: 1 << 20,
+		TmpBytes:    16 << 20,
+	}
+}
+
+// newSkill writes a skill folder readable by the sandbox user.
+func newSkill(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: t\ndescription: test\n---\n"), 0o644))
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	return dir
+}
+
+// pySpec runs inline Python in an empty skill.
+func pySpec(t *testing.T, code string) sandbox.Spec {
+	t.Helper()
+	return sandbox.Spec{
+		RunID:    runID(t),
+		Skill:    "t",
+		SkillDir: newSkill(t, nil),
+		Argv:     []string{"python3", "-c", code},
+		Runtime:  "python3",
+		Limits:   testLimits(),
+	}
+}
+
+var seq atomic.Int64
+
+// runID is unique per execution and readable in `docker ps`.
+func runID(t *testing.T) string {
+	t.Helper()
+	return fmt.Sprintf("it-%d-%d", os.Getpid(), seq.Add(1))
+}
+
+// run executes spec and checks the container is gone afterwards.
+func run(t *testing.T, spec sandbox.Spec) *sandbox.Result {
+	t.Helper()
+	if spec.RunID == "" {
+		spec.RunID = runID(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := runner.Run(ctx, spec)
+	require.NoError(t, err)
+	require.NotNil(t, res)
+	requireNoContainer(t, spec.RunID)
+	return res
+}

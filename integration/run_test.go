@@ -1,0 +1,219 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+func TestSuccessWithSkillScript(t *testing.T) {
+	skillDir, err := filepath.Abs("../skills/hello")
+	require.NoError(t, err)
+	res := run(t, sandbox.Spec{
+		Skill:    "hello",
+		SkillDir: skillDir,
+		Argv:     []string{"python3", "/skills/hello/scripts/echo.py"},
+		Runtime:  "python3",
+		Stdin:    []byte(`{"greeting": "hi"}`),
+		Limits:   testLimits(),
+	})
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, 0, res.ExitCode)
+	require.JSONEq(t, `{"skill": "hello", "runtime": "python", "args": {"greeting": "hi"}}`, string(res.Output))
+	require.Empty(t, res.Error)
+	require.Empty(t, res.Signal)
+	require.Positive(t, res.DurationMS)
+	require.Positive(t, res.PeakRSSKB)
+	require.Equal(t, runner.Image(), res.Image)
+	require.NotEmpty(t, res.ImageID)
+}
+
+func TestExitCode(t *testing.T) {
+	res := run(t, pySpec(t, `import sys; sys.stderr.write("bad input\n"); sys.exit(3)`))
+	require.False(t, res.Success)
+	require.Equal(t, 3, res.ExitCode)
+	require.Equal(t, "bad input\n", res.Stderr)
+	require.False(t, res.TimedOut)
+	require.Contains(t, res.Error, "exit status 3")
+
+	res = run(t, pySpec(t, `raise SystemExit(1)`))
+	require.Equal(t, 1, res.ExitCode)
+}
+
+func TestTimeoutIgnoringSIGTERM(t *testing.T) {
+	spec := pySpec(t, `
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("started", flush=True)
+while True:
+    time.sleep(0.05)
+`)
+	spec.Limits.Timeout = 2 * time.Second
+	start := time.Now()
+	res := run(t, spec)
+	took := time.Since(start)
+	require.True(t, res.TimedOut)
+	require.Equal(t, sandbox.ExitTimeout, res.ExitCode)
+	require.False(t, res.Success)
+	require.Equal(t, "started\n", res.Stdout)
+	require.Contains(t, res.Stderr, "Timeout: script exceeded 2s limit and was killed")
+	require.Less(t, took, 2*time.Second+2*time.Second+5*time.Second, "killed within timeout + grace, before the backstop")
+	require.GreaterOrEqual(t, took, 2*time.Second)
+}
+
+func TestSignals(t *testing.T) {
+	for _, tt := range []struct{ sig, name string }{{"SIGSEGV", "SIGSEGV"}, {"SIGKILL", "SIGKILL"}, {"SIGABRT", "SIGABRT"}} {
+		t.Run(tt.sig, func(t *testing.T) {
+			res := run(t, pySpec(t, "import os, signal; os.kill(os.getpid(), signal."+tt.sig+")"))
+			require.Equal(t, tt.name, res.Signal)
+			require.Negative(t, res.ExitCode)
+			require.False(t, res.Success)
+			require.False(t, res.OOMKilled, "a small script killing itself is not an OOM")
+			require.False(t, res.TimedOut)
+		})
+	}
+}
+
+func TestOOM(t *testing.T) {
+	spec := pySpec(t, `
+chunks = []
+while True:
+    chunks.append(b"x" * (4 << 20))
+`)
+	spec.Limits.MemoryBytes = 64 << 20
+	res := run(t, spec)
+	require.True(t, res.OOMKilled, "result: %+v", res)
+	require.False(t, res.Success)
+	require.Equal(t, -9, res.ExitCode)
+	require.Equal(t, "SIGKILL", res.Signal)
+	require.Contains(t, res.Error, "out of memory")
+}
+
+func TestForkBombIsContained(t *testing.T) {
+	t.Run("forks stop at the pids limit", func(t *testing.T) {
+		spec := pySpec(t, `
+import os, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+print(n)
+`)
+		spec.Limits.Pids = 32
+		spec.Limits.Timeout = 20 * time.Second
+		res := run(t, spec)
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var forks int
+		require.NoError(t, json.Unmarshal(res.Output, &forks))
+		require.Positive(t, forks)
+		require.Less(t, forks, 32)
+	})
+	t.Run("a shell fork bomb ends and the host carries on", func(t *testing.T) {
+		spec := pySpec(t, "")
+		spec.Argv = []string{"bash", "-c", `bomb() { bomb | bomb & }; bomb; sleep 30`}
+		spec.Limits.Pids = 64
+		spec.Limits.Timeout = 3 * time.Second
+		start := time.Now()
+		res := run(t, spec)
+		require.True(t, res.TimedOut, "result: %+v", res)
+		require.Less(t, time.Since(start), 30*time.Second)
+		// The orchestrator still runs sandboxes.
+		require.True(t, run(t, pySpec(t, `print("alive")`)).Success)
+	})
+}
+
+func TestOutputCap(t *testing.T) {
+	spec := pySpec(t, `
+import sys
+sys.stdout.write("o" * 100000)
+sys.stderr.write("e" * 50000)
+`)
+	spec.Limits.OutputBytes = 1024
+	res := run(t, spec)
+	require.True(t, res.Success)
+	require.True(t, res.StdoutTruncated)
+	require.True(t, res.StderrTruncated)
+	require.Equal(t, int64(100000), res.StdoutBytes, "every byte written is counted")
+	require.Equal(t, int64(50000), res.StderrBytes)
+	require.Equal(t, strings.Repeat("o", 1024), res.Stdout)
+	require.Equal(t, strings.Repeat("e", 1024), res.Stderr)
+	require.Nil(t, res.Output)
+}
+
+func TestNonUTF8Output(t *testing.T) {
+	res := run(t, pySpec(t, `import sys; sys.stdout.buffer.write(b"ok \xff\xfe end\n"); sys.stderr.buffer.write(b"\xc3(")`))
+	require.True(t, res.Success)
+	require.Equal(t, "ok \ufffd\ufffd end\n", res.Stdout)
+	require.Equal(t, "\ufffd(", res.Stderr)
+	require.True(t, utf8.ValidString(res.Stdout))
+	require.Equal(t, int64(10), res.StdoutBytes)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.True(t, utf8.Valid(b))
+}
+
+func TestJSONArguments(t *testing.T) {
+	spec := pySpec(t, `import json, sys; args = json.load(sys.stdin); print(json.dumps({"got": args}))`)
+	spec.Stdin = []byte(`{"name": "wörld ✓", "n": [1, 2, 3], "nested": {"ok": true}}`)
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.JSONEq(t, `{"got": {"name": "wörld ✓", "n": [1, 2, 3], "nested": {"ok": true}}}`, string(res.Output))
+}
+
+func TestLargeArgumentsNeverRead(t *testing.T) {
+	spec := pySpec(t, `print("done")`)
+	spec.Stdin = []byte(`{"blob": "` + strings.Repeat("a", 5<<20) + `"}`)
+	start := time.Now()
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, "done\n", res.Stdout)
+	require.Less(t, time.Since(start), 20*time.Second)
+
+	// And read in full by one that does.
+	spec = pySpec(t, `import sys; print(len(sys.stdin.buffer.read()))`)
+	spec.Stdin = []byte(strings.Repeat("b", 5<<20))
+	res = run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.Equal(t, "5242880\n", res.Stdout)
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Setenv("SANDBOXRUN_HOST_MARKER", "leaked")
+	spec := pySpec(t, `import json, os; print(json.dumps(dict(os.environ)))`)
+	spec.SkillVersion = "1.2.3"
+	spec.Env = map[string]string{"GREETING": "hi"}
+	res := run(t, spec)
+	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	var env map[string]string
+	require.NoError(t, json.Unmarshal(res.Output, &env))
+	require.Equal(t, map[string]string{
+		"SKILL_NAME":         "t",
+		"SKILL_VERSION":      "1.2.3",
+		"SKILL_BASE_DIR":     "/skills/t",
+		"SKILL_DIR":          "/skills/t",
+		"SCRIPTS_DIR":        "/skills/t/scripts",
+		"SANDBOXRUN_VERSION": "0.1.0",
+		"SANDBOXRUN_RUN_ID":  spec.RunID,
+		"PATH":               "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME":               "/tmp",
+		"LANG":               "C.UTF-8",
+		"GREETING":           "hi",
+	}, env, "exactly what sandboxrun sets plus the caller's: nothing from the host")
+	require.Equal(t, "leaked", os.Getenv("SANDBOXRUN_HOST_MARKER"))
+}

@@ -1,0 +1,115 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func FuzzParseAllowedTools(f *testing.F) {
+	for _, seed := range []string{
+		"", "Read", "Bash(git status:*),Bash(jq:*),Read,Write", "Bash(python:*) Read Write",
+		"Bash(git status:*) Bash(git diff:*)", "Bash( git log:* )", "Bash(npm test)", "Bash",
+		`Bash(echo ")":*)`, "Read(a(b)c)", "mcp__x__y", "Read,,Write,", "Bash(git status:*",
+		"Read)", "Bash()", "Bash(x)y", "9Read", "@!", `Bash(echo "x:*)`, "Bash(*)", "Bash(:*)",
+		"Bash(ls *.txt)", "Bash($X:*)", "Bash(a; b)", "Bash('it''s':*)", "X(\n)", "Bash(a\\)",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := ParseAllowedTools(s)
+		if err != nil {
+			var ate *AllowedToolsError
+			if !errors.As(err, &ate) || !errors.Is(err, ErrAllowedTools) {
+				t.Fatalf("error %v is not an *AllowedToolsError wrapping ErrAllowedTools", err)
+			}
+			if ate.Offset < 0 || ate.Offset+len(ate.Entry) > len(s) || s[ate.Offset:ate.Offset+len(ate.Entry)] != ate.Entry {
+				t.Fatalf("entry %q at %d is not where the error says in %q", ate.Entry, ate.Offset, s)
+			}
+			return
+		}
+		again, err := ParseAllowedTools(ts.String())
+		if err != nil {
+			t.Fatalf("String() %q of a parsed list does not parse: %v", ts.String(), err)
+		}
+		if len(again) != len(ts) {
+			t.Fatalf("round trip changed %v into %v", ts, again)
+		}
+		for i := range ts {
+			if ts[i] != again[i] {
+				t.Fatalf("round trip changed %v into %v", ts[i], again[i])
+			}
+			one, err := ParseAllowedTools(ts[i].String())
+			if err != nil || len(one) != 1 || one[0] != ts[i] {
+				t.Fatalf("entry %v does not round-trip alone: %v %v", ts[i], one, err)
+			}
+		}
+	})
+}
+
+func FuzzCheckCommand(f *testing.F) {
+	seeds := []struct{ tools, cmd string }{
+		{"Bash(git status:*)", "git status --short"},
+		{"Bash(git status:*)", "git commit -m x"},
+		{"Bash(python:*)", "python3 scripts/x.py"},
+		{"Bash(git:*), Bash(head:*)", "git log | head -5 && git status; (git diff)"},
+		{"Bash", "echo $(id)"},
+		{"Bash", "eval 'x'"},
+		{"Bash", "$X status"},
+		{"Bash(echo:*)", "for f in *; do echo \"$f\"; done"},
+		{"Bash(cat:*)", "cat <<EOF\n$USER\nEOF\n"},
+		{"Bash(jq:*)", "jq . < in.json > out.json 2>&1"},
+		{"Bash(echo:*)", "[[ -f x ]] && echo ${X:-y}"},
+		{"", "ls"},
+		{"Read", "X=1"},
+		{"Bash", "f() { ls; }"},
+		{"Bash(npm test)", "npm test"},
+		{"Bash(echo:*)", "case $x in a) echo;; esac"},
+		{"Bash", "if a; then b; elif c; then d; else e; fi"},
+		{"Bash(git:*)", "PATH=/tmp git status"},
+		{"Bash", "echo > /dev/tcp/h/1"},
+		{"Bash", "time ! { a | b; } 2>/dev/null"},
+	}
+	for _, s := range seeds {
+		f.Add(s.tools, s.cmd)
+	}
+	f.Fuzz(func(t *testing.T, toolsText, cmd string) {
+		ts, err := ParseAllowedTools(toolsText)
+		if err != nil {
+			ts = Tools{{Name: "Bash", Spec: "git status:*", HasSpec: true}, {Name: "Bash", Spec: "python:*", HasSpec: true}}
+		}
+		err = ts.CheckCommand(cmd)
+		if err == nil {
+			// Adding a bare Bash entry can only allow more.
+			if err := append(ts, Tool{Name: "Bash"}).CheckCommand(cmd); err != nil {
+				t.Fatalf("allowed with %v but denied with bare Bash added: %v", ts, err)
+			}
+			if err := (Tools{}).CheckCommand(cmd); err == nil {
+				t.Fatalf("%q allowed without any Bash entry", cmd)
+			}
+			return
+		}
+		var de *DeniedError
+		if !errors.As(err, &de) || !errors.Is(err, ErrDenied) {
+			t.Fatalf("error %v is not a *DeniedError wrapping ErrDenied", err)
+		}
+		if de.Command != cmd || de.Reason == "" || !strings.Contains(cmd, de.Part) {
+			t.Fatalf("malformed denial %#v for %q", de, cmd)
+		}
+		if de.Suggest == "" {
+			return
+		}
+		sts, err := ParseAllowedTools(de.Suggest)
+		if err != nil {
+			t.Fatalf("suggestion %q does not parse: %v", de.Suggest, err)
+		}
+		// A part quoted out of a here-document with an empty body does not
+		// parse on its own; every other part must be allowed by the suggestion.
+		if _, perr := newShellParser().Parse(strings.NewReader(de.Part), ""); perr != nil {
+			return
+		}
+		if err := sts.CheckCommand(de.Part); err != nil {
+			t.Fatalf("suggestion %q does not allow %q: %v", de.Suggest, de.Part, err)
+		}
+	})
+}

@@ -1,0 +1,183 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// ErrLimit is wrapped by every refusal of a skill's or a request's limits.
+var ErrLimit = errors.New("limit out of bounds")
+
+// Defaults and bounds from DESIGN.md's limits table.
+const (
+	DefaultTimeout     = 30 * time.Second
+	MinTimeout         = 1 * time.Second
+	MaxTimeout         = 600 * time.Second
+	DefaultMemoryMiB   = 512
+	MinMemoryMiB       = 16
+	DefaultCPUs        = 1.0
+	DefaultPids        = 256
+	DefaultOutputBytes = 10 << 20
+	DefaultTmpBytes    = 64 << 20
+)
+
+// maxMemoryMiB keeps MiB-to-bytes conversion inside int64.
+const maxMemoryMiB = math.MaxInt64 >> 20
+
+// SkillLimits are the limits a skill declares in SKILL.md; a zero field means
+// "not declared".
+type SkillLimits struct {
+	Timeout   time.Duration
+	MemoryMiB int64
+	CPUs      float64
+	Network   bool
+}
+
+// Request is what a caller asks for on one execution; a zero field means
+// "not requested".
+type Request struct {
+	Timeout   time.Duration
+	MemoryMiB int64
+	CPUs      float64
+}
+
+// DefaultLimits are the limits of a skill that declares none.
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:     DefaultTimeout,
+		TimeoutSec:  DefaultTimeout.Seconds(),
+		MemoryBytes: DefaultMemoryMiB << 20,
+		CPUs:        DefaultCPUs,
+		Pids:        DefaultPids,
+		OutputBytes: DefaultOutputBytes,
+		TmpBytes:    DefaultTmpBytes,
+	}
+}
+
+// Validate checks declared values against the bounds: timeout 1–600 s,
+// memory at least 16 MiB, cpus above 0. Zero fields pass (not declared).
+func (s SkillLimits) Validate() error {
+	return errors.Join(
+		skillTimeout.timeout(s.Timeout, MaxTimeout),
+		skillMemory.memory(s.MemoryMiB, maxMemoryMiB),
+		skillCPUs.cpus(s.CPUs, math.Inf(1)),
+	)
+}
+
+// EffectiveLimits combines defaults, the skill's declared limits and the
+// request. A skill's value replaces the default; a request may lower the
+// result but never raise it: asking for more than the skill's (or the
+// default) value is an error naming the ceiling, because silently clamping
+// would hide that the run got less than it asked for.
+func EffectiveLimits(s SkillLimits, r Request) (Limits, error) {
+	if err := s.Validate(); err != nil {
+		return Limits{}, err
+	}
+	l := DefaultLimits()
+	if s.Timeout != 0 {
+		l.Timeout = s.Timeout
+	}
+	if s.MemoryMiB != 0 {
+		l.MemoryBytes = s.MemoryMiB << 20
+	}
+	if s.CPUs != 0 {
+		l.CPUs = s.CPUs
+	}
+	l.Network = s.Network
+
+	err := errors.Join(
+		reqTimeout.timeout(r.Timeout, l.Timeout),
+		reqMemory.memory(r.MemoryMiB, l.MemoryBytes>>20),
+		reqCPUs.cpus(r.CPUs, l.CPUs),
+	)
+	if err != nil {
+		return Limits{}, err
+	}
+	if r.Timeout != 0 {
+		l.Timeout = r.Timeout
+	}
+	if r.MemoryMiB != 0 {
+		l.MemoryBytes = r.MemoryMiB << 20
+	}
+	if r.CPUs != 0 {
+		l.CPUs = r.CPUs
+	}
+	l.TimeoutSec = l.Timeout.Seconds()
+	return l, nil
+}
+
+// limitCheck names one limit in errors: what it is and the SKILL.md key that
+// sets its ceiling.
+type limitCheck struct {
+	what    string
+	key     string
+	request bool
+}
+
+var (
+	skillTimeout = limitCheck{what: "the skill's max_execution_time", key: "max_execution_time"}
+	skillMemory  = limitCheck{what: "the skill's max_memory", key: "max_memory"}
+	skillCPUs    = limitCheck{what: "the skill's max_cpus", key: "max_cpus"}
+	reqTimeout   = limitCheck{what: "the requested timeout", key: "max_execution_time", request: true}
+	reqMemory    = limitCheck{what: "the requested memory", key: "max_memory", request: true}
+	reqCPUs      = limitCheck{what: "the requested cpus", key: "max_cpus", request: true}
+)
+
+func (c limitCheck) outOfBounds(value, bounds string) error {
+	fix := "set " + c.key + " within those bounds in SKILL.md"
+	if c.request {
+		fix = "request a value within those bounds"
+	}
+	return fmt.Errorf("%w: %s is %s, outside %s; %s", ErrLimit, c.what, value, bounds, fix)
+}
+
+func (c limitCheck) overCeiling(value, ceiling string) error {
+	return fmt.Errorf("%w: %s is %s, above the ceiling of %s set by the skill or the defaults; request at most %s, or raise %s in SKILL.md", ErrLimit, c.what, value, ceiling, ceiling, c.key)
+}
+
+// timeout accepts 0 (unset) or a value in [MinTimeout, MaxTimeout] and at
+// most ceiling.
+func (c limitCheck) timeout(v, ceiling time.Duration) error {
+	switch {
+	case v == 0:
+		return nil
+	case v < MinTimeout || v > MaxTimeout:
+		return c.outOfBounds(seconds(v), seconds(MinTimeout)+"–"+seconds(MaxTimeout))
+	case v > ceiling:
+		return c.overCeiling(seconds(v), seconds(ceiling))
+	}
+	return nil
+}
+
+// memory accepts 0 (unset) or at least MinMemoryMiB and at most ceiling MiB.
+func (c limitCheck) memory(v, ceiling int64) error {
+	switch {
+	case v == 0:
+		return nil
+	case v < MinMemoryMiB || v > maxMemoryMiB:
+		return c.outOfBounds(fmt.Sprintf("%d MiB", v), fmt.Sprintf("%d MiB or more", MinMemoryMiB))
+	case v > ceiling:
+		return c.overCeiling(fmt.Sprintf("%d MiB", v), fmt.Sprintf("%d MiB", ceiling))
+	}
+	return nil
+}
+
+// cpus accepts 0 (unset) or a finite value above 0 and at most ceiling.
+func (c limitCheck) cpus(v, ceiling float64) error {
+	switch {
+	case v == 0:
+		return nil
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+		return c.outOfBounds(fmt.Sprint(v), "a number above 0, e.g. 0.5 or 2")
+	case v > ceiling:
+		return c.overCeiling(fmt.Sprint(v), fmt.Sprint(ceiling))
+	}
+	return nil
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}

@@ -1,0 +1,248 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+const denyExpandedProgram = "the program name is an expansion ($VAR, glob, ~ or {a,b}), so what runs cannot be checked; write the program name literally"
+
+// hiddenCodeBuiltins run code the policy cannot see, so no entry allows them.
+var hiddenCodeBuiltins = map[string]bool{"eval": true, "exec": true, "source": true, ".": true}
+
+// call checks one simple command: its assignments, every word, then the
+// program and arguments against the Bash entries. whole is the statement the
+// command stands in, which a denial of the command as a whole quotes.
+func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
+	for _, a := range x.Assigns {
+		if d := c.assign(a); d != nil {
+			return d
+		}
+	}
+	if len(x.Args) == 0 {
+		// Only assignments (FOO=1): no program runs.
+		return nil
+	}
+	for _, w := range x.Args {
+		if d := c.word(w); d != nil {
+			return d
+		}
+	}
+	words := c.words(x.Args)
+	if !words[0].static {
+		return c.deny(x.Args[0], denyExpandedProgram, "")
+	}
+	if d := c.hiddenCode(x, whole, words); d != nil {
+		return d
+	}
+	if c.anyBash {
+		return nil
+	}
+	norm := make([]cmdWord, len(words))
+	copy(norm, words)
+	norm[0].value = normProgram(norm[0].value)
+	for _, s := range c.specs {
+		if s.matches(norm) {
+			return nil
+		}
+	}
+	reason := fmt.Sprintf("not allowed: no entry of the skill's allowed-tools matches it (Bash entries: %s)", strings.Join(c.entries, ", "))
+	if len(c.specs) > 0 && !allStatic(words) {
+		reason += "; arguments built from expansions match only the part after a :* prefix"
+	}
+	return c.deny(whole, reason, c.suggest(words))
+}
+
+// hiddenCode refuses eval/exec/source/. also when reached through the
+// command or builtin builtins, which run a builtin by name; for those the
+// word after the options is the real program and must be literal too.
+func (c *checker) hiddenCode(x *syntax.CallExpr, whole syntax.Node, words []cmdWord) *DeniedError {
+	const reason = "eval, exec, source and . run code the policy cannot see and are never allowed; run the program directly"
+	prog := words[0].value
+	if hiddenCodeBuiltins[prog] {
+		return c.deny(whole, reason, "")
+	}
+	if prog != "command" && prog != "builtin" {
+		return nil
+	}
+	for i, w := range words[1:] {
+		switch {
+		case !w.static:
+			return c.deny(x.Args[i+1], denyExpandedProgram, "")
+		case strings.HasPrefix(w.value, "-"):
+			continue
+		case hiddenCodeBuiltins[w.value]:
+			return c.deny(whole, reason, "")
+		}
+		return nil
+	}
+	return nil
+}
+
+func allStatic(words []cmdWord) bool {
+	for _, w := range words {
+		if !w.static {
+			return false
+		}
+	}
+	return true
+}
+
+// steeringVars change how the shell finds, loads or runs programs; setting
+// one would make an allowed program name run something else (PATH=/tmp git).
+var steeringVars = map[string]bool{
+	"PATH": true, "IFS": true, "ENV": true, "BASH_ENV": true, "SHELLOPTS": true,
+	"BASHOPTS": true, "PS4": true, "GLOBIGNORE": true, "CDPATH": true,
+	"PROMPT_COMMAND": true, "HOSTFILE": true, "INPUTRC": true,
+}
+
+// steeringPrefixes cover the dynamic loader (LD_PRELOAD, ...) and bash's own
+// variables (BASH_FUNC_*, BASH_XTRACEFD, ...).
+var steeringPrefixes = []string{"LD_", "BASH_"}
+
+func (c *checker) varName(node syntax.Node, name string) *DeniedError {
+	steers := steeringVars[name]
+	for _, p := range steeringPrefixes {
+		steers = steers || strings.HasPrefix(name, p)
+	}
+	if steers {
+		return c.deny(node, fmt.Sprintf("setting %s is not allowed: it changes how the shell finds or loads programs; the sandbox sets it", name), "")
+	}
+	return nil
+}
+
+func (c *checker) assign(a *syntax.Assign) *DeniedError {
+	if a.Index != nil || a.Array != nil {
+		return c.deny(a, "array assignments are not allowed: bash evaluates subscripts as arithmetic; pass lists as arguments instead", "")
+	}
+	if a.Name == nil {
+		return c.deny(a, "this assignment is not understood by the policy and is denied", "")
+	}
+	if d := c.varName(a, a.Name.Value); d != nil {
+		return d
+	}
+	if a.Value != nil {
+		return c.word(a.Value)
+	}
+	return nil
+}
+
+// redirect allows redirections to literal paths (the sandbox mounts decide
+// what is writable) and here-documents whose bodies pass the word checks.
+func (c *checker) redirect(r *syntax.Redirect) *DeniedError {
+	if r.N != nil && strings.Trim(r.N.Value, "0123456789") != "" {
+		return c.deny(r, "named file descriptors ({var}>) are not allowed; use a number, e.g. 3>", "")
+	}
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc != nil {
+			return c.word(r.Hdoc)
+		}
+		return nil
+	case syntax.WordHdoc:
+		return c.word(r.Word)
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrIn, syntax.RdrInOut, syntax.DplIn,
+		syntax.DplOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		if d := c.word(r.Word); d != nil {
+			return d
+		}
+		target, static := staticWord(r.Word)
+		if !static {
+			return c.deny(r, "redirection targets must be literal paths: an expanded target could name /dev/tcp/…, which bash turns into a network connection", "")
+		}
+		if isNetRedirect(target) {
+			return c.deny(r, "redirections to /dev/tcp and /dev/udp open network connections and are not allowed", "")
+		}
+		return nil
+	default:
+		return c.deny(r, fmt.Sprintf("the redirection %s is not understood by the policy and is denied", r.Op), "")
+	}
+}
+
+func isNetRedirect(target string) bool {
+	clean := path.Clean(target) + "/"
+	return strings.HasPrefix(clean, "/dev/tcp/") || strings.HasPrefix(clean, "/dev/udp/")
+}
+
+// word refuses the parts of a word that run code or evaluate arithmetic;
+// plain parameter expansions and globs are data and pass.
+func (c *checker) word(w *syntax.Word) *DeniedError {
+	if w == nil {
+		return nil
+	}
+	return c.parts(w.Parts)
+}
+
+func (c *checker) parts(parts []syntax.WordPart) *DeniedError {
+	for _, part := range parts {
+		var d *DeniedError
+		switch p := part.(type) {
+		case *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
+		case *syntax.DblQuoted:
+			d = c.parts(p.Parts)
+		case *syntax.ParamExp:
+			d = c.paramExp(p)
+		case *syntax.CmdSubst:
+			d = c.deny(p, "command substitution ($(...) or `...`) is not allowed: it runs a command the policy cannot match; run the commands separately", "")
+		case *syntax.ProcSubst:
+			d = c.deny(p, "process substitution (<(...) or >(...)) is not allowed: it runs a command the policy cannot match; use a file or a pipe", "")
+		case *syntax.ArithmExp:
+			d = c.deny(p, denyArithmetic, "")
+		case *syntax.BraceExp:
+			for _, e := range p.Elems {
+				if d = c.word(e); d != nil {
+					break
+				}
+			}
+		default:
+			d = c.deny(part, fmt.Sprintf("this word part (%T) is not understood by the policy and is denied", part), "")
+		}
+		if d != nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// paramExp allows $x, ${x}, ${#x}, defaults (${x:-w}), pattern removal,
+// replacement and case changes. It refuses what evaluates arithmetic (index,
+// slice), follows a name held in a variable (${!x}), assigns (${x:=w}) or
+// transforms (${x@P} expands prompts), and the non-bash forms.
+func (c *checker) paramExp(p *syntax.ParamExp) *DeniedError {
+	switch {
+	case p.Excl:
+		return c.deny(p, "indirect expansion ${!...} is not allowed: it follows a name held in a variable, which bash may evaluate as code; use the variable directly", "")
+	case p.Index != nil, p.Slice != nil:
+		return c.deny(p, denyArithmetic, "")
+	case p.Param == nil, p.NestedParam != nil, p.Flags != nil, p.Width, p.IsSet,
+		len(p.Modifiers) > 0, p.Split != syntax.OptUnset, p.GlobSubst != syntax.OptUnset,
+		p.RcExpand != syntax.OptUnset, p.Names != 0:
+		return c.deny(p, "this parameter expansion is not bash and is denied", "")
+	}
+	if p.Repl != nil {
+		if d := c.word(p.Repl.Orig); d != nil {
+			return d
+		}
+		if d := c.word(p.Repl.With); d != nil {
+			return d
+		}
+	}
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.DefaultUnset,
+			syntax.DefaultUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull,
+			syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix,
+			syntax.RemLargePrefix, syntax.UpperFirst, syntax.UpperAll,
+			syntax.LowerFirst, syntax.LowerAll:
+			return c.word(p.Exp.Word)
+		case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			return c.deny(p, "${x=value} and ${x:=value} assign variables and are not allowed; use ${x:-value}", "")
+		default:
+			return c.deny(p, fmt.Sprintf("the expansion operator %s is not allowed (${x@P} and friends can run code); use plain $x", p.Exp.Op), "")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package sandboxrun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// ErrRefused marks every error raised before a sandbox exists: the request
+// broke a rule (path, command, arguments, limits, environment) and nothing
+// was started. Callers map it to "refused" (the CLI's exit status 2).
+var ErrRefused = errors.New("refused")
+
+// Request is what a caller asks of one execution. Zero values mean "use the
+// skill's or the default value".
+type Request struct {
+	// Args are the JSON arguments, a JSON object; empty means {}.
+	Args []byte
+	// Workspace is the host directory mounted at /workspace; empty for none.
+	Workspace string
+	// Env holds extra variables for the script; reserved names are refused.
+	Env map[string]string
+	// Timeout, MemoryMiB and CPUs can only lower the skill's limits.
+	Timeout   time.Duration
+	MemoryMiB int64
+	CPUs      float64
+	// Image overrides the image to run (default: the runner image).
+	Image string
+	// Stdout and Stderr receive the script's output live when set.
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Prepared is a checked execution, ready for a sandbox.Runner.
+type Prepared struct {
+	Spec sandbox.Spec
+	// Script is the script path relative to the skill folder; empty for
+	// commands and inline code.
+	Script string
+	// Args are the exact bytes the script gets on stdin, for the audit log.
+	Args []byte
+}
+
+// PrepareScript checks a request to run one of the skill's scripts: the path
+// must resolve inside scripts/, the interpreter must be known, the arguments
+// must be a JSON object within bounds.
+func PrepareScript(sk *skill.Skill, script string, req Request) (*Prepared, error) {
+	s, err := policy.ResolveScript(sk.Dir, sk.Manifest.Name, script)
+	if err != nil {
+		return nil, refused(err)
+	}
+	interp, err := policy.Interpreter(sk.Manifest.Runtime, s.HostPath)
+	if err != nil {
+		return nil, refused(err)
+	}
+	args, err := policy.ParseArgs(req.Args)
+	if err != nil {
+		return nil, refused(err)
+	}
+	argv := append(append([]string{}, interp...), s.SandboxPath)
+	p, err := prepare(sk, argv, interp[0], args, req)
+	if err != nil {
+		return nil, err
+	}
+	p.Script = s.Rel
+	return p, nil
+}
+
+// PrepareCommand checks a command for the Bash-tool path: every simple
+// command in it must be allowed by the skill's allowed-tools. The checked
+// command then runs under bash inside the sandbox, never on the host.
+func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, error) {
+	if err := sk.Manifest.AllowedTools.CheckCommand(command); err != nil {
+		return nil, refused(err)
+	}
+	args, err := policy.ParseArgs(req.Args)
+	if err != nil {
+		return nil, refused(err)
+	}
+	return prepare(sk, []string{"bash", "-c", command}, "bash", args, req)
+}
+
+// MaxCodeBytes bounds inline code for PreparePython.
+const MaxCodeBytes = 1 << 20
+
+// PreparePython checks model-written Python code to run in the skill's
+// sandbox. The code reaches the interpreter on stdin, so its size is not
+// bounded by the kernel's argument limits.
+func PreparePython(sk *skill.Skill, code []byte, req Request) (*Prepared, error) {
+	if len(code) == 0 {
+		return nil, refused(errors.New("no code given: pass --code or --file"))
+	}
+	if len(code) > MaxCodeBytes {
+		return nil, refused(fmt.Errorf("code is %d bytes, over the %d-byte limit: move it into a script under scripts/", len(code), MaxCodeBytes))
+	}
+	return prepare(sk, []string{"python3", "-"}, "python3", code, req)
+}
+
+func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req Request) (*Prepared, error) {
+	if err := policy.CheckEnv(req.Env); err != nil {
+		return nil, refused(err)
+	}
+	limits, err := policy.EffectiveLimits(sk.Limits(), policy.Request{
+		Timeout:   req.Timeout,
+		MemoryMiB: req.MemoryMiB,
+		CPUs:      req.CPUs,
+	})
+	if err != nil {
+		return nil, refused(err)
+	}
+	workspace, err := checkWorkspace(req.Workspace)
+	if err != nil {
+		return nil, refused(err)
+	}
+	image := req.Image
+	if image == "" {
+		image = RunnerImage()
+	}
+	spec := sandbox.Spec{
+		Skill:             sk.Manifest.Name,
+		SkillVersion:      sk.Manifest.Version,
+		SkillDir:          sk.Dir,
+		Argv:              argv,
+		Runtime:           runtime,
+		Env:               req.Env,
+		Stdin:             stdin,
+		Workspace:         workspace,
+		WorkspaceWritable: workspace != "" && sk.Manifest.AllowedTools.Grants("Write"),
+		Image:             image,
+		Limits:            limits,
+		Stdout:            req.Stdout,
+		Stderr:            req.Stderr,
+	}
+	return &Prepared{Spec: spec, Args: stdin}, nil
+}
+
+// refusedError marks err as a refusal without changing its message.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string        { return e.err.Error() }
+func (e *refusedError) Unwrap() error        { return e.err }
+func (e *refusedError) Is(target error) bool { return target == ErrRefused }
+
+func refused(err error) error { return &refusedError{err: err} }
+
+// checkWorkspace returns the absolute form of dir, which must be an existing
+// directory.
+func checkWorkspace(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w (pass an existing directory with --workspace)", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("workspace %q is not a directory: pass a directory with --workspace", dir)
+	}
+	return abs, nil
+}

@@ -1,0 +1,171 @@
+package sandbox
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+// Paths inside the sandbox (DESIGN.md, "Inside the sandbox").
+const (
+	initPath     = "/usr/local/bin/sandbox-init"
+	skillsRoot   = "/skills"
+	workspaceDir = "/workspace"
+	scratchDir   = "/tmp"
+	// defaultPath is both init's PATH and the script's.
+	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// ulimits are per-process limits. Core dumps are off so a crashing script
+// never writes a core file into a writable /workspace.
+func ulimits() []*container.Ulimit {
+	return []*container.Ulimit{
+		{Name: "core", Soft: 0, Hard: 0},
+		{Name: "nofile", Soft: 1024, Hard: 4096},
+	}
+}
+
+// runParams are the per-execution values that do not come from the Spec.
+type runParams struct {
+	image   string
+	user    string // uid:gid, never 0
+	created time.Time
+	owner   owner
+	version string
+}
+
+// skillMount is where the skill folder appears inside the sandbox.
+func skillMount(skill string) string { return path.Join(skillsRoot, skill) }
+
+func containerName(runID string) string { return containerNamePrefix + runID }
+
+// containerConfig is the hardened container for one execution. It is a pure
+// function of its inputs so golden files can pin every security setting.
+//
+// The command is not in the container's configuration: sandbox-init is the
+// entrypoint and receives the job on stdin after start.
+func containerConfig(spec *Spec, p runParams) (*container.Config, *container.HostConfig) {
+	cfg := &container.Config{
+		Image:      p.image,
+		User:       p.user,
+		Entrypoint: []string{initPath},
+		// init's own environment; the script's is complete in the job and
+		// inherits nothing from here or from the host.
+		Env:        []string{"PATH=" + defaultPath},
+		WorkingDir: workspaceDir,
+		// The job arrives on stdin: attach it, and close it after one
+		// attach so init sees EOF when the host finishes writing.
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		OpenStdin:    true,
+		StdinOnce:    true,
+		Tty:          false,
+		Labels:       containerLabels(spec, p.owner, p.version, p.created),
+	}
+
+	networkMode := container.NetworkMode("none")
+	if spec.Limits.Network {
+		networkMode = "bridge"
+	}
+	mounts := []mount.Mount{bindMount(spec.SkillDir, skillMount(spec.Skill), true)}
+	if spec.Workspace != "" {
+		mounts = append(mounts, bindMount(spec.Workspace, workspaceDir, !spec.WorkspaceWritable))
+	}
+	noInit, noOOMKillDisable := false, false
+	pids := spec.Limits.Pids
+	hc := &container.HostConfig{
+		NetworkMode:    networkMode,
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		AutoRemove:     false, // removed by Run after inspecting for OOM
+		LogConfig:      container.LogConfig{Type: "none"},
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Privileged:     false,
+		IpcMode:        container.IPCModePrivate,
+		CgroupnsMode:   container.CgroupnsModePrivate,
+		ShmSize:        spec.Limits.TmpBytes,
+		// Exec is allowed in /tmp: runtime-installed packages load native
+		// code from there, and an interpreter can run any file anyway.
+		Tmpfs: map[string]string{
+			scratchDir: fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpBytes),
+		},
+		Mounts: mounts,
+		Init:   &noInit, // sandbox-init is PID 1 itself
+		Resources: container.Resources{
+			Memory:         spec.Limits.MemoryBytes,
+			MemorySwap:     spec.Limits.MemoryBytes, // no swap beyond the memory cap
+			NanoCPUs:       int64(math.Round(spec.Limits.CPUs * 1e9)),
+			PidsLimit:      &pids,
+			OomKillDisable: &noOOMKillDisable,
+			Ulimits:        ulimits(),
+		},
+	}
+	return cfg, hc
+}
+
+// bindMount mounts a host directory. NonRecursive keeps mounts below the
+// source out of the sandbox: engines before API 1.44 cannot make them
+// read-only, so they must not appear at all. rprivate keeps mount events
+// from crossing between host and sandbox.
+func bindMount(src, dst string, readOnly bool) mount.Mount {
+	return mount.Mount{
+		Type:     mount.TypeBind,
+		Source:   src,
+		Target:   dst,
+		ReadOnly: readOnly,
+		BindOptions: &mount.BindOptions{
+			Propagation:  mount.PropagationRPrivate,
+			NonRecursive: true,
+		},
+	}
+}
+
+// jobFor is what sandbox-init receives: the command, its complete
+// environment, the arguments for its stdin and the limits init enforces.
+func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
+	return frame.Job{
+		Argv:      slices.Clone(spec.Argv),
+		Env:       scriptEnv(spec, version),
+		Dir:       workspaceDir,
+		Stdin:     spec.Stdin,
+		TimeoutMS: ceilMS(effectiveTimeout(spec.Limits)),
+		GraceMS:   ceilMS(grace),
+		OutputCap: spec.Limits.OutputBytes,
+	}
+}
+
+// scriptEnv is the script's whole environment: the variables sandboxrun
+// sets, then the caller's in name order. Nothing comes from the host.
+func scriptEnv(spec *Spec, version string) []string {
+	dir := skillMount(spec.Skill)
+	env := []string{
+		"SKILL_NAME=" + spec.Skill,
+		"SKILL_VERSION=" + spec.SkillVersion,
+		"SKILL_BASE_DIR=" + dir,
+		"SKILL_DIR=" + dir,
+		"SCRIPTS_DIR=" + path.Join(dir, "scripts"),
+		"SANDBOXRUN_VERSION=" + version,
+		"SANDBOXRUN_RUN_ID=" + spec.RunID,
+		"PATH=" + defaultPath,
+		"HOME=" + scratchDir,
+		"LANG=C.UTF-8",
+	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		env = append(env, k+"="+spec.Env[k])
+	}
+	return env
+}
+
+func ceilMS(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}

@@ -1,0 +1,168 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func goldenSpec() Spec {
+	return Spec{
+		RunID:        "0123456789abcdef",
+		Skill:        "hello",
+		SkillVersion: "1.2.0",
+		SkillDir:     "/home/dev/skills/hello",
+		Argv:         []string{"python3", "/skills/hello/scripts/echo.py"},
+		Runtime:      "python3",
+		Env:          map[string]string{"GREETING": "hi", "A_FIRST": "1"},
+		Stdin:        []byte(`{"name":"x"}`),
+		Image:        "sandboxrun/runner:0.1.0",
+		Limits: policy.Limits{
+			Timeout:     30 * time.Second,
+			MemoryBytes: 512 << 20,
+			CPUs:        1,
+			Pids:        256,
+			OutputBytes: 10 << 20,
+			TmpBytes:    64 << 20,
+		},
+	}
+}
+
+// The golden files pin every security setting of the generated container:
+// a loosened one shows up as a diff in review.
+func TestContainerConfigGolden(t *testing.T) {
+	params := runParams{
+		image:   "sandboxrun/runner:0.1.0",
+		user:    identityFor(0, 0).user(),
+		created: time.Date(2026, 5, 7, 12, 0, 0, 0, time.UTC),
+		owner:   owner{pid: 4242, start: 987654, host: "buildhost"},
+		version: "0.1.0",
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Spec, *runParams)
+	}{
+		{"default", func(*Spec, *runParams) {}},
+		{"network", func(s *Spec, _ *runParams) { s.Limits.Network = true }},
+		{"workspace_readonly", func(s *Spec, _ *runParams) { s.Workspace = "/home/dev/project" }},
+		{"workspace_writable", func(s *Spec, _ *runParams) {
+			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
+		}},
+		{"custom_limits", func(s *Spec, p *runParams) {
+			s.Limits = policy.Limits{Timeout: 2500 * time.Millisecond, MemoryBytes: 64 << 20, CPUs: 0.5,
+				Pids: 32, OutputBytes: 4096, TmpBytes: 8 << 20}
+			p.user = identityFor(1000, 1000).user()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, p := goldenSpec(), params
+			tt.mutate(&spec, &p)
+			cfg, hc := containerConfig(&spec, p)
+			job := jobFor(&spec, p.version, 2*time.Second)
+			got, err := json.MarshalIndent(map[string]any{
+				"name":        containerName(spec.RunID),
+				"config":      cfg,
+				"host_config": hc,
+				"job":         job,
+			}, "", "  ")
+			require.NoError(t, err)
+			got = append(got, '\n')
+			path := filepath.Join("testdata", tt.name+".golden.json")
+			if *update {
+				require.NoError(t, os.WriteFile(path, got, 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test ./sandbox -run Golden -update to create it")
+			require.Equal(t, string(want), string(got))
+		})
+	}
+}
+
+// Independently of the golden files, the settings the product promises.
+func TestContainerConfigInvariants(t *testing.T) {
+	for _, network := range []bool{false, true} {
+		spec := goldenSpec()
+		spec.Limits.Network = network
+		spec.Workspace = "/w"
+		cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
+		require.Equal(t, []string{"PATH=" + defaultPath}, cfg.Env, "no host or caller env on init")
+		require.Equal(t, []string{initPath}, []string(cfg.Entrypoint))
+		require.Empty(t, cfg.Cmd)
+		require.True(t, cfg.OpenStdin && cfg.StdinOnce && cfg.AttachStdin)
+		require.False(t, cfg.Tty)
+		require.NotContains(t, []string{"0", "0:0", "root", ""}, cfg.User)
+		require.Equal(t, []string{"ALL"}, []string(hc.CapDrop))
+		require.Empty(t, hc.CapAdd)
+		require.Equal(t, []string{"no-new-privileges"}, hc.SecurityOpt)
+		require.True(t, hc.ReadonlyRootfs)
+		require.False(t, hc.Privileged)
+		require.False(t, hc.AutoRemove)
+		require.Equal(t, "none", hc.LogConfig.Type)
+		require.Equal(t, hc.Memory, hc.MemorySwap)
+		require.Equal(t, spec.Limits.Pids, *hc.PidsLimit)
+		require.False(t, *hc.OomKillDisable)
+		require.False(t, *hc.Init)
+		require.Empty(t, hc.Devices)
+		require.Empty(t, hc.Binds)
+		if network {
+			require.Equal(t, "bridge", string(hc.NetworkMode))
+		} else {
+			require.Equal(t, "none", string(hc.NetworkMode))
+		}
+		require.Len(t, hc.Mounts, 2)
+		require.True(t, hc.Mounts[0].ReadOnly, "skill mount is read-only")
+		require.True(t, hc.Mounts[1].ReadOnly, "workspace is read-only unless writable")
+		require.Equal(t, "true", cfg.Labels[LabelManaged])
+	}
+}
+
+func TestScriptEnv(t *testing.T) {
+	spec := goldenSpec()
+	env := scriptEnv(&spec, "9.9.9")
+	require.Equal(t, []string{
+		"SKILL_NAME=hello",
+		"SKILL_VERSION=1.2.0",
+		"SKILL_BASE_DIR=/skills/hello",
+		"SKILL_DIR=/skills/hello",
+		"SCRIPTS_DIR=/skills/hello/scripts",
+		"SANDBOXRUN_VERSION=9.9.9",
+		"SANDBOXRUN_RUN_ID=0123456789abcdef",
+		"PATH=" + defaultPath,
+		"HOME=/tmp",
+		"LANG=C.UTF-8",
+		"A_FIRST=1",
+		"GREETING=hi",
+	}, env)
+	for _, name := range reservedEnv {
+		require.Contains(t, envNames(env), name, "every reserved name is set by sandboxrun")
+	}
+}
+
+func envNames(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		for i := range len(kv) {
+			if kv[i] == '=' {
+				out = append(out, kv[:i])
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestCeilMS(t *testing.T) {
+	require.Equal(t, int64(1), ceilMS(time.Microsecond))
+	require.Equal(t, int64(2500), ceilMS(2500*time.Millisecond))
+	require.Equal(t, int64(0), ceilMS(0))
+}

@@ -1,0 +1,51 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors for what callers branch on. A script that fails is not an
+// error: it is a Result with a non-zero exit code. Go errors mean the
+// execution could not happen or could not be observed.
+var (
+	// ErrInvalidSpec: the Spec was refused before any Docker call.
+	ErrInvalidSpec = errors.New("invalid sandbox spec")
+	// ErrImageNotFound: the runner image is not in the local engine.
+	ErrImageNotFound = errors.New("runner image not found")
+	// ErrDockerUnavailable: the Docker daemon could not be reached.
+	ErrDockerUnavailable = errors.New("docker daemon unreachable")
+	// ErrNoReport: sandbox-init ended without sending its result frame.
+	ErrNoReport = errors.New("sandbox-init did not report")
+	// ErrWorkspace: the workspace cannot be shared with the sandbox user.
+	ErrWorkspace = errors.New("workspace cannot be shared with the sandbox")
+	// ErrSkillUnreadable: the skill folder is not readable by the sandbox
+	// user.
+	ErrSkillUnreadable = errors.New("skill folder not readable by the sandbox user")
+)
+
+// SpecError lists every problem Validate found. It matches ErrInvalidSpec
+// with errors.Is.
+type SpecError struct {
+	Problems []string
+}
+
+func (e *SpecError) Error() string {
+	return "invalid sandbox spec: " + strings.Join(e.Problems, "; ")
+}
+
+// Is makes errors.Is(err, ErrInvalidSpec) true.
+func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
+
+// imageNotFound explains how to get the missing image.
+func imageNotFound(ref string, cause error) error {
+	return fmt.Errorf("%w: %q is not in the local Docker engine; build it with `sandboxrun images build` (or `make images`): %w",
+		ErrImageNotFound, ref, cause)
+}
+
+// dockerUnavailable explains an unreachable daemon.
+func dockerUnavailable(doing string, cause error) error {
+	return fmt.Errorf("%s: %w: start Docker, or point DOCKER_HOST at a running engine: %w",
+		doing, ErrDockerUnavailable, cause)
+}

@@ -1,0 +1,207 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/pkg/stdcopy"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+// fakeInit is what the fake container does once started: it gets the job
+// init would read and writes init's framed stdout and its stderr. killed is
+// closed when the host kills the container.
+type fakeInit func(job frame.Job, out, initErr io.Writer, killed <-chan struct{})
+
+// fakeClient plays the engine for unit tests. Calls not overridden hit the
+// nil embedded interface and panic, so an unexpected call fails the test.
+type fakeClient struct {
+	Client
+
+	init        fakeInit
+	ignoreStdin bool
+	createErr   error
+	createID    string // returned even with createErr, as a partial create
+	attachErr   error
+	startErr    error
+	inspectErr  error
+	removeErr   error
+	state       container.State
+
+	mu      sync.Mutex
+	calls   []string
+	created *container.HostConfig
+	cfg     *container.Config
+	removed []string
+	killed  chan struct{}
+	once    sync.Once
+	side    *fakeConn // container side
+	host    *fakeConn
+}
+
+func (f *fakeClient) record(call string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+}
+
+func (f *fakeClient) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func (f *fakeClient) Removed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.removed...)
+}
+
+func (f *fakeClient) ContainerCreate(ctx context.Context, cfg *container.Config, hc *container.HostConfig,
+	_ *network.NetworkingConfig, _ *ocispec.Platform, name string) (container.CreateResponse, error) {
+	f.record("create")
+	f.mu.Lock()
+	f.cfg, f.created = cfg, hc
+	f.killed = make(chan struct{})
+	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return container.CreateResponse{ID: f.createID}, err
+	}
+	id := f.createID
+	if f.createErr == nil && id == "" {
+		id = "c0ffee0123456789abcdef"
+	}
+	return container.CreateResponse{ID: id}, f.createErr
+}
+
+func (f *fakeClient) ContainerAttach(_ context.Context, _ string, _ container.AttachOptions) (types.HijackedResponse, error) {
+	f.record("attach")
+	if f.attachErr != nil {
+		return types.HijackedResponse{}, f.attachErr
+	}
+	h2c, c2h := newPipe(), newPipe()
+	f.host = &fakeConn{r: c2h.r, w: h2c.w}
+	f.side = &fakeConn{r: h2c.r, w: c2h.w}
+	return types.HijackedResponse{Conn: f.host, Reader: bufio.NewReader(f.host)}, nil
+}
+
+func (f *fakeClient) ContainerStart(ctx context.Context, _ string, _ container.StartOptions) error {
+	f.record("start")
+	if f.startErr != nil {
+		return f.startErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	side, killed := f.side, f.killed
+	go func() {
+		defer side.Close()
+		var job frame.Job
+		if !f.ignoreStdin {
+			b, err := io.ReadAll(side)
+			if err != nil || json.Unmarshal(b, &job) != nil {
+				return
+			}
+		}
+		out := stdcopy.NewStdWriter(side, stdcopy.Stdout)
+		errw := stdcopy.NewStdWriter(side, stdcopy.Stderr)
+		if f.init != nil {
+			f.init(job, out, errw, killed)
+		}
+	}()
+	return nil
+}
+
+func (f *fakeClient) ContainerKill(_ context.Context, _ string, _ string) error {
+	f.record("kill")
+	f.once.Do(func() {
+		close(f.killed)
+		if f.side != nil {
+			f.side.Close()
+		}
+	})
+	return nil
+}
+
+func (f *fakeClient) ContainerInspect(_ context.Context, id string) (container.InspectResponse, error) {
+	f.record("inspect")
+	if f.inspectErr != nil {
+		return container.InspectResponse{}, f.inspectErr
+	}
+	st := f.state
+	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id, Image: "sha256:feed", State: &st}}, nil
+}
+
+func (f *fakeClient) ContainerWait(_ context.Context, _ string, _ container.WaitCondition) (<-chan container.WaitResponse, <-chan error) {
+	f.record("wait")
+	ch := make(chan container.WaitResponse, 1)
+	ch <- container.WaitResponse{}
+	f.mu.Lock()
+	f.state.Running = false
+	f.mu.Unlock()
+	return ch, make(chan error)
+}
+
+func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error {
+	f.record("remove")
+	if ctx.Err() != nil {
+		return ctx.Err() // removal must not run under a cancelled context
+	}
+	if !opts.Force || !opts.RemoveVolumes {
+		return errors.New("remove without force or volumes")
+	}
+	f.mu.Lock()
+	f.removed = append(f.removed, id)
+	f.mu.Unlock()
+	return f.removeErr
+}
+
+// fakeConn is one end of a bidirectional in-memory stream that supports a
+// half close, as the engine's hijacked connection does.
+type fakeConn struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+type pipe struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+func newPipe() pipe { r, w := io.Pipe(); return pipe{r, w} }
+
+func (c *fakeConn) Read(p []byte) (int, error)  { return c.r.Read(p) }
+func (c *fakeConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+func (c *fakeConn) CloseWrite() error           { return c.w.Close() }
+func (c *fakeConn) Close() error {
+	c.w.Close()
+	return c.r.CloseWithError(net.ErrClosed)
+}
+func (c *fakeConn) LocalAddr() net.Addr              { return &net.UnixAddr{Name: "fake", Net: "unix"} }
+func (c *fakeConn) RemoteAddr() net.Addr             { return &net.UnixAddr{Name: "fake", Net: "unix"} }
+func (c *fakeConn) SetDeadline(time.Time) error      { return nil }
+func (c *fakeConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *fakeConn) SetWriteDeadline(time.Time) error { return nil }
+
+// report writes init's result frame.
+func report(w io.Writer, r frame.Report) {
+	b, _ := json.Marshal(r)
+	_ = frame.Write(w, frame.Result, b)
+}
+
+var (
+	errNotFound = cerrdefs.ErrNotFound
+	errTest     = errors.New("test failure")
+)

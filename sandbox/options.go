@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/docker/docker/client"
+)
+
+// Option configures a Docker runner.
+type Option func(*settings)
+
+// settings holds every tunable of a Docker runner; defaultSettings is the
+// one place where defaults live.
+type settings struct {
+	client         Client
+	logger         *slog.Logger
+	maxConcurrent  int
+	version        string
+	image          string
+	backstopMargin time.Duration
+	removeTimeout  time.Duration
+	callTimeout    time.Duration
+	initGrace      time.Duration
+	ownerPID       int
+	ownerHost      string
+}
+
+func defaultSettings() settings {
+	host, _ := os.Hostname() // an empty host only weakens reaping, never running
+	return settings{
+		logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		maxConcurrent:  2 * runtime.NumCPU(),
+		backstopMargin: 5 * time.Second,
+		removeTimeout:  30 * time.Second,
+		callTimeout:    30 * time.Second,
+		initGrace:      2 * time.Second,
+		ownerPID:       os.Getpid(),
+		ownerHost:      host,
+	}
+}
+
+// WithClient sets the Docker client. Default: a client configured from the
+// environment (DOCKER_HOST...) with API version negotiation.
+func WithClient(c Client) Option { return func(s *settings) { s.client = c } }
+
+// WithLogger sets the structured logger. Default: discard.
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// WithMaxConcurrent bounds how many executions run at once; the others wait
+// for a slot or give up when their context ends. Default: 2 × NumCPU.
+func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
+
+// WithVersion sets sandboxrun's version: it names the default image
+// (sandboxrun/runner:<version>) and is visible to scripts as
+// SANDBOXRUN_VERSION.
+func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+
+// WithDefaultImage sets the image used when Spec.Image is empty. Default:
+// sandboxrun/runner:<version>.
+func WithDefaultImage(ref string) Option { return func(s *settings) { s.image = ref } }
+
+// WithBackstopMargin sets how long past timeout + grace the host waits for
+// sandbox-init's report before it kills the container itself. Default: 5s.
+func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.backstopMargin = d } }
+
+// WithRemoveTimeout bounds container removal, which runs even after the
+// caller's context is cancelled. Default: 30s.
+func WithRemoveTimeout(d time.Duration) Option { return func(s *settings) { s.removeTimeout = d } }
+
+// WithCallTimeout bounds every short Docker API call (create, start,
+// inspect, kill...). Default: 30s.
+func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.callTimeout = d } }
+
+// WithInitGrace sets how long sandbox-init waits between SIGTERM and SIGKILL
+// when a script times out. Default: 2s.
+func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.initGrace = d } }
+
+// WithOwnerPID sets the process recorded as the owner of every container,
+// which Reap uses to find leaked ones. Default: this process.
+func WithOwnerPID(pid int) Option { return func(s *settings) { s.ownerPID = pid } }
+
+// WithOwnerHost sets the host name recorded with the owner pid. Default:
+// os.Hostname().
+func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost = host } }
+
+func (s *settings) validate() error {
+	var errs []error
+	if s.logger == nil {
+		errs = append(errs, errors.New("logger is nil: omit WithLogger to log nothing"))
+	}
+	if s.maxConcurrent < 1 {
+		errs = append(errs, fmt.Errorf("max concurrent executions is %d: use at least 1", s.maxConcurrent))
+	}
+	if s.image == "" && s.version == "" {
+		errs = append(errs, errors.New("no default image: pass WithVersion (image sandboxrun/runner:<version>) or WithDefaultImage"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"backstop margin", s.backstopMargin},
+		{"remove timeout", s.removeTimeout},
+		{"call timeout", s.callTimeout},
+		{"init grace", s.initGrace},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
+		}
+	}
+	if s.ownerPID <= 0 {
+		errs = append(errs, fmt.Errorf("owner pid is %d: use a real process id", s.ownerPID))
+	}
+	return errors.Join(errs...)
+}
+
+// Docker runs each execution in its own container on a Docker engine. It is
+// safe for concurrent use; create one and share it.
+type Docker struct {
+	client         Client
+	ownClient      *client.Client // created by NewDocker, closed by Close
+	log            *slog.Logger
+	sem            chan struct{}
+	image          string
+	version        string
+	backstopMargin time.Duration
+	removeTimeout  time.Duration
+	callTimeout    time.Duration
+	initGrace      time.Duration
+	owner          owner
+	ids            identity
+	now            func() time.Time
+}
+
+var _ Runner = (*Docker)(nil)
+
+// NewDocker returns a Docker runner. It does not contact the daemon; call
+// Ping or CheckImage for an early, clear failure.
+func NewDocker(opts ...Option) (*Docker, error) {
+	s := defaultSettings()
+	for _, o := range opts {
+		o(&s)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("configure docker runner: %w", err)
+	}
+	d := &Docker{
+		client:         s.client,
+		log:            s.logger,
+		sem:            make(chan struct{}, s.maxConcurrent),
+		image:          s.image,
+		version:        s.version,
+		backstopMargin: s.backstopMargin,
+		removeTimeout:  s.removeTimeout,
+		callTimeout:    s.callTimeout,
+		initGrace:      s.initGrace,
+		owner:          ownerOf(s.ownerPID, s.ownerHost),
+		ids:            currentIdentity(),
+		now:            time.Now,
+	}
+	if d.image == "" {
+		d.image = "sandboxrun/runner:" + s.version
+	}
+	if d.client == nil {
+		c, err := newEngineClient()
+		if err != nil {
+			return nil, err
+		}
+		d.client, d.ownClient = c, c
+	}
+	return d, nil
+}
+
+// Client returns the Docker client the runner uses, e.g. for Reap.
+func (d *Docker) Client() Client { return d.client }
+
+// Image returns the default image.
+func (d *Docker) Image() string { return d.image }
+
+// Close releases the Docker client if NewDocker created it.
+func (d *Docker) Close() error {
+	if d.ownClient == nil {
+		return nil
+	}
+	if err := d.ownClient.Close(); err != nil {
+		return fmt.Errorf("close docker client: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+)
+
+// Run executes spec in a new container and removes the container before it
+// returns, also when ctx is cancelled (removal then runs under
+// context.WithoutCancel with its own timeout).
+//
+// A script that fails is not an error: it is a Result with Success false.
+// A nil Result comes only with a refusal before any Docker call (the error
+// matches ErrInvalidSpec, ErrSkillUnreadable or ErrWorkspace) or with ctx
+// ending while the execution waited for a slot. Otherwise the Result is
+// filled as far as the execution got and its Error says why it failed; the
+// Go error, when set, is about the environment: ErrImageNotFound,
+// ErrDockerUnavailable, ErrNoReport, a Docker API failure, or ctx's error
+// when the caller gave up.
+func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
+	if err := d.prepare(&spec); err != nil {
+		return nil, err
+	}
+	log := d.log.With("run_id", spec.RunID, "skill", spec.Skill)
+
+	select {
+	case d.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for a free sandbox slot: %w", ctx.Err())
+	}
+	defer func() { <-d.sem }()
+
+	unshare, err := shareWorkspace(ctx, &spec, d.ids, log)
+	if err != nil {
+		return nil, err
+	}
+	// Registered first so it runs last: files are handed back only once
+	// the container is gone.
+	defer func() { err = errors.Join(err, unshare()) }()
+
+	res = newResult(&spec)
+	defer func() {
+		if err != nil && res.Error == "" {
+			res.Error = err.Error()
+		}
+	}()
+	return res, d.execute(ctx, &spec, res, log)
+}
+
+// prepare fills defaults, validates, and checks the host side of the spec.
+func (d *Docker) prepare(spec *Spec) error {
+	if spec.RunID == "" {
+		id, err := newRunID()
+		if err != nil {
+			return err
+		}
+		spec.RunID = id
+	}
+	if spec.Image == "" {
+		spec.Image = d.image
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	spec.SkillDir = filepath.Clean(spec.SkillDir)
+	if spec.Workspace != "" {
+		spec.Workspace = filepath.Clean(spec.Workspace)
+	}
+	return checkHostPaths(spec, d.ids)
+}
+
+// execute is one container's life: create, attach, start, send the job,
+// read frames, inspect, remove. Removal is deferred as soon as the
+// container may exist.
+func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, log *slog.Logger) (err error) {
+	job, err := json.Marshal(jobFor(spec, d.version, d.initGrace))
+	if err != nil {
+		return fmt.Errorf("encode job: %w", err)
+	}
+	cfg, hc := containerConfig(spec, runParams{
+		image:   spec.Image,
+		user:    d.ids.user(),
+		created: d.now(),
+		owner:   d.owner,
+		version: d.version,
+	})
+	name := containerName(spec.RunID)
+	began := time.Now()
+
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	cancel()
+	// A create cut short may still have created the container: remove it
+	// by name then, as the id never arrived.
+	ref := created.ID
+	if ref == "" {
+		ref = name
+	}
+	defer func() {
+		if rerr := d.remove(ctx, ref, created.ID == ""); rerr != nil {
+			log.Warn("remove sandbox container", "container_id", ref, "error", rerr)
+			err = errors.Join(err, rerr)
+		}
+	}()
+	if err != nil {
+		return createError(spec.Image, err)
+	}
+	log = log.With("container_id", shortID(created.ID))
+	log.Debug("sandbox created")
+
+	s, err := d.attachAndStart(ctx, created.ID, spec)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	s.send(job)
+	o, err := d.await(ctx, created.ID, spec, s, log)
+	o.duration = time.Since(began)
+	finish(res, s.stdout, s.stderr, o)
+	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+	return err
+}
+
+// createError names what a failed create means for the user.
+func createError(image string, err error) error {
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return imageNotFound(image, err)
+	case cerrdefs.IsInvalidArgument(err):
+		return fmt.Errorf("%w: the engine refused the container configuration: %w", ErrInvalidSpec, err)
+	}
+	return apiError("create sandbox container", err)
+}
+
+// await waits for the report and the end of the stream, or kills the
+// container when the backstop fires or ctx ends, then inspects it.
+func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, log *slog.Logger) (outcome, error) {
+	o := outcome{initExit: -1}
+	backstop := time.NewTimer(effectiveTimeout(spec.Limits) + d.initGrace + d.backstopMargin)
+	defer backstop.Stop()
+
+	var killed error
+	select {
+	case <-s.decoded:
+		if s.report == nil && s.decodeErr != nil {
+			// A broken stream: init may still be running, unheard.
+			killed = d.kill(ctx, id)
+		}
+	case <-backstop.C:
+		o.backstop = true
+		log.Warn("sandbox-init did not report in time; killing the container")
+		killed = d.kill(ctx, id)
+	case <-ctx.Done():
+		o.cancelled = true
+		log.Debug("context ended; killing the container", "cause", context.Cause(ctx))
+		killed = d.kill(ctx, id)
+	}
+	s.close()
+	o.report, o.initLog = s.report, s.initErr.String()
+
+	if o.cancelled {
+		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
+	}
+	info, err := d.inspectStopped(ctx, id)
+	if err != nil {
+		return o, errors.Join(err, killed)
+	}
+	st := info.State
+	o.imageID = info.Image
+	o.oomKilled = st.OOMKilled
+	o.initExit = st.ExitCode
+	if o.report == nil && !o.backstop && !o.oomKilled {
+		return o, errors.Join(noReport(st.ExitCode, o.initLog, s.decodeErr), killed)
+	}
+	return o, killed
+}
+
+func noReport(status int, initLog string, decodeErr error) error {
+	detail := fmt.Sprintf("sandbox-init exit status %d", status)
+	if initLog != "" {
+		detail += ": " + initLog
+	}
+	if decodeErr != nil {
+		return fmt.Errorf("%w (%s): %w", ErrNoReport, detail, decodeErr)
+	}
+	return fmt.Errorf("%w (%s)", ErrNoReport, detail)
+}
+
+// inspectStopped returns the container's final state. The attach stream
+// ends a moment before the engine records the exit, so a still-running
+// container is waited for.
+func (d *Docker) inspectStopped(ctx context.Context, id string) (container.InspectResponse, error) {
+	ctx = context.WithoutCancel(ctx)
+	for attempt := 0; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+		info, err := d.client.ContainerInspect(cctx, id)
+		cancel()
+		if err != nil {
+			return info, apiError("inspect sandbox container", err)
+		}
+		if info.ContainerJSONBase == nil || info.State == nil {
+			return info, fmt.Errorf("inspect sandbox container %s: no state in the engine's answer", shortID(id))
+		}
+		if !info.State.Running || attempt > 0 {
+			return info, nil
+		}
+		if err := d.waitStopped(ctx, id); err != nil {
+			return info, err
+		}
+	}
+}
+
+func (d *Docker) waitStopped(ctx context.Context, id string) error {
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	waitC, errC := d.client.ContainerWait(cctx, id, container.WaitConditionNotRunning)
+	select {
+	case <-waitC:
+		return nil
+	case err := <-errC:
+		return apiError("wait for sandbox container to stop", err)
+	}
+}
+
+// kill stops the container now. It runs when ctx may already be done.
+func (d *Docker) kill(ctx context.Context, id string) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.callTimeout)
+	defer cancel()
+	err := d.client.ContainerKill(cctx, id, "KILL")
+	if err == nil || ignorableRemoveError(err) {
+		return nil // gone, or no longer running
+	}
+	return apiError("kill sandbox container", err)
+}
+
+// remove deletes the container and its anonymous volumes, whatever state
+// it is in, tolerating one that is already gone or being removed.
+func (d *Docker) remove(ctx context.Context, ref string, byName bool) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.removeTimeout)
+	defer cancel()
+	err := d.client.ContainerRemove(cctx, ref, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err == nil || ignorableRemoveError(err) {
+		return nil
+	}
+	if byName && cerrdefs.IsNotFound(err) {
+		return nil
+	}
+	return apiError("remove sandbox container "+shortID(ref), err)
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

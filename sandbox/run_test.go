@@ -1,0 +1,349 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+func newTestDocker(t *testing.T, f *fakeClient, opts ...Option) *Docker {
+	t.Helper()
+	d, err := NewDocker(append([]Option{WithClient(f), WithVersion("0.1.0-test")}, opts...)...)
+	require.NoError(t, err)
+	d.ids = identityFor(1000, 1000) // a non-root caller: no host files to share
+	return d
+}
+
+func testSpec(t *testing.T) Spec {
+	return Spec{
+		Skill:    "hello",
+		SkillDir: t.TempDir(),
+		Argv:     []string{"python3", "/skills/hello/scripts/echo.py"},
+		Runtime:  "python3",
+		Stdin:    []byte(`{"n": 1}`),
+		Limits: policy.Limits{Timeout: 5 * time.Second, MemoryBytes: 64 << 20, CPUs: 1, Pids: 64,
+			OutputBytes: 1 << 20, TmpBytes: 16 << 20},
+	}
+}
+
+func TestRunSuccess(t *testing.T) {
+	var got frame.Job
+	f := &fakeClient{init: func(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		got = job
+		_ = frame.Write(out, frame.Stdout, []byte(`{"ok": true}`))
+		_ = frame.Write(out, frame.Stderr, []byte("note\n"))
+		report(out, frame.Report{StdoutBytes: 12, StderrBytes: 5, UserCPUMS: 3, PeakRSSKB: 1000})
+	}}
+	d := newTestDocker(t, f)
+	var live bytes.Buffer
+	spec := testSpec(t)
+	spec.Stdout = &live
+	spec.Env = map[string]string{"MARKER": "1"}
+
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, res.Success)
+	require.Equal(t, 0, res.ExitCode)
+	require.Equal(t, `{"ok": true}`, res.Stdout)
+	require.Equal(t, `{"ok": true}`, string(res.Output))
+	require.Equal(t, "note\n", res.Stderr)
+	require.Equal(t, `{"ok": true}`, live.String(), "output relayed live")
+	require.Equal(t, int64(1000), res.PeakRSSKB)
+	require.Equal(t, "sandboxrun/runner:0.1.0-test", res.Image)
+	require.Len(t, res.ID, 16)
+	require.Empty(t, res.Error)
+
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "remove"}, f.Calls())
+	require.Equal(t, spec.Argv, got.Argv)
+	require.Equal(t, []byte(`{"n": 1}`), got.Stdin)
+	require.Contains(t, got.Env, "SANDBOXRUN_RUN_ID="+res.ID)
+	require.Contains(t, got.Env, "MARKER=1")
+	require.Equal(t, int64(5000), got.TimeoutMS)
+	require.Equal(t, int64(2000), got.GraceMS)
+	require.Equal(t, "1000:1000", f.cfg.User)
+	require.Equal(t, res.ID, f.cfg.Labels[LabelRunID])
+}
+
+func TestRunScriptFailureIsNotAnError(t *testing.T) {
+	f := &fakeClient{init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		_ = frame.Write(out, frame.Stderr, []byte("Traceback\n"))
+		report(out, frame.Report{ExitCode: 1})
+	}}
+	res, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.False(t, res.Success)
+	require.Equal(t, 1, res.ExitCode)
+	require.Equal(t, "Traceback\n", res.Stderr)
+	require.Len(t, f.Removed(), 1)
+}
+
+func TestRunOOMFromInspect(t *testing.T) {
+	f := &fakeClient{
+		state: container.State{OOMKilled: true, Running: true},
+		init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+			report(out, frame.Report{ExitCode: -1, Signal: 9})
+		},
+	}
+	res, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.True(t, res.OOMKilled)
+	require.Equal(t, -9, res.ExitCode)
+	require.Equal(t, "SIGKILL", res.Signal)
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "wait", "inspect", "remove"}, f.Calls(),
+		"a container still marked running is waited for before its final state is read")
+}
+
+// Every path after a create that may have made a container removes it.
+func TestRunRemovesOnEveryPath(t *testing.T) {
+	unavailable := client.ErrorConnectionFailed("unix:///nowhere.sock") //nolint:staticcheck // the only way to build the client's own error
+	tests := []struct {
+		name      string
+		f         *fakeClient
+		wantErr   error
+		wantCalls []string
+		removed   string
+	}{
+		{
+			name:      "image missing",
+			f:         &fakeClient{createErr: errNotFound},
+			wantErr:   ErrImageNotFound,
+			wantCalls: []string{"create", "remove"},
+			removed:   "sandboxrun-",
+		},
+		{
+			name:      "daemon unreachable",
+			f:         &fakeClient{createErr: unavailable},
+			wantErr:   ErrDockerUnavailable,
+			wantCalls: []string{"create", "remove"},
+			removed:   "sandboxrun-",
+		},
+		{
+			name:      "partial create",
+			f:         &fakeClient{createErr: errTest, createID: "abc123"},
+			wantErr:   errTest,
+			wantCalls: []string{"create", "remove"},
+			removed:   "abc123",
+		},
+		{
+			name:      "attach fails",
+			f:         &fakeClient{attachErr: errTest},
+			wantErr:   errTest,
+			wantCalls: []string{"create", "attach", "remove"},
+			removed:   "c0ffee",
+		},
+		{
+			name:      "start fails",
+			f:         &fakeClient{startErr: errTest},
+			wantErr:   errTest,
+			wantCalls: []string{"create", "attach", "start", "remove"},
+			removed:   "c0ffee",
+		},
+		{
+			name: "inspect fails",
+			f: &fakeClient{inspectErr: errTest, init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+				report(out, frame.Report{})
+			}},
+			wantErr:   errTest,
+			wantCalls: []string{"create", "attach", "start", "inspect", "remove"},
+			removed:   "c0ffee",
+		},
+		{
+			name:      "no report",
+			f:         &fakeClient{state: container.State{ExitCode: 2}, init: func(frame.Job, io.Writer, io.Writer, <-chan struct{}) {}},
+			wantErr:   ErrNoReport,
+			wantCalls: []string{"create", "attach", "start", "inspect", "remove"},
+			removed:   "c0ffee",
+		},
+		{
+			name: "corrupt stream",
+			f: &fakeClient{init: func(_ frame.Job, out, _ io.Writer, killed <-chan struct{}) {
+				_, _ = out.Write([]byte{9, 0xff, 0xff, 0xff, 0xff})
+				<-killed
+			}},
+			wantErr:   frame.ErrTooLarge,
+			wantCalls: []string{"create", "attach", "start", "kill", "inspect", "remove"},
+			removed:   "c0ffee",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newTestDocker(t, tt.f)
+			res, err := d.Run(context.Background(), testSpec(t))
+			require.ErrorIs(t, err, tt.wantErr)
+			require.NotNil(t, res)
+			require.NotEmpty(t, res.Error)
+			require.Equal(t, tt.wantCalls, tt.f.Calls())
+			removed := tt.f.Removed()
+			require.Len(t, removed, 1)
+			require.Contains(t, removed[0], tt.removed)
+		})
+	}
+}
+
+func TestRunImageNotFoundSaysHowToBuild(t *testing.T) {
+	_, err := newTestDocker(t, &fakeClient{createErr: errNotFound}).Run(context.Background(), testSpec(t))
+	require.ErrorContains(t, err, "sandboxrun images build")
+	require.ErrorContains(t, err, "make images")
+	require.ErrorContains(t, err, "sandboxrun/runner:0.1.0-test")
+}
+
+func TestRunRemovalErrors(t *testing.T) {
+	ok := func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) { report(out, frame.Report{}) }
+	t.Run("already gone is tolerated", func(t *testing.T) {
+		res, err := newTestDocker(t, &fakeClient{removeErr: errNotFound, init: ok}).Run(context.Background(), testSpec(t))
+		require.NoError(t, err)
+		require.True(t, res.Success)
+	})
+	t.Run("other failures are reported with the result", func(t *testing.T) {
+		res, err := newTestDocker(t, &fakeClient{removeErr: errTest, init: ok}).Run(context.Background(), testSpec(t))
+		require.ErrorIs(t, err, errTest)
+		require.ErrorContains(t, err, "remove sandbox container")
+		require.True(t, res.Success, "the script's own outcome is kept")
+	})
+}
+
+func TestRunCancelledMidRun(t *testing.T) {
+	started := make(chan struct{})
+	f := &fakeClient{init: func(_ frame.Job, out, _ io.Writer, killed <-chan struct{}) {
+		_ = frame.Write(out, frame.Stdout, []byte("partial"))
+		close(started)
+		<-killed
+	}}
+	d := newTestDocker(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+
+	res, err := d.Run(ctx, testSpec(t))
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, res)
+	require.Contains(t, res.Error, "cancelled")
+	require.Equal(t, "partial", res.Stdout)
+	require.False(t, res.Success)
+	require.Equal(t, []string{"create", "attach", "start", "kill", "remove"}, f.Calls())
+	require.Len(t, f.Removed(), 1, "removal ran although the context was cancelled")
+}
+
+func TestRunBackstop(t *testing.T) {
+	f := &fakeClient{init: func(_ frame.Job, _, _ io.Writer, killed <-chan struct{}) { <-killed }}
+	d := newTestDocker(t, f, WithInitGrace(10*time.Millisecond), WithBackstopMargin(10*time.Millisecond))
+	spec := testSpec(t)
+	spec.Limits.Timeout = 20 * time.Millisecond
+
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err, "a sandbox that hangs is the script's failure, reported in the result")
+	require.True(t, res.TimedOut)
+	require.Equal(t, ExitTimeout, res.ExitCode)
+	require.Equal(t, "sandbox-init did not report in time", res.Error)
+	require.Contains(t, res.Stderr, "Timeout: script exceeded 20ms limit")
+	require.Equal(t, []string{"create", "attach", "start", "kill", "inspect", "remove"}, f.Calls())
+}
+
+func TestRunJobNotReadDoesNotDeadlock(t *testing.T) {
+	// The container never reads its stdin: writing a large job must not
+	// block the host.
+	f := &fakeClient{ignoreStdin: true, init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		report(out, frame.Report{})
+	}}
+	spec := testSpec(t)
+	spec.Stdin = bytes.Repeat([]byte("x"), 5<<20)
+	res, err := newTestDocker(t, f).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, res.Success)
+}
+
+func TestRunRefusalsMakeNoDockerCall(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Spec)
+		wantErr error
+	}{
+		{"invalid", func(s *Spec) { s.Argv = nil }, ErrInvalidSpec},
+		{"skill dir missing", func(s *Spec) { s.SkillDir = "/nonexistent/skill" }, ErrInvalidSpec},
+		{"workspace missing", func(s *Spec) { s.Workspace = "/nonexistent/ws" }, ErrInvalidSpec},
+		{"skill dir is a file", func(s *Spec) { s.SkillDir = os.Args[0] }, ErrInvalidSpec},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{}
+			spec := testSpec(t)
+			tt.mutate(&spec)
+			res, err := newTestDocker(t, f).Run(context.Background(), spec)
+			require.ErrorIs(t, err, tt.wantErr)
+			require.Nil(t, res)
+			require.Empty(t, f.Calls())
+		})
+	}
+}
+
+func TestRunWaitsForASlot(t *testing.T) {
+	release := make(chan struct{})
+	running := make(chan struct{})
+	var once sync.Once
+	f := &fakeClient{init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		once.Do(func() { close(running) })
+		<-release
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f, WithMaxConcurrent(1))
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := d.Run(context.Background(), testSpec(t))
+		first <- err
+	}()
+	<-running
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := d.Run(ctx, testSpec(t))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "wait for a free sandbox slot")
+	require.Nil(t, res)
+	require.Equal(t, 1, countCalls(f.Calls(), "create"), "the waiting run created nothing")
+
+	close(release)
+	require.NoError(t, <-first)
+}
+
+func countCalls(calls []string, name string) int {
+	n := 0
+	for _, c := range calls {
+		if c == name {
+			n++
+		}
+	}
+	return n
+}
+
+func TestNewDockerOptions(t *testing.T) {
+	_, err := NewDocker(WithClient(&fakeClient{}))
+	require.ErrorContains(t, err, "WithVersion")
+	_, err = NewDocker(WithClient(&fakeClient{}), WithVersion("1"), WithMaxConcurrent(0), WithInitGrace(-1))
+	require.ErrorContains(t, err, "max concurrent")
+	require.ErrorContains(t, err, "init grace")
+	d, err := NewDocker(WithClient(&fakeClient{}), WithDefaultImage("custom:1"))
+	require.NoError(t, err)
+	require.Equal(t, "custom:1", d.Image())
+	require.NoError(t, d.Close())
+}
+
+func TestIdentity(t *testing.T) {
+	root := identityFor(0, 0)
+	require.Equal(t, "65532:65532", root.user())
+	require.True(t, root.foreign())
+	user := identityFor(1000, 1001)
+	require.Equal(t, "1000:1001", user.user())
+	require.False(t, user.foreign())
+	require.Equal(t, "1000:65532", identityFor(1000, 0).user(), "never group root either")
+}

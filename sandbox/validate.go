@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Bounds a Runner enforces on every Spec, whatever policy decided. They are
+// a second line of defence: policy applies the product's (tighter) limits.
+const (
+	MaxTimeout     = 600 * time.Second
+	MinMemoryBytes = 6 << 20 // Docker refuses less
+	MinCPUs        = 0.01
+	// MinPids leaves room for sandbox-init, its runtime threads and the
+	// script itself.
+	MinPids        = 8
+	MaxOutputBytes = 1 << 30
+	MinTmpBytes    = 1 << 20
+	// MaxStdinBytes bounds the arguments carried in the job; policy's own
+	// cap is lower.
+	MaxStdinBytes = 64 << 20
+)
+
+// reservedEnv are the variables sandboxrun sets itself; callers may not
+// override them.
+var reservedEnv = []string{
+	"SKILL_NAME", "SKILL_VERSION", "SKILL_BASE_DIR", "SKILL_DIR", "SCRIPTS_DIR",
+	"SANDBOXRUN_VERSION", "SANDBOXRUN_RUN_ID", "PATH", "HOME", "LANG",
+}
+
+// IsReservedEnv reports whether name is set by sandboxrun for every
+// execution and so cannot be supplied by a caller.
+func IsReservedEnv(name string) bool { return slices.Contains(reservedEnv, name) }
+
+// ReservedEnv returns the reserved variable names.
+func ReservedEnv() []string { return slices.Clone(reservedEnv) }
+
+var (
+	skillNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Validate checks the Spec without touching the file system or Docker. The
+// error lists every problem and matches ErrInvalidSpec.
+func (s *Spec) Validate() error {
+	var p []string
+	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
+
+	if s.RunID != "" && !runIDPattern.MatchString(s.RunID) {
+		add("RunID %q: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", s.RunID)
+	}
+	switch {
+	case s.Skill == "":
+		add("Skill is empty: set the skill's name")
+	case !skillNamePattern.MatchString(s.Skill):
+		add("Skill %q: use letters, digits, '_', '.' or '-' (it becomes /skills/<name>)", s.Skill)
+	}
+	checkAbs := func(field, path string) {
+		if !filepath.IsAbs(path) {
+			add("%s %q is not an absolute path: resolve it first", field, path)
+		}
+	}
+	if s.SkillDir == "" {
+		add("SkillDir is empty: set the host path of the skill folder")
+	} else {
+		checkAbs("SkillDir", s.SkillDir)
+	}
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		add("Argv is empty: set the command to run, e.g. [\"python3\", \"/skills/<name>/scripts/x.py\"]")
+	}
+	for i, a := range s.Argv {
+		if strings.ContainsRune(a, 0) {
+			add("Argv[%d] contains a NUL byte", i)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		switch {
+		case !envNamePattern.MatchString(k):
+			add("Env name %q: use letters, digits and '_', not starting with a digit", k)
+		case IsReservedEnv(k):
+			add("Env %s is reserved: sandboxrun sets it (reserved: %s)", k, strings.Join(reservedEnv, " "))
+		}
+		if strings.ContainsRune(s.Env[k], 0) {
+			add("Env %s: value contains a NUL byte", k)
+		}
+	}
+	if len(s.Stdin) > MaxStdinBytes {
+		add("Stdin is %d bytes: at most %d", len(s.Stdin), MaxStdinBytes)
+	}
+	switch {
+	case s.Workspace == "" && s.WorkspaceWritable:
+		add("WorkspaceWritable without a Workspace: set Workspace")
+	case s.Workspace != "":
+		checkAbs("Workspace", s.Workspace)
+		if filepath.Clean(s.Workspace) == "/" {
+			add("Workspace is the root directory: choose a project directory")
+		}
+	}
+	p = append(p, limitProblems(s.Limits)...)
+	if len(p) > 0 {
+		return &SpecError{Problems: p}
+	}
+	return nil
+}
+
+func limitProblems(l policy.Limits) []string {
+	var p []string
+	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
+	t := effectiveTimeout(l)
+	if t <= 0 || t > MaxTimeout {
+		add("Limits.Timeout %s: use more than 0 and at most %s", t, MaxTimeout)
+	}
+	if l.MemoryBytes < MinMemoryBytes {
+		add("Limits.MemoryBytes %d: use at least %d (6 MiB)", l.MemoryBytes, MinMemoryBytes)
+	}
+	if math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) || l.CPUs < MinCPUs {
+		add("Limits.CPUs %g: use at least %g", l.CPUs, MinCPUs)
+	}
+	if l.Pids < MinPids {
+		add("Limits.Pids %d: use at least %d", l.Pids, MinPids)
+	}
+	if l.OutputBytes < 1 || l.OutputBytes > MaxOutputBytes {
+		add("Limits.OutputBytes %d: use 1 to %d", l.OutputBytes, MaxOutputBytes)
+	}
+	if l.TmpBytes < MinTmpBytes {
+		add("Limits.TmpBytes %d: use at least %d (1 MiB)", l.TmpBytes, MinTmpBytes)
+	}
+	return p
+}
+
+// effectiveTimeout reads the timeout from Timeout, or from TimeoutSec when
+// only the JSON form was filled.
+func effectiveTimeout(l policy.Limits) time.Duration {
+	if l.Timeout != 0 {
+		return l.Timeout
+	}
+	return time.Duration(l.TimeoutSec * float64(time.Second))
+}

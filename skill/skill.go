@@ -1,0 +1,152 @@
+package skill
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Skill is one skill folder as read from disk.
+type Skill struct {
+	// Dir is the skill folder, absolute.
+	Dir string
+	// Path is its SKILL.md (or skill.md), absolute.
+	Path     string
+	Manifest Manifest
+	// Body is the Markdown after the frontmatter, with CRLF turned into LF.
+	// It is empty when the skill came from LoadMeta.
+	Body string
+	// BodyLine is the line of Path where Body starts.
+	BodyLine int
+
+	bodyLoaded bool
+}
+
+// skillFileNames are tried in order: the spec's SKILL.md first, then the
+// lowercase spelling the reference implementation also accepts.
+var skillFileNames = []string{"SKILL.md", "skill.md"}
+
+// FindFile returns the SKILL.md (or skill.md) of dir, or an error wrapping
+// ErrNoSkillFile when it has neither.
+func FindFile(dir string) (string, error) {
+	for _, name := range skillFileNames {
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("looking for %s: %w", p, err)
+		}
+	}
+	return "", fmt.Errorf("%s: %w: a skill folder needs a SKILL.md with YAML frontmatter (name, description) and a Markdown body", dir, ErrNoSkillFile)
+}
+
+// Load reads a skill folder: the frontmatter and the body. It fails with a
+// *ParseError when the frontmatter cannot be read and a *ManifestError when
+// the manifest is unusable (see the package documentation).
+func Load(dir string) (*Skill, error) {
+	return load(dir, true)
+}
+
+// LoadMeta is Load without the body: it stops reading SKILL.md at the
+// closing `---` of the frontmatter, for listing many skills cheaply.
+func LoadMeta(dir string) (*Skill, error) {
+	return load(dir, false)
+}
+
+func load(dir string, withBody bool) (*Skill, error) {
+	s, probs, err := read(dir, withBody)
+	if err != nil {
+		return nil, err
+	}
+	var fatal []string
+	for _, p := range probs {
+		if p.sev == sevFatal {
+			fatal = append(fatal, p.String())
+		}
+	}
+	if len(fatal) > 0 {
+		return nil, &ManifestError{Path: s.Path, Problems: fatal}
+	}
+	return s, nil
+}
+
+// read parses a skill folder and returns every manifest problem found; only
+// a folder or frontmatter that cannot be read at all is an error.
+func read(dir string, withBody bool) (*Skill, []problem, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening skill folder: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, nil, fmt.Errorf("%s: %w: give the skill's folder, not a file in it", dir, ErrNotDir)
+	}
+	path, err := FindFile(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(path) // #nosec G304 -- reading the skill file the caller named is the point
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening skill file: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read-only: a close error loses nothing
+	s, probs, err := parseSkillFile(f, path, withBody)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Dir = abs
+	return s, probs, nil
+}
+
+// parseSkillFile reads frontmatter and, if withBody, the body from r.
+func parseSkillFile(r io.Reader, path string, withBody bool) (*Skill, []problem, error) {
+	br := bufio.NewReader(r)
+	fm, err := readFrontmatter(br, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := parseYAML(fm, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, probs := decodeManifest(root)
+	s := &Skill{Path: path, Manifest: m, BodyLine: fm.bodyLine}
+	if withBody {
+		body, err := io.ReadAll(io.LimitReader(br, maxSkillFileBytes+1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if len(body) > maxSkillFileBytes {
+			return nil, nil, &ParseError{Path: path, Line: fm.bodyLine, Err: ErrTooLarge,
+				Msg: fmt.Sprintf("body is larger than %d MiB; move material into references/", maxSkillFileBytes>>20)}
+		}
+		s.Body = strings.ReplaceAll(string(body), "\r\n", "\n")
+		s.bodyLoaded = true
+	}
+	return s, probs, nil
+}
+
+// Limits returns the limits the skill asks for; zero fields are unset and
+// leave policy's defaults in place.
+func (s *Skill) Limits() policy.SkillLimits {
+	m := s.Manifest
+	return policy.SkillLimits{
+		Timeout:   time.Duration(m.MaxExecutionTime) * time.Second,
+		MemoryMiB: m.MaxMemoryMiB,
+		CPUs:      m.MaxCPUs,
+		Network:   m.NetworkAccess,
+	}
+}
