@@ -43,11 +43,13 @@ func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, e
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o600); err != nil {
 		return "", fmt.Errorf("writing the build context: %w", err)
 	}
 	for name, data := range req.files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+		// COPY keeps this mode in the image, where uid 65532 must be able
+		// to execute the file.
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil { //nolint:gosec // see above
 			return "", fmt.Errorf("writing the build context: %w", err)
 		}
 	}

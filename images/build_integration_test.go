@@ -50,11 +50,12 @@ func removeTestImage(t *testing.T, ref string) {
 	}
 }
 
-// buildInit compiles the real sandbox-init the way the Makefile does.
+// buildInit compiles the real sandbox-init with the Makefile's flags, so
+// the image it produces matches the one `make images` builds.
 func buildInit(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "sandbox-init")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/sandbox-init")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/sandbox-init")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	msg, err := cmd.CombinedOutput()

@@ -185,13 +185,15 @@ func writeInRoot(root, rel, data string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	// These are image files: directories and configuration must be
+	// readable by the unprivileged sandbox user, as in any Debian system.
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil { //nolint:gosec // image file modes, see above
 		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644) //nolint:gosec // image file modes, see above
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func checkStaticBinary(path string) error {
 	if err != nil {
 		return fmt.Errorf("sandbox-init binary %s is not a Linux executable (%w): %s with GOOS=linux", path, err, fix)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only; nothing to lose
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			return fmt.Errorf("sandbox-init binary %s is dynamically linked: %s", path, fix)

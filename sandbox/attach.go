@@ -15,8 +15,9 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-// initLogMax bounds how much of sandbox-init's own stderr is kept.
-const initLogMax = 8 << 10
+// initLogMax bounds how much of the start and of the end of sandbox-init's
+// own stderr is kept.
+const initLogMax = 4 << 10
 
 // session is the attached stream of one container: the job goes in on
 // stdin; on stdout come frames, decoded into bounded captures and the
@@ -28,20 +29,44 @@ type session struct {
 	live   [2]*liveWriter
 	// initErr, report and decodeErr are written by the reading goroutines
 	// and read after close.
-	initErr   *tail
+	initErr   *headTail
 	report    *frame.Report
 	decodeErr error
 
-	copied  chan struct{} // demultiplexing ended
-	decoded chan struct{} // frame decoding ended
-	sent    chan struct{} // the job writer ended
-	sending bool
-	once    sync.Once
+	ready     chan struct{} // bound to a run: captures and live writers set
+	copied    chan struct{} // demultiplexing ended
+	decoded   chan struct{} // frame decoding ended
+	sent      chan struct{} // the job writer ended
+	sending   bool
+	bindOnce  sync.Once
+	closeOnce sync.Once
+}
+
+// bind sets where a run's output goes. It must come before the job: init
+// writes nothing on stdout until it has one, and decoding waits for it.
+func (s *session) bind(spec *Spec) {
+	s.bindOnce.Do(func() {
+		s.stdout = newCapture(spec.Limits.OutputBytes)
+		s.stderr = newCapture(spec.Limits.OutputBytes)
+		s.live = [2]*liveWriter{{w: spec.Stdout}, {w: spec.Stderr}}
+		close(s.ready)
+	})
+}
+
+// alive reports whether the stream is still open: a container waiting for
+// its job that died meanwhile (killed, reaped) must not be used.
+func (s *session) alive() bool {
+	select {
+	case <-s.copied:
+		return false
+	default:
+		return true
+	}
 }
 
 // attachAndStart attaches to the container's streams before starting it,
 // so no output can be missed, and starts reading.
-func (d *Docker) attachAndStart(ctx context.Context, id string, spec *Spec) (*session, error) {
+func (d *Docker) attachAndStart(ctx context.Context, id string) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	hj, err := d.client.ContainerAttach(cctx, id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
@@ -52,10 +77,11 @@ func (d *Docker) attachAndStart(ctx context.Context, id string, spec *Spec) (*se
 	}
 	s := &session{
 		hj:      hj,
-		stdout:  newCapture(spec.Limits.OutputBytes),
-		stderr:  newCapture(spec.Limits.OutputBytes),
-		live:    [2]*liveWriter{{w: spec.Stdout}, {w: spec.Stderr}},
-		initErr: &tail{max: initLogMax},
+		stdout:  newCapture(0),
+		stderr:  newCapture(0),
+		live:    [2]*liveWriter{{}, {}},
+		initErr: &headTail{max: initLogMax},
+		ready:   make(chan struct{}),
 		copied:  make(chan struct{}),
 		decoded: make(chan struct{}),
 		sent:    make(chan struct{}),
@@ -82,6 +108,7 @@ func (s *session) read() {
 	}()
 	go func() {
 		defer close(s.decoded)
+		<-s.ready
 		s.report, s.decodeErr = decodeFrames(pr,
 			io.MultiWriter(s.stdout, s.live[0]), io.MultiWriter(s.stderr, s.live[1]))
 		// Unblock the demultiplexer if the stream goes on regardless.
@@ -107,7 +134,8 @@ func (s *session) send(job []byte) {
 
 // close ends the stream and waits for every goroutine of the session.
 func (s *session) close() {
-	s.once.Do(func() { s.hj.Close() })
+	s.bindOnce.Do(func() { close(s.ready) }) // never bound: nothing to keep
+	s.closeOnce.Do(func() { s.hj.Close() })
 	<-s.copied
 	<-s.decoded
 	if s.sending {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -99,27 +100,55 @@ func jsonOutput(stdout string, truncated bool) json.RawMessage {
 	return json.RawMessage(trimmed)
 }
 
-// tail keeps the last max bytes written to it: sandbox-init's own
-// diagnostics, for error messages.
-type tail struct {
-	buf []byte
-	max int
+// headTail keeps the first and the last bytes written to it: sandbox-init's
+// own diagnostics, whose first line says what went wrong (a Go runtime
+// crash starts with it) and whose last lines say where.
+type headTail struct {
+	head, tail []byte
+	max        int // of each part
+	dropped    int64
 }
 
-func (t *tail) Write(p []byte) (int, error) {
+func (h *headTail) Write(p []byte) (int, error) {
 	n := len(p)
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+	if room := h.max - len(h.head); room > 0 {
+		k := min(room, len(p))
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) == 0 {
 		return n, nil
 	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	if len(p) >= h.max {
+		h.dropped += int64(len(h.tail) + len(p) - h.max)
+		h.tail = append(h.tail[:0], p[len(p)-h.max:]...)
+		return n, nil
 	}
-	t.buf = append(t.buf, p...)
+	if over := len(h.tail) + len(p) - h.max; over > 0 {
+		h.dropped += int64(over)
+		h.tail = append(h.tail[:0], h.tail[over:]...)
+	}
+	h.tail = append(h.tail, p...)
 	return n, nil
 }
 
-func (t *tail) String() string { return strings.TrimSpace(sanitizeUTF8(t.buf)) }
+// String is everything kept, with a marker where bytes were dropped.
+func (h *headTail) String() string {
+	s := sanitizeUTF8(h.head)
+	if h.dropped > 0 {
+		s += fmt.Sprintf("\n[... %d bytes ...]\n", h.dropped)
+	}
+	return strings.TrimSpace(s + sanitizeUTF8(h.tail))
+}
+
+// firstLine is the first line, for one-line error messages.
+func (h *headTail) firstLine() string {
+	line, _, _ := strings.Cut(strings.TrimSpace(sanitizeUTF8(h.head)), "\n")
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	return line
+}
 
 // liveWriter forwards to the caller's writer until it fails once, so a
 // broken terminal never stops the capture.

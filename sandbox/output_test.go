@@ -103,13 +103,20 @@ func TestJSONOutput(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	tl := &tail{max: 5}
-	_, _ = tl.Write([]byte("abc"))
-	_, _ = tl.Write([]byte("defg"))
-	require.Equal(t, "cdefg", tl.String())
-	_, _ = tl.Write([]byte(strings.Repeat("x", 10)))
-	require.Equal(t, "xxxxx", tl.String())
+func TestHeadTail(t *testing.T) {
+	h := &headTail{max: 4}
+	_, _ = h.Write([]byte("ab"))
+	require.Equal(t, "ab", h.String())
+	_, _ = h.Write([]byte("cdef"))
+	require.Equal(t, "abcdef", h.String(), "head then tail, nothing dropped yet")
+	_, _ = h.Write([]byte("ghij"))
+	require.Equal(t, "abcd\n[... 2 bytes ...]\nghij", h.String())
+	_, _ = h.Write([]byte(strings.Repeat("x", 10)))
+	require.Equal(t, "abcd\n[... 12 bytes ...]\nxxxx", h.String())
+
+	crash := &headTail{max: 4096}
+	_, _ = crash.Write([]byte("runtime: failed to create new OS thread (have 7 already; errno=11)\nfatal error: newosproc\n"))
+	require.Equal(t, "runtime: failed to create new OS thread (have 7 already; errno=11)", crash.firstLine())
 }
 
 func TestLiveWriterStopsAfterError(t *testing.T) {

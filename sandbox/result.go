@@ -26,7 +26,7 @@ type outcome struct {
 	backstop  bool          // the host killed the container: no report in time
 	cancelled bool          // the caller's context ended first
 	initExit  int           // sandbox-init's own exit status, -1 when unknown
-	initLog   string        // the tail of sandbox-init's own stderr
+	initLog   string        // the first line of sandbox-init's own stderr
 	imageID   string        // the image the container ran, by id
 	duration  time.Duration
 }

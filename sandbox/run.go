@@ -26,10 +26,11 @@ import (
 // ErrDockerUnavailable, ErrNoReport, a Docker API failure, or ctx's error
 // when the caller gave up.
 func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
-	if err := d.prepare(&spec); err != nil {
+	generatedID, err := d.prepare(&spec)
+	if err != nil {
 		return nil, err
 	}
-	log := d.log.With("run_id", spec.RunID, "skill", spec.Skill)
+	log := d.log.With("skill", spec.Skill)
 
 	select {
 	case d.sem <- struct{}{}:
@@ -42,92 +43,119 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// Registered first so it runs last: files are handed back only once
-	// the container is gone.
-	defer func() { err = errors.Join(err, unshare()) }()
-
 	res = newResult(&spec)
+	// Deferred calls run last first: files are handed back once the
+	// container is gone (execute removes it), then the error is recorded.
 	defer func() {
 		if err != nil && res.Error == "" {
 			res.Error = err.Error()
 		}
 	}()
-	return res, d.execute(ctx, &spec, res, log)
+	defer func() { err = errors.Join(err, unshare()) }()
+	return res, d.execute(ctx, &spec, res, generatedID, log.With("run_id", spec.RunID))
 }
 
 // prepare fills defaults, validates, and checks the host side of the spec.
-func (d *Docker) prepare(spec *Spec) error {
+// It reports whether the run id was generated here.
+func (d *Docker) prepare(spec *Spec) (generatedID bool, err error) {
 	if spec.RunID == "" {
 		id, err := newRunID()
 		if err != nil {
-			return err
+			return false, err
 		}
-		spec.RunID = id
+		spec.RunID, generatedID = id, true
 	}
 	if spec.Image == "" {
 		spec.Image = d.image
 	}
 	if err := spec.Validate(); err != nil {
-		return err
+		return false, err
 	}
 	spec.SkillDir = filepath.Clean(spec.SkillDir)
 	if spec.Workspace != "" {
 		spec.Workspace = filepath.Clean(spec.Workspace)
 	}
-	return checkHostPaths(spec, d.ids)
+	return generatedID, checkHostPaths(spec, d.ids)
 }
 
-// execute is one container's life: create, attach, start, send the job,
-// read frames, inspect, remove. Removal is deferred as soon as the
-// container may exist.
-func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, log *slog.Logger) (err error) {
+// execute is one container's life: create, attach, start (or take a warm
+// container that already is), send the job, read frames, inspect, remove.
+// Removal is deferred as soon as the container may exist.
+func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generatedID bool, log *slog.Logger) (err error) {
+	began := time.Now()
+	key := d.pool.key(spec)
+	b := d.pool.take(key)
+	if b != nil {
+		if generatedID {
+			// The container's own id names the run, so labels, env and
+			// the Result agree.
+			spec.RunID, res.ID = b.runID, b.runID
+		}
+	} else {
+		b, err = d.startContainer(ctx, spec)
+	}
+	if b != nil {
+		defer func() {
+			if rerr := d.remove(ctx, b.ref, b.id == ""); rerr != nil {
+				log.Warn("remove sandbox container", "container_id", b.ref, "error", rerr)
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
+	d.pool.refill(spec, key)
+	if err != nil {
+		return err
+	}
+	log = log.With("container_id", shortID(b.id), "warm", b.warm)
+	defer b.s.close()
+
 	job, err := json.Marshal(jobFor(spec, d.version, d.initGrace))
 	if err != nil {
 		return fmt.Errorf("encode job: %w", err)
 	}
-	cfg, hc := containerConfig(spec, runParams{
-		image:   spec.Image,
-		user:    d.ids.user(),
-		created: d.now(),
-		owner:   d.owner,
-		version: d.version,
-	})
-	name := containerName(spec.RunID)
-	began := time.Now()
-
-	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
-	cancel()
-	// A create cut short may still have created the container: remove it
-	// by name then, as the id never arrived.
-	ref := created.ID
-	if ref == "" {
-		ref = name
-	}
-	defer func() {
-		if rerr := d.remove(ctx, ref, created.ID == ""); rerr != nil {
-			log.Warn("remove sandbox container", "container_id", ref, "error", rerr)
-			err = errors.Join(err, rerr)
-		}
-	}()
-	if err != nil {
-		return createError(spec.Image, err)
-	}
-	log = log.With("container_id", shortID(created.ID))
-	log.Debug("sandbox created")
-
-	s, err := d.attachAndStart(ctx, created.ID, spec)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	s.send(job)
-	o, err := d.await(ctx, created.ID, spec, s, log)
+	b.s.bind(spec)
+	b.s.send(job)
+	o, err := d.await(ctx, b.id, spec, b.s, log)
 	o.duration = time.Since(began)
-	finish(res, s.stdout, s.stderr, o)
+	finish(res, b.s.stdout, b.s.stderr, o)
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return err
+}
+
+// box is a container and its attached stream.
+type box struct {
+	id    string // empty when create failed
+	ref   string // what to remove: the id, or the name when no id came back
+	runID string
+	warm  bool
+	s     *session
+}
+
+// startContainer creates, attaches to and starts a container for spec; the
+// container waits for its job. On error the box, when not nil, still names
+// what to remove.
+func (d *Docker) startContainer(ctx context.Context, spec *Spec) (*box, error) {
+	cfg, hc := containerConfig(spec, d.runParams(spec, d.now()))
+	name := containerName(spec.RunID)
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	cancel()
+	// A create cut short may still have made the container: it is then
+	// removed by name, as its id never arrived.
+	b := &box{id: created.ID, ref: created.ID, runID: spec.RunID}
+	if b.ref == "" {
+		b.ref = name
+	}
+	if err != nil {
+		return b, createError(spec.Image, err)
+	}
+	b.s, err = d.attachAndStart(ctx, created.ID)
+	return b, err
+}
+
+func (d *Docker) runParams(spec *Spec, created time.Time) runParams {
+	return runParams{image: spec.Image, user: d.ids.user(), created: created, owner: d.owner, version: d.version}
 }
 
 // createError names what a failed create means for the user.
@@ -165,7 +193,7 @@ func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, l
 		killed = d.kill(ctx, id)
 	}
 	s.close()
-	o.report, o.initLog = s.report, s.initErr.String()
+	o.report, o.initLog = s.report, s.initErr.firstLine()
 
 	if o.cancelled {
 		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
@@ -179,6 +207,7 @@ func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, l
 	o.oomKilled = st.OOMKilled
 	o.initExit = st.ExitCode
 	if o.report == nil && !o.backstop && !o.oomKilled {
+		log.Warn("sandbox-init ended without a report", "exit_code", st.ExitCode, "init_stderr", s.initErr.String())
 		return o, errors.Join(noReport(st.ExitCode, o.initLog, s.decodeErr), killed)
 	}
 	return o, killed

@@ -7,28 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 	"golang.org/x/sys/unix"
 )
-
-// Exit codes for a job that never ran, as a shell reports them.
-const (
-	exitNotFound      = 127
-	exitCannotExecute = 126
-)
-
-// errCommandNotFound marks failures reported as 127; every other failure to
-// run the job is 126.
-var errCommandNotFound = errors.New("command not found")
-
-// failed is the report of a job that could not be run at all.
-func failed(err error) frame.Report {
-	code := exitCannotExecute
-	if errors.Is(err, errCommandNotFound) {
-		code = exitNotFound
-	}
-	return frame.Report{ExitCode: code, Error: err.Error()}
-}
 
 // lookPath finds file the way a shell would, but in the job's PATH rather
 // than init's, and relative to the job's cwd for names with a slash (exec

@@ -1,11 +1,31 @@
 package main
 
 import (
+	"errors"
 	"log/slog"
 
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 	"golang.org/x/sys/unix"
 )
+
+// Exit codes for a job that never ran, as a shell reports them.
+const (
+	exitNotFound      = 127
+	exitCannotExecute = 126
+)
+
+// errCommandNotFound marks failures reported as 127; every other failure to
+// run the job is 126.
+var errCommandNotFound = errors.New("command not found")
+
+// failed is the report of a job that could not be run at all.
+func failed(err error) frame.Report {
+	code := exitCannotExecute
+	if errors.Is(err, errCommandNotFound) {
+		code = exitNotFound
+	}
+	return frame.Report{ExitCode: code, Error: err.Error()}
+}
 
 // report builds the Result of a job that ran.
 func report(c *child, ex exit, timedOut bool, stdout, stderr *streamRelay, log *slog.Logger) frame.Report {

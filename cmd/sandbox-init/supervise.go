@@ -57,14 +57,14 @@ func supervise(job *frame.Job, c *child, out *frameWriter, sigs <-chan os.Signal
 
 // awaitExit waits for the child, sending SIGTERM then SIGKILL to its group on
 // timeout or on a stop request to init.
-func awaitExit(job *frame.Job, c *child, exited <-chan exit, sigs <-chan os.Signal, log *slog.Logger) (ex exit, timedOut bool) {
+func awaitExit(job *frame.Job, c *child, exited <-chan exit, sigs <-chan os.Signal, log *slog.Logger) (exit, bool) {
 	var deadline, kill <-chan time.Time
 	if job.TimeoutMS > 0 {
 		t := time.NewTimer(millis(job.TimeoutMS))
 		defer t.Stop()
 		deadline = t.C
 	}
-	terminating := false
+	timedOut, terminating := false, false
 	terminate := func(why string) {
 		if terminating {
 			return
@@ -74,8 +74,8 @@ func awaitExit(job *frame.Job, c *child, exited <-chan exit, sigs <-chan os.Sign
 		if err := c.signal(unix.SIGTERM); err != nil {
 			log.Warn("send SIGTERM", "pgid", c.pid, "err", err)
 		}
-		// A stopped process would hold SIGTERM pending until the KILL;
-		// continuing it lets it exit cleanly within the grace period.
+		// A stopped process runs no SIGTERM handler until continued; this
+		// lets it clean up within the grace period instead of being killed.
 		if err := c.signal(unix.SIGCONT); err != nil {
 			log.Warn("send SIGCONT", "pgid", c.pid, "err", err)
 		}
@@ -83,13 +83,13 @@ func awaitExit(job *frame.Job, c *child, exited <-chan exit, sigs <-chan os.Sign
 		kill = t.C
 	}
 	for {
+		// Exit is checked first so that a child that exited just as a timer
+		// fired is neither reported as timed out nor signalled once reaped.
 		select {
 		case ex := <-exited:
 			return ex, timedOut
 		default:
 		}
-		// Checked first so that a child that exited just as a timer fired
-		// is neither reported as timed out nor signalled after being reaped.
 		select {
 		case ex := <-exited:
 			return ex, timedOut

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -42,9 +43,15 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 	defer d.Close()
 	// Containers of owners that died (crash, SIGKILL) are removed first, so
 	// a crashed agent host does not leak sandboxes across restarts.
-	if reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true}); err != nil {
+	reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
+	switch {
+	case errors.Is(err, sandbox.ErrDockerUnavailable):
+		// Every later call would fail the same way: say it once, before a
+		// container is attempted.
+		return nil, err
+	case err != nil:
 		e.g.logger.Debug("reap at start failed", "err", err)
-	} else if len(reaped) > 0 {
+	case len(reaped) > 0:
 		e.g.logger.Info("removed leaked sandboxes", "count", len(reaped))
 	}
 	res, runErr := d.Run(ctx, e.p.Spec)

@@ -37,27 +37,13 @@ returncode -1, timed_out true and an error naming the limit.`,
   sandboxrun python --json hello --file snippet.py`,
 		Args: exactArgs(1, "one SKILL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := pythonSource(code, file)
+			name, res, err := runPython(cmd, g, s, f, args[0], code, file)
 			if err != nil {
-				return err
-			}
-			sk, err := loadSkill(g, args[0])
-			if err != nil {
-				return err
-			}
-			req, err := f.request(cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			p, err := sandboxrun.PreparePython(sk, src, req)
-			if err != nil {
-				return err
-			}
-			e := &execution{g: g, s: s, f: f, p: p}
-			res, err := e.run(cmd.Context(), !f.json)
-			if err != nil {
+				// An agent tool reads stdout: a refusal or an environment
+				// failure still answers in its shape (the exit status and
+				// stderr say the same for people).
 				if f.json {
-					_ = writeJSON(s.out, pythonResult{SkillName: sk.Manifest.Name, ReturnCode: -1, Error: err.Error()})
+					_ = writeJSON(s.out, pythonResult{SkillName: name, ReturnCode: -1, Error: err.Error()})
 				}
 				return err
 			}
@@ -76,6 +62,30 @@ returncode -1, timed_out true and an error naming the limit.`,
 	cmd.Flags().StringVar(&file, "file", "", "file holding the Python source to run")
 	f.register(cmd.Flags(), false)
 	return cmd
+}
+
+// runPython checks and runs the code. name is the skill's name once it is
+// known, else ref, so a failure can still be reported in the agent's shape.
+func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, code, file string) (name string, res *sandbox.Result, err error) {
+	src, err := pythonSource(code, file)
+	if err != nil {
+		return ref, nil, err
+	}
+	sk, err := loadSkill(g, ref)
+	if err != nil {
+		return ref, nil, err
+	}
+	req, err := f.request(cmd.InOrStdin())
+	if err != nil {
+		return sk.Manifest.Name, nil, err
+	}
+	p, err := sandboxrun.PreparePython(sk, src, req)
+	if err != nil {
+		return sk.Manifest.Name, nil, err
+	}
+	e := &execution{g: g, s: s, f: f, p: p}
+	res, err = e.run(cmd.Context(), !f.json)
+	return sk.Manifest.Name, res, err
 }
 
 func pythonSource(code, file string) ([]byte, error) {

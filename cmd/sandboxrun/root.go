@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,7 +44,10 @@ func execute(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(g, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && !g.ran {
+	var ours *exitError
+	if err != nil && !g.ran && !errors.As(err, &ours) {
+		// cobra's own error (unknown command or flag, bad flag value): a
+		// usage error. Ours already carry their code and hint.
 		err = withCode(exitRefused, fmt.Errorf("%w (see 'sandboxrun --help')", err))
 	}
 	if err != nil {
@@ -77,8 +81,8 @@ on stdin, a hard timeout, capped output and a precise result.`,
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return withCode(exitRefused, err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%w; see '%s --help'", err, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.skills, "skills", "", "skills root folder (default $SANDBOXRUN_SKILLS, else ./skills)")

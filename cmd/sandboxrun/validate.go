@@ -70,11 +70,12 @@ func printReports(w io.Writer, reports []skill.Report, asJSON bool) error {
 		if !r.Valid {
 			status = "INVALID"
 		}
-		name := r.Name
-		if name == "" {
-			name = "(unnamed)"
+		if r.Name == "" {
+			// The frontmatter did not parse far enough to name the skill.
+			fmt.Fprintf(w, "%s: %s\n", r.Path, status)
+		} else {
+			fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, status, r.Name)
 		}
-		fmt.Fprintf(w, "%s: %s (%s)\n", r.Path, status, name)
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "  error: %s\n", e)
 		}

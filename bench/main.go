@@ -1,0 +1,268 @@
+// Command bench compares sandboxrun's latency with `docker run --rm -i`
+// running the same image with the same mounts, limits and job, interleaved
+// in one process, and measures throughput at a fixed concurrency.
+//
+//	go run ./bench -n 30
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+const script = `import json, sys
+args = json.load(sys.stdin)
+print(json.dumps({"hello": args["name"]}))
+`
+
+type config struct {
+	n           int
+	concurrency int
+	image       string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.n, "n", 30, "executions per method for the latency comparison")
+	flag.IntVar(&cfg.concurrency, "c", 4, "concurrency for the throughput measurement")
+	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, cfg, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	if cfg.n < 1 || cfg.concurrency < 1 {
+		return fmt.Errorf("-n and -c must be at least 1")
+	}
+	skill, err := writeSkill()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(skill))
+
+	d, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
+		sandbox.WithMaxConcurrent(cfg.concurrency))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Ping(ctx); err != nil {
+		return err
+	}
+	if _, err := d.CheckImage(ctx, cfg.image); err != nil {
+		return err
+	}
+	b := &bench{d: d, skill: skill, image: cfg.image}
+
+	fmt.Fprintf(out, "sandboxrun bench: %d interleaved executions each of a trivial Python script (image %s)\n", cfg.n, cfg.image)
+	for range 2 { // warm caches on both paths; not counted
+		if _, err := b.library(ctx); err != nil {
+			return err
+		}
+		if _, err := b.cli(ctx); err != nil {
+			return err
+		}
+	}
+	var lib, cli []time.Duration
+	for i := range cfg.n {
+		// Alternate which goes first so neither always follows the other.
+		order := []bool{true, false}
+		if i%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, library := range order {
+			if library {
+				dur, err := b.library(ctx)
+				if err != nil {
+					return err
+				}
+				lib = append(lib, dur)
+				continue
+			}
+			dur, err := b.cli(ctx)
+			if err != nil {
+				return err
+			}
+			cli = append(cli, dur)
+		}
+	}
+	lp50, lp95 := percentile(lib, 50), percentile(lib, 95)
+	cp50, cp95 := percentile(cli, 50), percentile(cli, 95)
+	fmt.Fprintf(out, "  %-28s p50 %7s   p95 %7s\n", "sandboxrun (library):", ms(lp50), ms(lp95))
+	fmt.Fprintf(out, "  %-28s p50 %7s   p95 %7s\n", "docker run --rm -i (CLI):", ms(cp50), ms(cp95))
+	fmt.Fprintf(out, "  ratio p50 sandboxrun/CLI:     %.2f (goal <= 0.80)\n", float64(lp50)/float64(cp50))
+
+	total := max(cfg.n, 4*cfg.concurrency)
+	for _, m := range []struct {
+		name string
+		f    func(context.Context) (time.Duration, error)
+	}{{"sandboxrun (library)", b.library}, {"docker run --rm -i (CLI)", b.cli}} {
+		elapsed, err := throughput(ctx, total, cfg.concurrency, m.f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  throughput at concurrency %d, %-26s %5.2f executions/s (%d in %s)\n",
+			cfg.concurrency, m.name+":", float64(total)/elapsed.Seconds(), total, elapsed.Round(time.Millisecond))
+	}
+	return nil
+}
+
+type bench struct {
+	d     *sandbox.Docker
+	skill string
+	image string
+	seq   sync.Mutex
+	n     int
+}
+
+func limits() policy.Limits {
+	return policy.Limits{Timeout: 30 * time.Second, MemoryBytes: 256 << 20, CPUs: 1, Pids: 128,
+		OutputBytes: 1 << 20, TmpBytes: 16 << 20}
+}
+
+func (b *bench) spec() sandbox.Spec {
+	return sandbox.Spec{
+		Skill:    "bench",
+		SkillDir: b.skill,
+		Argv:     []string{"python3", "/skills/bench/scripts/hello.py"},
+		Runtime:  "python3",
+		Stdin:    []byte(`{"name": "bench"}`),
+		Limits:   limits(),
+	}
+}
+
+func (b *bench) library(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	res, err := b.d.Run(ctx, b.spec())
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("library run: %w", err)
+	}
+	if !res.Success {
+		return 0, fmt.Errorf("library run failed: %s: %s", res.Error, res.Stderr)
+	}
+	return elapsed, nil
+}
+
+// cli runs the same container with the Docker CLI: same image, user,
+// mounts, limits and hardening, and the same job on stdin.
+func (b *bench) cli(ctx context.Context) (time.Duration, error) {
+	spec := b.spec()
+	l := spec.Limits
+	job, err := json.Marshal(frame.Job{
+		Argv: spec.Argv, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "LANG=C.UTF-8"},
+		Dir: "/workspace", Stdin: spec.Stdin, TimeoutMS: l.Timeout.Milliseconds(), GraceMS: 2000, OutputCap: l.OutputBytes,
+	})
+	if err != nil {
+		return 0, err
+	}
+	b.seq.Lock()
+	b.n++
+	name := fmt.Sprintf("sandboxrun-bench-%d-%d", os.Getpid(), b.n)
+	b.seq.Unlock()
+	mem := strconv.FormatInt(l.MemoryBytes, 10)
+	args := []string{"run", "--rm", "-i", "--name", name,
+		"--label", sandbox.LabelManaged + "=true", "--label", sandbox.LabelOwnerPID + "=" + strconv.Itoa(os.Getpid()),
+		"--user", "65532:65532", "--read-only", "--network", "none", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--ipc", "private", "--cgroupns", "private",
+		"--memory", mem, "--memory-swap", mem, "--cpus", "1", "--pids-limit", strconv.FormatInt(l.Pids, 10),
+		"--ulimit", "core=0:0", "--ulimit", "nofile=1024:4096", "--log-driver", "none",
+		"--shm-size", strconv.FormatInt(l.TmpBytes, 10),
+		"--tmpfs", fmt.Sprintf("/tmp:rw,nosuid,nodev,size=%d,mode=1777", l.TmpBytes),
+		"--mount", "type=bind,src=" + b.skill + ",dst=/skills/bench,readonly,bind-propagation=rprivate,bind-nonrecursive",
+		b.image}
+	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd.Stdin = bytes.NewReader(job)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("docker run: %w: %s", err, stderr.String())
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte(`"exit_code":0`)) {
+		return 0, fmt.Errorf("docker run: the script failed: %q", stdout.String())
+	}
+	return elapsed, nil
+}
+
+func throughput(ctx context.Context, total, conc int, f func(context.Context) (time.Duration, error)) (time.Duration, error) {
+	jobs := make(chan struct{}, total)
+	for range total {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for range jobs {
+				if _, err := f(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+
+func writeSkill() (string, error) {
+	root, err := os.MkdirTemp("", "sandboxrun-bench-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "bench")
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		return "", err
+	}
+	for _, p := range []string{root, dir, filepath.Join(dir, "scripts")} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "hello.py"), []byte(script), 0o644); err != nil {
+		return "", err
+	}
+	return dir, nil
+}

@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// warmPool keeps containers that are created, attached and started, with
+// sandbox-init waiting for its job, so that a run skips the engine's
+// slowest steps. A warm container serves one run only, and only a run whose
+// container configuration (image, user, mounts, limits, labels except the
+// run's own) is identical; it is removed afterwards like any other. Idle
+// containers are removed after maxIdle and when the runner closes; their
+// owner labels let Reap find them if the process dies.
+type warmPool struct {
+	d       *Docker
+	size    int
+	maxIdle time.Duration
+
+	mu     sync.Mutex
+	idle   map[string][]*warmBox
+	count  int // idle plus starting
+	closed bool
+	bg     sync.WaitGroup // starts and removals in the background
+}
+
+type warmBox struct {
+	*box
+	timer *time.Timer
+}
+
+func newWarmPool(d *Docker, size int, maxIdle time.Duration) *warmPool {
+	if size <= 0 {
+		return nil
+	}
+	return &warmPool{d: d, size: size, maxIdle: maxIdle, idle: map[string][]*warmBox{}}
+}
+
+// key identifies a container configuration: runs with equal keys can use
+// each other's warm containers. Empty when the pool is off.
+func (p *warmPool) key(spec *Spec) string {
+	if p == nil {
+		return ""
+	}
+	tmpl := *spec
+	tmpl.RunID = ""
+	cfg, hc := containerConfig(&tmpl, p.d.runParams(&tmpl, time.Time{}))
+	b, err := json.Marshal([]any{cfg, hc})
+	if err != nil {
+		return "" // cannot happen for these types; no key, no pooling
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// take returns a live warm container for key, or nil.
+func (p *warmPool) take(key string) *box {
+	if p == nil || key == "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for list := p.idle[key]; len(list) > 0; list = p.idle[key] {
+		w := list[len(list)-1]
+		p.idle[key] = list[:len(list)-1]
+		p.count--
+		w.timer.Stop()
+		if w.s.alive() {
+			w.warm = true
+			return w.box
+		}
+		p.d.log.Warn("warm sandbox died while idle", "container_id", shortID(w.id))
+		p.discard(w.box)
+	}
+	delete(p.idle, key)
+	return nil
+}
+
+// refill starts one container for spec's configuration in the background,
+// when the pool has room.
+func (p *warmPool) refill(spec *Spec, key string) {
+	if p == nil || key == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.count >= p.size {
+		return
+	}
+	p.count++
+	tmpl := Spec{
+		Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
+		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+	}
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		b, err := p.start(&tmpl)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil || p.closed {
+			p.count--
+			if err != nil {
+				p.d.log.Warn("start warm sandbox", "error", err)
+			}
+			if b != nil {
+				p.discard(b)
+			}
+			return
+		}
+		w := &warmBox{box: b}
+		w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
+		p.idle[key] = append(p.idle[key], w)
+	}()
+}
+
+func (p *warmPool) start(tmpl *Spec) (*box, error) {
+	id, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	tmpl.RunID = id
+	return p.d.startContainer(context.Background(), tmpl)
+}
+
+// expire removes a container that waited too long.
+func (p *warmPool) expire(key string, w *warmBox) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.idle[key]
+	for i, x := range list {
+		if x == w {
+			p.idle[key] = append(list[:i:i], list[i+1:]...)
+			p.count--
+			p.discard(w.box)
+			return
+		}
+	}
+}
+
+// discard removes a container in the background. Called with p.mu held.
+func (p *warmPool) discard(b *box) {
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		if b.s != nil {
+			b.s.close()
+		}
+		if err := p.d.remove(context.Background(), b.ref, b.id == ""); err != nil {
+			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
+		}
+	}()
+}
+
+// close removes every idle container and waits for background work.
+func (p *warmPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	for key, list := range p.idle {
+		for _, w := range list {
+			w.timer.Stop()
+			p.discard(w.box)
+		}
+		delete(p.idle, key)
+	}
+	p.count = 0
+	p.mu.Unlock()
+	p.bg.Wait()
+}
