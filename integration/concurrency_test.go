@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -115,6 +117,17 @@ func TestRefusalsCreateNoContainer(t *testing.T) {
 	require.Equal(t, 1, creates())
 }
 
+func TestEngineRefusalIsInvalidSpec(t *testing.T) {
+	spec := pySpec(t, `print(1)`)
+	spec.Limits.CPUs = 1000 // more than any host here
+	res, err := runner.Run(context.Background(), spec)
+	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+	require.ErrorContains(t, err, "CPUs")
+	require.NotNil(t, res)
+	require.False(t, res.Success)
+	requireNoContainer(t, spec.RunID)
+}
+
 // watchCreates counts container create events for one run id until the
 // returned function is called.
 func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
@@ -146,4 +159,43 @@ func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
 			}
 		}
 	}
+}
+
+func TestWarmPool(t *testing.T) {
+	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
+		sandbox.WithWarmPool(2, time.Minute))
+	require.NoError(t, err)
+	closed := false
+	defer func() {
+		if !closed {
+			warm.Close()
+		}
+	}()
+
+	spec := pySpec(t, `import json, os, sys; print(json.dumps({"id": os.environ["SANDBOXRUN_RUN_ID"], "args": json.load(sys.stdin)}))`)
+	seen := map[string]bool{}
+	for i := range 4 {
+		s := spec
+		s.RunID = "" // let warm containers name the runs
+		s.Stdin = []byte(fmt.Sprintf(`{"i": %d}`, i))
+		res, err := warm.Run(context.Background(), s)
+		require.NoError(t, err)
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var out struct {
+			ID   string
+			Args map[string]int
+		}
+		require.NoError(t, json.Unmarshal(res.Output, &out))
+		require.Equal(t, res.ID, out.ID)
+		require.Equal(t, i, out.Args["i"], "each run gets its own job")
+		require.False(t, seen[res.ID], "a container serves one run only")
+		seen[res.ID] = true
+		requireNoContainer(t, res.ID)
+		time.Sleep(time.Second) // let the pool refill, as between an agent's calls
+	}
+	require.NoError(t, warm.Close())
+	closed = true
+	left, err := ownContainers(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, left, "Close removed the idle warm containers")
 }

@@ -84,11 +84,14 @@ func (a acl) encode() []byte {
 // aclFromMode is the minimal ACL equivalent to a file's permission bits.
 func aclFromMode(mode uint32) acl {
 	return acl{
-		{tag: tagUserObj, perm: uint16(mode>>6) & 7, id: aclUndefinedID},
-		{tag: tagGroupObj, perm: uint16(mode>>3) & 7, id: aclUndefinedID},
-		{tag: tagOther, perm: uint16(mode) & 7, id: aclUndefinedID},
+		{tag: tagUserObj, perm: permBits(mode >> 6), id: aclUndefinedID},
+		{tag: tagGroupObj, perm: permBits(mode >> 3), id: aclUndefinedID},
+		{tag: tagOther, perm: permBits(mode), id: aclUndefinedID},
 	}
 }
+
+// permBits is the rwx triple in the low bits of v.
+func permBits(v uint32) uint16 { return uint16(v & 7) } //nolint:gosec // masked to 3 bits
 
 func (a acl) find(tag uint16, id uint32) (aclEntry, bool) {
 	for _, e := range a {

@@ -6,6 +6,7 @@
 // the container with the hardened configuration of config.go, attaches
 // before starting, hands the job to sandbox-init (the container's PID 1)
 // over stdin, decodes the framed output, inspects for OOM and removes the
-// container on every path. Reap removes containers that a crashed owner
-// left behind.
+// container on every path. Because the job travels over stdin after start,
+// WithWarmPool can start containers before their job exists. Reap removes
+// containers that a crashed owner left behind.
 package sandbox

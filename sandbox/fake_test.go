@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -20,7 +21,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-// fakeInit is what the fake container does once started: it gets the job
+// fakeInit is what a fake container does once started: it gets the job
 // init would read and writes init's framed stdout and its stderr. killed is
 // closed when the host kills the container.
 type fakeInit func(job frame.Job, out, initErr io.Writer, killed <-chan struct{})
@@ -40,15 +41,20 @@ type fakeClient struct {
 	removeErr   error
 	state       container.State
 
-	mu      sync.Mutex
-	calls   []string
-	created *container.HostConfig
-	cfg     *container.Config
-	removed []string
+	mu         sync.Mutex
+	calls      []string
+	cfg        *container.Config
+	runIDs     []string // run-id labels in create order
+	removed    []string
+	containers map[string]*fakeContainer
+	n          int
+}
+
+type fakeContainer struct {
+	side    *fakeConn // the container's end of the attach stream
 	killed  chan struct{}
 	once    sync.Once
-	side    *fakeConn // container side
-	host    *fakeConn
+	running bool
 }
 
 func (f *fakeClient) record(call string) {
@@ -69,35 +75,65 @@ func (f *fakeClient) Removed() []string {
 	return append([]string(nil), f.removed...)
 }
 
-func (f *fakeClient) ContainerCreate(ctx context.Context, cfg *container.Config, hc *container.HostConfig,
-	_ *network.NetworkingConfig, _ *ocispec.Platform, name string) (container.CreateResponse, error) {
+// RunIDs are the run-id labels of the containers created, in order.
+func (f *fakeClient) RunIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.runIDs...)
+}
+
+// Live counts containers created and not removed.
+func (f *fakeClient) Live() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.containers)
+}
+
+func (f *fakeClient) get(id string) *fakeContainer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.containers[id]
+}
+
+func (f *fakeClient) ContainerCreate(ctx context.Context, cfg *container.Config, _ *container.HostConfig,
+	_ *network.NetworkingConfig, _ *ocispec.Platform, _ string) (container.CreateResponse, error) {
 	f.record("create")
 	f.mu.Lock()
-	f.cfg, f.created = cfg, hc
-	f.killed = make(chan struct{})
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	f.cfg = cfg
+	f.runIDs = append(f.runIDs, cfg.Labels[LabelRunID])
 	if err := ctx.Err(); err != nil {
 		return container.CreateResponse{ID: f.createID}, err
 	}
 	id := f.createID
 	if f.createErr == nil && id == "" {
-		id = "c0ffee0123456789abcdef"
+		f.n++
+		id = fmt.Sprintf("c0ffee%06d", f.n)
+	}
+	if id != "" {
+		if f.containers == nil {
+			f.containers = map[string]*fakeContainer{}
+		}
+		f.containers[id] = &fakeContainer{killed: make(chan struct{})}
 	}
 	return container.CreateResponse{ID: id}, f.createErr
 }
 
-func (f *fakeClient) ContainerAttach(_ context.Context, _ string, _ container.AttachOptions) (types.HijackedResponse, error) {
+func (f *fakeClient) ContainerAttach(_ context.Context, id string, _ container.AttachOptions) (types.HijackedResponse, error) {
 	f.record("attach")
 	if f.attachErr != nil {
 		return types.HijackedResponse{}, f.attachErr
 	}
+	c := f.get(id)
 	h2c, c2h := newPipe(), newPipe()
-	f.host = &fakeConn{r: c2h.r, w: h2c.w}
-	f.side = &fakeConn{r: h2c.r, w: c2h.w}
-	return types.HijackedResponse{Conn: f.host, Reader: bufio.NewReader(f.host)}, nil
+	host := &fakeConn{r: c2h.r, w: h2c.w}
+	f.mu.Lock()
+	c.side = &fakeConn{r: h2c.r, w: c2h.w}
+	f.mu.Unlock()
+	return types.HijackedResponse{Conn: host, Reader: bufio.NewReader(host)}, nil
 }
 
-func (f *fakeClient) ContainerStart(ctx context.Context, _ string, _ container.StartOptions) error {
+func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.StartOptions) error {
 	f.record("start")
 	if f.startErr != nil {
 		return f.startErr
@@ -105,7 +141,11 @@ func (f *fakeClient) ContainerStart(ctx context.Context, _ string, _ container.S
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	side, killed := f.side, f.killed
+	c := f.get(id)
+	f.mu.Lock()
+	c.running = true
+	side := c.side
+	f.mu.Unlock()
 	go func() {
 		defer side.Close()
 		var job frame.Job
@@ -118,21 +158,27 @@ func (f *fakeClient) ContainerStart(ctx context.Context, _ string, _ container.S
 		out := stdcopy.NewStdWriter(side, stdcopy.Stdout)
 		errw := stdcopy.NewStdWriter(side, stdcopy.Stderr)
 		if f.init != nil {
-			f.init(job, out, errw, killed)
+			f.init(job, out, errw, c.killed)
 		}
 	}()
 	return nil
 }
 
-func (f *fakeClient) ContainerKill(_ context.Context, _ string, _ string) error {
+func (f *fakeClient) ContainerKill(_ context.Context, id string, _ string) error {
 	f.record("kill")
-	f.once.Do(func() {
-		close(f.killed)
-		if f.side != nil {
-			f.side.Close()
+	if c := f.get(id); c != nil {
+		c.stop()
+	}
+	return nil
+}
+
+func (c *fakeContainer) stop() {
+	c.once.Do(func() {
+		close(c.killed)
+		if c.side != nil {
+			c.side.Close()
 		}
 	})
-	return nil
 }
 
 func (f *fakeClient) ContainerInspect(_ context.Context, id string) (container.InspectResponse, error) {
@@ -140,7 +186,9 @@ func (f *fakeClient) ContainerInspect(_ context.Context, id string) (container.I
 	if f.inspectErr != nil {
 		return container.InspectResponse{}, f.inspectErr
 	}
+	f.mu.Lock()
 	st := f.state
+	f.mu.Unlock()
 	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id, Image: "sha256:feed", State: &st}}, nil
 }
 
@@ -163,8 +211,13 @@ func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts contai
 		return errors.New("remove without force or volumes")
 	}
 	f.mu.Lock()
+	c := f.containers[id]
+	delete(f.containers, id)
 	f.removed = append(f.removed, id)
 	f.mu.Unlock()
+	if c != nil {
+		c.stop()
+	}
 	return f.removeErr
 }
 

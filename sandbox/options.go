@@ -29,6 +29,8 @@ type settings struct {
 	initGrace      time.Duration
 	ownerPID       int
 	ownerHost      string
+	warmSize       int
+	warmMaxIdle    time.Duration
 }
 
 func defaultSettings() settings {
@@ -42,6 +44,7 @@ func defaultSettings() settings {
 		initGrace:      2 * time.Second,
 		ownerPID:       os.Getpid(),
 		ownerHost:      host,
+		warmMaxIdle:    time.Minute,
 	}
 }
 
@@ -89,6 +92,16 @@ func WithOwnerPID(pid int) Option { return func(s *settings) { s.ownerPID = pid 
 // os.Hostname().
 func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost = host } }
 
+// WithWarmPool keeps up to size containers started ahead of time, waiting
+// for their job, so that runs with a configuration seen before (same skill,
+// workspace, image and limits) skip container creation and start. Each
+// container still serves exactly one run. Idle ones are removed after
+// maxIdle, and all by Close. Default: off (size 0), which suits a process
+// that runs once and exits.
+func WithWarmPool(size int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
+}
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.logger == nil {
@@ -113,6 +126,9 @@ func (s *settings) validate() error {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
 		}
 	}
+	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
+		errs = append(errs, fmt.Errorf("warm pool of %d containers idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
+	}
 	if s.ownerPID <= 0 {
 		errs = append(errs, fmt.Errorf("owner pid is %d: use a real process id", s.ownerPID))
 	}
@@ -135,6 +151,7 @@ type Docker struct {
 	owner          owner
 	ids            identity
 	now            func() time.Time
+	pool           *warmPool // nil when off
 }
 
 var _ Runner = (*Docker)(nil)
@@ -166,6 +183,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 	if d.image == "" {
 		d.image = "sandboxrun/runner:" + s.version
 	}
+	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle)
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {
@@ -182,8 +200,10 @@ func (d *Docker) Client() Client { return d.client }
 // Image returns the default image.
 func (d *Docker) Image() string { return d.image }
 
-// Close releases the Docker client if NewDocker created it.
+// Close removes the warm pool's idle containers and releases the Docker
+// client if NewDocker created it. Runs must have returned.
 func (d *Docker) Close() error {
+	d.pool.close()
 	if d.ownClient == nil {
 		return nil
 	}

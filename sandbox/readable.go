@@ -88,9 +88,9 @@ func canRead(n *node, ids identity) bool {
 	}
 	mode := n.st.Mode
 	switch {
-	case n.st.Uid == uint32(ids.uid):
+	case n.st.Uid == ids.uid:
 		return (mode>>6)&want == want
-	case n.st.Gid == uint32(ids.gid):
+	case n.st.Gid == ids.gid:
 		return (mode>>3)&want == want
 	default:
 		return mode&want == want

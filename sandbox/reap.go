@@ -19,7 +19,8 @@ type ReapOptions struct {
 	DryRun bool
 	// Grace, when positive, also selects containers older than Grace
 	// whatever their owner. Keep it above the longest execution (timeout +
-	// grace + backstop margin) so no live run is cut.
+	// grace + backstop margin) and above any warm pool's idle time, so no
+	// live run or waiting container is cut.
 	Grace time.Duration
 	// OnlyDeadOwners selects only containers whose owner process on this
 	// host is gone, ignoring Grace: safe to run at every start.

@@ -13,9 +13,11 @@ import (
 	"github.com/docker/docker/api/types/container"
 )
 
-// Run executes spec in a new container and removes the container before it
-// returns, also when ctx is cancelled (removal then runs under
-// context.WithoutCancel with its own timeout).
+// Run executes spec in a container of its own (new, or started ahead by the
+// warm pool) and removes the container before it returns, also when ctx is
+// cancelled (removal then runs under context.WithoutCancel with its own
+// timeout). At most WithMaxConcurrent runs execute at once; the others wait
+// for a slot or for ctx.
 //
 // A script that fails is not an error: it is a Result with Success false.
 // A nil Result comes only with a refusal before any Docker call (the error
@@ -52,7 +54,7 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 		}
 	}()
 	defer func() { err = errors.Join(err, unshare()) }()
-	return res, d.execute(ctx, &spec, res, generatedID, log.With("run_id", spec.RunID))
+	return res, d.execute(ctx, &spec, res, generatedID, log)
 }
 
 // prepare fills defaults, validates, and checks the host side of the spec.
@@ -102,11 +104,12 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 			}
 		}()
 	}
-	d.pool.refill(spec, key)
 	if err != nil {
 		return err
 	}
-	log = log.With("container_id", shortID(b.id), "warm", b.warm)
+	// The next run with this configuration finds a container waiting.
+	d.pool.refill(spec, key)
+	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)
 	defer b.s.close()
 
 	job, err := json.Marshal(jobFor(spec, d.version, d.initGrace))

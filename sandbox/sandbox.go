@@ -43,13 +43,25 @@ type Spec struct {
 	Image  string
 	Limits policy.Limits
 	// Stdout and Stderr, when set, receive the script's output live as it
-	// arrives, in addition to the capped copy in the Result.
+	// arrives, in addition to the capped copy in the Result. A write that
+	// blocks holds up the run; a write that fails stops further writes to
+	// that writer only.
 	Stdout io.Writer
 	Stderr io.Writer
 }
 
 // Result is the outcome of one execution. JSON field names are part of the
 // interface.
+//
+// ExitCode is the script's exit status; 124 when it timed out (TimedOut,
+// and a "Timeout:" line ends Stderr); -N when signal N killed it (Signal
+// names it); -1 when it never ran. Success is ExitCode 0 without timeout or
+// OOM. Stdout and Stderr are valid UTF-8 (invalid bytes become U+FFFD) and
+// hold at most Limits.OutputBytes each; the byte counts include what was
+// cut. Output is Stdout parsed as JSON when all of it is one JSON value and
+// nothing was cut, else null. DurationMS is host wall time from creating (or
+// taking a warm) container to the end of its output. Error says why the
+// execution failed, when it did.
 type Result struct {
 	ID              string          `json:"id"`
 	Skill           string          `json:"skill"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -29,13 +30,22 @@ const (
 // and afterwards the entries are removed and whatever the sandbox created
 // is handed back to the caller (see shareWorkspace).
 type identity struct {
-	callerUID, callerGID int
-	uid, gid             int
+	callerUID, callerGID uint32
+	uid, gid             uint32
 }
 
-func currentIdentity() identity { return identityFor(os.Getuid(), os.Getgid()) }
+func currentIdentity() identity { return identityFor(idOf(os.Getuid()), idOf(os.Getgid())) }
 
-func identityFor(callerUID, callerGID int) identity {
+// idOf narrows an id from package os; Linux ids are 32-bit and never
+// negative, and anything else is treated as root, the stricter case.
+func idOf(v int) uint32 {
+	if v < 0 || v > math.MaxUint32 {
+		return 0
+	}
+	return uint32(v)
+}
+
+func identityFor(callerUID, callerGID uint32) identity {
 	id := identity{callerUID: callerUID, callerGID: callerGID, uid: callerUID, gid: callerGID}
 	if callerUID == 0 {
 		id.uid, id.gid = SandboxUID, SandboxGID
@@ -46,7 +56,9 @@ func identityFor(callerUID, callerGID int) identity {
 }
 
 // user is the container's User field.
-func (i identity) user() string { return strconv.Itoa(i.uid) + ":" + strconv.Itoa(i.gid) }
+func (i identity) user() string {
+	return strconv.FormatUint(uint64(i.uid), 10) + ":" + strconv.FormatUint(uint64(i.gid), 10)
+}
 
 // foreign reports whether the sandbox runs as someone other than the
 // caller, so the caller's files need sharing and checking.
@@ -72,7 +84,7 @@ func shareWorkspace(ctx context.Context, spec *Spec, ids identity, log *slog.Log
 		unlockDir(lock)
 		return reclaimWorkspace(ws, ids, log)
 	}
-	if err := walkTree(ws, func(n *node) error { return grantNode(n, uint32(ids.uid)) }); err != nil {
+	if err := walkTree(ws, func(n *node) error { return grantNode(n, ids.uid) }); err != nil {
 		return nil, errors.Join(workspaceError(ws, "grant the sandbox user access", err), release())
 	}
 	return release, nil
@@ -154,7 +166,7 @@ func ownACL(n *node, a acl, uid uint32, what string) error {
 // reclaimNode removes the sandbox user's ACL entries and gives what the
 // sandbox user owns to the caller, clearing set-id bits on the way.
 func reclaimNode(n *node, ids identity) error {
-	uid := uint32(ids.uid)
+	uid := ids.uid
 	if n.isDir() || n.isRegular() {
 		for _, name := range []string{xattrACLAccess, xattrACLDefault} {
 			a, err := readACL(n, name)
@@ -177,10 +189,10 @@ func reclaimNode(n *node, ids identity) error {
 	}
 	newUID, newGID := -1, -1
 	if n.st.Uid == uid {
-		newUID = ids.callerUID
+		newUID = int(ids.callerUID)
 	}
-	if n.st.Gid == uint32(ids.gid) {
-		newGID = ids.callerGID
+	if n.st.Gid == ids.gid {
+		newGID = int(ids.callerGID)
 	}
 	if newUID == -1 && newGID == -1 {
 		return nil

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -43,7 +44,7 @@ func xattrACL(t *testing.T, path, name string) acl {
 	t.Helper()
 	buf := make([]byte, 1024)
 	n, err := unix.Lgetxattr(path, name, buf)
-	if err == unix.ENODATA {
+	if errors.Is(err, unix.ENODATA) {
 		return nil
 	}
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
@@ -14,6 +15,10 @@ import (
 // written, 1 when it could not be (the host stopped reading).
 func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	// One P is plenty for relaying pipes, and it bounds the threads the
+	// scheduler wants; the rest are created before the child can take them.
+	runtime.GOMAXPROCS(1)
+	reserveThreads(reservedThreads)
 	// Signals first: a warm container may be stopped before its job arrives.
 	sigs := watchSignals()
 	out := newFrameWriter(stdout)

@@ -1,0 +1,347 @@
+package images
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Skill images are made with `docker create` + `docker start` + `docker
+// commit` rather than `docker build`: the legacy builder (the only one every
+// engine has) records build arguments in `docker history` and puts anything
+// in the build context into a layer, and neither an index URL with a token
+// nor a wheelhouse belongs in the image. Here the package sources reach the
+// container by `docker cp` into a scratch folder that the build script
+// deletes, so the one committed layer holds only what was installed.
+
+// stepOutputLines bounds the output quoted in a SkillBuildError.
+const stepOutputLines = 25
+
+// buildSkill makes p's image. The caller holds the build lock for p.ref.
+func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) {
+	started := time.Now()
+	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, shortID(p.runnerID))
+	runnerCfg, err := imageConfigOf(ctx, p.runnerID)
+	if err != nil {
+		return Image{}, err
+	}
+	previous, err := inspectImage(ctx, p.ref)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Image{}, err
+	}
+	script, steps := skillScript(p)
+	changes, err := commitChanges(runnerCfg, skillLabels(p, skillImageTime()))
+	if err != nil {
+		return Image{}, err
+	}
+
+	name := buildContainerName(p.ref)
+	// A container of this name is left over from a build that was killed
+	// before it could clean up; the lock says no live build owns it.
+	if err := removeContainer(ctx, name); err != nil {
+		return Image{}, err
+	}
+	defer func() { _ = removeContainer(ctx, name) }() // best effort; the next build of this ref retries
+	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
+		"create", "--name", name,
+		"--user", "0:0", "--entrypoint", "/bin/sh", "--workdir", "/",
+		"--security-opt", "no-new-privileges", "--log-driver", "none",
+		p.runnerID, buildScript,
+	}}); err != nil {
+		return Image{}, fmt.Errorf("creating the build container for %s: %w", p.ref, err)
+	}
+	if err := copyBuildInputs(ctx, name, script, p.findLinks); err != nil {
+		return Image{}, err
+	}
+
+	tracker := newStepTracker(rep, steps)
+	stdout, stderr := tracker.stream(), tracker.stream()
+	err = run(ctx, cmdSpec{name: dockerProgram, args: []string{"start", "--attach", name}, stdout: stdout, stderr: stderr})
+	stdout.flush()
+	stderr.flush()
+	if err != nil {
+		return Image{}, tracker.failure(ctx, p, err)
+	}
+	tracker.finish()
+
+	var out cappedBuffer
+	out.max = 4 << 10
+	args := []string{"commit", "--message", "sandboxrun: dependencies of skill " + sanitizeComment(p.opts.Skill)}
+	for _, c := range changes {
+		args = append(args, "--change", c)
+	}
+	args = append(args, name, p.ref)
+	if err := run(ctx, cmdSpec{name: dockerProgram, args: args, stdout: &out}); err != nil {
+		return Image{}, fmt.Errorf("committing %s: %w", p.ref, err)
+	}
+	info, err := inspectImage(ctx, p.ref)
+	if err != nil {
+		return Image{}, fmt.Errorf("inspecting %s after building it: %w", p.ref, err)
+	}
+	if previous.ID != "" && previous.ID != info.ID {
+		if err := removeIfUntagged(ctx, previous.ID); err != nil {
+			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, shortID(previous.ID), err)
+		}
+	}
+	added := ""
+	if runner, err := inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
+		added = fmt.Sprintf("; it adds %s to the runner image", formatBytes(info.Size-runner.Size))
+	}
+	rep.stepf("built %s (%s) in %s%s", p.ref, shortID(info.ID), rep.since(started), added)
+	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash, Built: true}, nil
+}
+
+// buildContainerName is fixed per image reference, so a leftover of a killed
+// build is found (and removed) by the next build of the same image.
+func buildContainerName(ref string) string {
+	return "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
+}
+
+// BuildContainerPrefix starts the name of every skill build container.
+const BuildContainerPrefix = "sandboxrun-build-"
+
+// removeContainer force-removes a container by exact name when it exists.
+// It runs detached from ctx's cancellation because it is cleanup.
+func removeContainer(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	out := cappedBuffer{max: 64 << 10}
+	err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
+		"container", "ls", "--all", "--quiet", "--no-trunc", "--filter", "name=^/" + name + "$",
+	}, stdout: &out})
+	if err != nil {
+		return fmt.Errorf("looking for the build container %s: %w", name, err)
+	}
+	for _, id := range strings.Fields(string(out.Bytes())) {
+		if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"container", "rm", "--force", id}}); err != nil {
+			return fmt.Errorf("removing the build container %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// imageConfigOf reads the configuration a commit must carry over.
+func imageConfigOf(ctx context.Context, ref string) (imageConfig, error) {
+	out := cappedBuffer{max: inspectMaxBytes}
+	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
+		"image", "inspect", "--format", "{{json .Config}}", "--", ref,
+	}, stdout: &out}); err != nil {
+		return imageConfig{}, fmt.Errorf("reading the configuration of %s: %w", ref, err)
+	}
+	var c imageConfig
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		return imageConfig{}, fmt.Errorf("decoding the configuration of %s: %w", ref, err)
+	}
+	return c, nil
+}
+
+// copyBuildInputs streams the script and the local find-links folders into
+// the created container as one tar archive (`docker cp -`), which also
+// works when the daemon is on another machine.
+func copyBuildInputs(ctx context.Context, container, script string, links []findLinksSource) error {
+	pr, pw := io.Pipe()
+	writeErr := make(chan error, 1)
+	go func() {
+		err := writeBuildTar(pw, script, links)
+		_ = pw.CloseWithError(err) // the reader sees err; it is also returned below
+		writeErr <- err
+	}()
+	err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"cp", "-", container + ":/tmp"}, stdin: pr})
+	_ = pr.Close() // unblocks the writer if docker cp stopped reading
+	if werr := <-writeErr; werr != nil {
+		return werr
+	}
+	if err != nil {
+		return fmt.Errorf("copying the build inputs into %s: %w", container, err)
+	}
+	return nil
+}
+
+func writeBuildTar(w io.Writer, script string, links []findLinksSource) error {
+	tw := tar.NewWriter(w)
+	now := time.Now()
+	dir := func(name string) error {
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o700, ModTime: now})
+	}
+	base := strings.TrimPrefix(buildDir, "/tmp/")
+	if err := dir(base); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/build.sh", Mode: 0o700, Size: int64(len(script)), ModTime: now}); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	if _, err := io.WriteString(tw, script); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	if err := dir(base + "/find-links"); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	for i, l := range links {
+		if !l.local {
+			continue
+		}
+		sub := base + "/find-links/" + strconv.Itoa(i)
+		if err := dir(sub); err != nil {
+			return fmt.Errorf("writing the build inputs: %w", err)
+		}
+		for _, name := range l.files {
+			if err := addFile(tw, filepath.Join(l.value, name), sub+"/"+name, now); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	return nil
+}
+
+func addFile(tw *tar.Writer, path, name string, now time.Time) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--find-links: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read-only
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--find-links: %w", err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: fi.Size(), ModTime: now}); err != nil {
+		return fmt.Errorf("writing the build inputs: %w", err)
+	}
+	if _, err := io.Copy(tw, f); err != nil {
+		return fmt.Errorf("--find-links: copying %s: %w", path, err)
+	}
+	return nil
+}
+
+// stepTracker turns the build script's step markers into progress lines
+// with durations, relays everything else indented, and keeps the tail of
+// the running step's output for the error when it fails.
+type stepTracker struct {
+	mu      sync.Mutex
+	rep     *reporter
+	steps   []buildStep
+	current int
+	since   time.Time
+	tail    *tailBuffer
+}
+
+func newStepTracker(rep *reporter, steps []buildStep) *stepTracker {
+	return &stepTracker{rep: rep, steps: steps, current: -1, tail: &tailBuffer{max: stderrTailBytes}}
+}
+
+func (t *stepTracker) stream() *stepStream { return &stepStream{t: t} }
+
+func (t *stepTracker) line(l []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if rest, ok := bytes.CutPrefix(l, []byte(stepMarker)); ok {
+		if i, err := strconv.Atoi(strings.TrimSpace(string(rest))); err == nil && i >= 0 && i < len(t.steps) {
+			t.doneLocked()
+			t.current, t.since = i, time.Now()
+			t.tail = &tailBuffer{max: stderrTailBytes}
+			t.rep.stepf("%s", t.steps[i].desc)
+			return
+		}
+	}
+	_, _ = t.tail.Write(l)
+	_, _ = t.rep.output().Write(l)
+}
+
+func (t *stepTracker) doneLocked() {
+	if t.current >= 0 {
+		t.rep.stepf("%s: done in %s", t.steps[t.current].name, formatDuration(time.Since(t.since)))
+	}
+}
+
+func (t *stepTracker) finish() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.doneLocked()
+	t.current = -1
+}
+
+// failure describes a failed `docker start --attach` as the step that
+// failed with its output.
+func (t *stepTracker) failure(ctx context.Context, p skillPlan, err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	step := "starting the build container"
+	if t.current >= 0 {
+		step = t.steps[t.current].desc
+	}
+	cause := err
+	var cmdErr *CommandError
+	switch {
+	case ctx.Err() != nil:
+		cause = ctx.Err()
+	case errors.As(err, &cmdErr) && cmdErr.ExitCode > 0 && t.current >= 0:
+		cause = fmt.Errorf("%s exited with status %d", t.steps[t.current].name, cmdErr.ExitCode)
+	}
+	return &SkillBuildError{
+		Skill:  p.opts.Skill,
+		Ref:    p.ref,
+		Step:   step,
+		Output: lastLinesRaw(t.tail.String(), stepOutputLines),
+		Err:    cause,
+	}
+}
+
+// stepStream is one of the container's output streams, split into lines.
+type stepStream struct {
+	t       *stepTracker
+	partial []byte
+}
+
+func (s *stepStream) Write(p []byte) (int, error) {
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			break
+		}
+		s.t.line(s.partial[:i+1])
+		s.partial = s.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+// flush passes on a last line without a newline.
+func (s *stepStream) flush() {
+	if len(s.partial) > 0 {
+		s.t.line(append(s.partial, '\n'))
+		s.partial = nil
+	}
+}
+
+// lastLinesRaw returns the last n lines of s, newlines kept.
+func lastLinesRaw(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,161 @@
+package images
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// skillRecipeVersion changes when the way a skill image is made changes
+// (the build script, what it cleans up), so that images made the old way
+// stop matching and get rebuilt.
+const skillRecipeVersion = "1"
+
+// skillTagLen is how many hex digits of the deps hash make the tag: 64
+// bits, plenty to tell apart the images of one skill.
+const skillTagLen = 16
+
+// skillPlan is everything a build needs, computed before any build starts.
+type skillPlan struct {
+	opts        SkillOptions // normalized
+	runnerID    string
+	ref         string
+	depsHash    string
+	contentHash string
+	findLinks   []findLinksSource
+}
+
+// findLinksSource is one --find-links entry: a URL passed to pip as it is,
+// or a local folder whose top-level files are copied into the build.
+type findLinksSource struct {
+	value string
+	local bool
+	// files are the regular files directly in the folder (symlinks
+	// followed), sorted: what pip would see there, since it does not
+	// recurse into subfolders.
+	files []string
+}
+
+func planSkill(o SkillOptions, runnerID string) (skillPlan, error) {
+	p := skillPlan{opts: o, runnerID: runnerID, depsHash: depsHash(o, runnerID)}
+	p.ref = skillRef(o.Skill, p.depsHash)
+	parts := [][]byte{
+		[]byte(p.depsHash),
+		[]byte(o.Pip.IndexURL),
+		[]byte(strings.Join(o.Pip.TrustedHosts, "\n")),
+	}
+	for _, l := range o.Pip.FindLinks {
+		src := findLinksSource{value: l, local: !isURL(l)}
+		if !src.local {
+			parts = append(parts, []byte("url:"+l))
+			p.findLinks = append(p.findLinks, src)
+			continue
+		}
+		// The folder's content, not its path, is what the image is made
+		// of: moving a wheelhouse does not rebuild, changing a wheel does.
+		files, digest, err := digestFolder(l)
+		if err != nil {
+			return skillPlan{}, err
+		}
+		src.files = files
+		parts = append(parts, []byte("dir:"+digest))
+		p.findLinks = append(p.findLinks, src)
+	}
+	p.contentHash = contentHash("skill", parts...)
+	return p, nil
+}
+
+// depsHash identifies a skill image by what it holds: the skill, the exact
+// runner image it is built on, and the canonical package lists. o must be
+// normalized.
+func depsHash(o SkillOptions, runnerID string) string {
+	return contentHash("skill-deps",
+		[]byte(skillRecipeVersion),
+		[]byte(o.Skill),
+		[]byte(runnerID),
+		[]byte(strings.Join(o.SystemPackages, "\n")),
+		[]byte(strings.Join(o.PythonPackages, "\n")),
+		[]byte(strings.Join(o.RequiresPython, "\n")),
+	)
+}
+
+func skillRef(skillName, depsHash string) string {
+	return SkillRepoPrefix + repoName(skillName) + ":" + strings.TrimPrefix(depsHash, "sha256:")[:skillTagLen]
+}
+
+var (
+	specSkillName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+	notRepoChar   = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// repoName turns a skill name into the part of a repository name after
+// "sandboxrun/skill-". Spec-style names (lowercase ASCII letters, digits,
+// hyphens) are used as they are; others (the skill package also accepts
+// Unicode letters) are reduced to ASCII and suffixed with a short hash of
+// the real name, so two names never share a repository.
+func repoName(name string) string {
+	if specSkillName.MatchString(name) && len(name) <= 64 {
+		return name
+	}
+	ascii := strings.Trim(notRepoChar.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(ascii) > 40 {
+		ascii = strings.TrimRight(ascii[:40], "-")
+	}
+	sum := sha256.Sum256([]byte(name))
+	if ascii == "" {
+		return "x-" + hex.EncodeToString(sum[:4])
+	}
+	return ascii + "-" + hex.EncodeToString(sum[:4])
+}
+
+// digestFolder lists the regular files directly in dir and hashes their
+// names and contents.
+func digestFolder(dir string) (files []string, digest string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("--find-links %s: %w", dir, err)
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(p) // follows symlinks, as pip does
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		files = append(files, e.Name())
+	}
+	sort.Strings(files)
+	for _, name := range files {
+		if err := hashFile(h, filepath.Join(dir, name), name); err != nil {
+			return nil, "", err
+		}
+	}
+	return files, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashFile(h io.Writer, path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--find-links: reading %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }() // read-only
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--find-links: reading %s: %w", path, err)
+	}
+	fmt.Fprintf(h, "%d:%s\n%d\n", len(name), name, fi.Size())
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("--find-links: reading %s: %w", path, err)
+	}
+	if n != fi.Size() {
+		return fmt.Errorf("--find-links: %s changed while it was read; retry when the wheelhouse is complete", path)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package images
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Listed is one of sandboxrun's images: a runner, a bootstrapped base or a
+// skill image.
+type Listed struct {
+	// Ref is the first repo:tag of the image; empty when it has none.
+	Ref string
+	// Tags are all its repo:tag names.
+	Tags []string
+	ID   string
+	// Kind is KindRunner, KindBase or KindSkill.
+	Kind string
+	// Skill, DepsHash, PythonPackages and SystemPackages are set for skill
+	// images.
+	Skill          string
+	DepsHash       string
+	PythonPackages []string
+	SystemPackages []string
+	ContentHash    string
+	// Size is the image's size including the layers it shares with its
+	// parents, as `docker images` shows it.
+	Size    int64
+	Created time.Time
+}
+
+// listedInfo is the part of `docker image inspect` List reads.
+type listedInfo struct {
+	ID       string   `json:"Id"`
+	RepoTags []string `json:"RepoTags"`
+	Size     int64    `json:"Size"`
+	Created  string   `json:"Created"`
+	Config   struct {
+		Labels map[string]string `json:"Labels"`
+	} `json:"Config"`
+}
+
+// listMaxBytes bounds the inspect output List parses: a few KiB per image.
+const listMaxBytes = 64 << 20
+
+// List returns every image labelled io.sandboxrun.managed=true, sorted by
+// kind, skill and age (newest first).
+func List(ctx context.Context) ([]Listed, error) {
+	if err := checkDocker(ctx); err != nil {
+		return nil, err
+	}
+	ids := cappedBuffer{max: listMaxBytes}
+	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
+		"image", "ls", "--quiet", "--no-trunc", "--filter", "label=" + LabelManaged + "=true",
+	}, stdout: &ids}); err != nil {
+		return nil, fmt.Errorf("listing sandboxrun images: %w", err)
+	}
+	idList := slices.Compact(sortedUnique(strings.Fields(string(ids.Bytes()))))
+	if len(idList) == 0 {
+		return nil, nil
+	}
+	out := cappedBuffer{max: listMaxBytes}
+	if err := run(ctx, cmdSpec{name: dockerProgram, args: append([]string{"image", "inspect", "--"}, idList...), stdout: &out}); err != nil {
+		return nil, fmt.Errorf("inspecting sandboxrun images: %w", err)
+	}
+	var infos []listedInfo
+	if err := json.Unmarshal(out.Bytes(), &infos); err != nil {
+		return nil, fmt.Errorf("decoding `docker image inspect`: %w", err)
+	}
+	list := make([]Listed, 0, len(infos))
+	for _, in := range infos {
+		list = append(list, listedFrom(in))
+	}
+	slices.SortFunc(list, func(a, b Listed) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Skill, b.Skill), b.Created.Compare(a.Created), cmp.Compare(a.ID, b.ID))
+	})
+	return list, nil
+}
+
+func listedFrom(in listedInfo) Listed {
+	l := in.Config.Labels
+	tags := slices.DeleteFunc(slices.Clone(in.RepoTags), func(t string) bool { return t == "<none>:<none>" })
+	x := Listed{
+		Tags:        tags,
+		ID:          in.ID,
+		Kind:        l[LabelKind],
+		Skill:       l[LabelSkill],
+		DepsHash:    l[LabelDepsHash],
+		ContentHash: l[LabelContentHash],
+		Size:        in.Size,
+	}
+	if len(tags) > 0 {
+		x.Ref = tags[0]
+	}
+	if t, err := time.Parse(time.RFC3339Nano, in.Created); err == nil {
+		x.Created = t
+	}
+	// Malformed lists leave the fields empty; they are for display only.
+	_ = json.Unmarshal([]byte(l[LabelPython]), &x.PythonPackages)
+	_ = json.Unmarshal([]byte(l[LabelSystem]), &x.SystemPackages)
+	return x
+}
+
+// Prune removes the skill images keep says no, and every untagged skill
+// image (left by a rebuild that could not remove its predecessor). Runner
+// and base images are never touched. With dryRun it only reports. It
+// returns the images removed (or that would be); an image still used by a
+// container is not removed, and why is in the joined error.
+func Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, error) {
+	list, err := List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pruned []Listed
+	var errs []error
+	for _, img := range list {
+		if img.Kind != KindSkill || (len(img.Tags) > 0 && keep != nil && keep(img)) {
+			continue
+		}
+		if !dryRun {
+			if err := removeImage(ctx, img); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		pruned = append(pruned, img)
+	}
+	return pruned, errors.Join(errs...)
+}
+
+// removeImage untags every name of img and removes it. Removing by name,
+// not by ID, works when one image carries several tags; the daemon deletes
+// the image with its last tag. An image a container uses is refused by the
+// daemon (no --force), which is what a prune must do.
+func removeImage(ctx context.Context, img Listed) error {
+	targets := img.Tags
+	if len(targets) == 0 {
+		targets = []string{img.ID}
+	}
+	for _, t := range targets {
+		if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "rm", "--", t}}); err != nil {
+			return fmt.Errorf("removing %s: %w", t, err)
+		}
+	}
+	return nil
+}

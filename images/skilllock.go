@@ -1,0 +1,141 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Concurrent runs of a skill whose image is missing must build it once.
+// Inside one process, buildOnce lets the first caller build and the others
+// wait for its result; across processes on this host, an flock on a file
+// named after the image serialises the builds, and whoever gets the lock
+// second finds the image and builds nothing.
+
+// flight is one build in progress in this process.
+type flight struct {
+	done chan struct{}
+	img  Image
+	err  error
+}
+
+var flights = struct {
+	sync.Mutex
+	m map[string]*flight
+}{m: map[string]*flight{}}
+
+// buildOnce runs fn once per key among concurrent callers; the others get
+// its result with Built false, since they built nothing. A waiter whose
+// own context is still live retries when the build it waited for was
+// cancelled by its starter's context, instead of inheriting that
+// cancellation.
+func buildOnce(ctx context.Context, key string, fn func(context.Context) (Image, error)) (Image, error) {
+	for {
+		flights.Lock()
+		f, ok := flights.m[key]
+		if !ok {
+			f = &flight{done: make(chan struct{})}
+			flights.m[key] = f
+			flights.Unlock()
+			f.img, f.err = fn(ctx)
+			flights.Lock()
+			delete(flights.m, key)
+			flights.Unlock()
+			close(f.done)
+			return f.img, f.err
+		}
+		flights.Unlock()
+		select {
+		case <-ctx.Done():
+			return Image{}, fmt.Errorf("waiting for the build of the skill image: %w", ctx.Err())
+		case <-f.done:
+		}
+		if isCancel(f.err) && ctx.Err() == nil {
+			continue
+		}
+		// This caller built nothing itself.
+		img := f.img
+		img.Built = false
+		return img, f.err
+	}
+}
+
+func isCancel(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// lockPoll is how often a waiting process retries the lock; a build takes
+// seconds at least, so this costs nothing noticeable.
+const lockPoll = 200 * time.Millisecond
+
+// lockBuild takes the host-wide build lock for ref, waiting (and saying
+// so) while another process holds it. The returned function releases it.
+func lockBuild(ctx context.Context, ref string, rep *reporter) (func(), error) {
+	dir, err := lockDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the build lock %s: %w", path, err)
+	}
+	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits in an int
+	said := false
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			_ = f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if !said {
+			rep.stepf("waiting for another sandboxrun process that is building %s", ref)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("waiting for the build lock of %s: %w", ref, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+	// Closing the descriptor releases the lock; the file stays, since
+	// removing it would let a third process lock a different inode.
+	return func() { _ = f.Close() }, nil
+}
+
+// lockDir is $XDG_RUNTIME_DIR/sandboxrun when that is set, else a
+// per-user folder in the temp directory. The folder must belong to this
+// user and be closed to others: in a shared /tmp, someone else's folder (or
+// a symlink they planted) could block or redirect our locks.
+func lockDir() (string, error) {
+	uid := os.Getuid()
+	dir := filepath.Join(os.TempDir(), "sandboxrun-locks-"+strconv.Itoa(uid))
+	if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" && filepath.IsAbs(xdg) {
+		if fi, err := os.Stat(xdg); err == nil && fi.IsDir() {
+			dir = filepath.Join(xdg, "sandboxrun")
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("creating the lock folder %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", fmt.Errorf("checking the lock folder %s: %w", dir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o022 != 0 {
+		return "", fmt.Errorf("lock folder %s is not a folder owned by uid %d and closed to others; remove it and retry", dir, uid)
+	}
+	return dir, nil
+}

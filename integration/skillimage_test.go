@@ -1,0 +1,404 @@
+//go:build integration
+
+package integration
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// These tests build real skill images: apt-get reaches Debian's archive
+// from the build container, Python packages come from wheels the tests
+// write themselves (there is no PyPI here). Skill names carry the test
+// process id, so parallel runs of the suite do not share images.
+
+const venvPython = images.VenvPath + "/bin/python3"
+
+// writeWheel writes a pure-Python wheel of one module into dir.
+func writeWheel(t *testing.T, dir, name, version, source string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	info := name + "-" + version + ".dist-info"
+	files := [][2]string{
+		{name + "/__init__.py", source},
+		{info + "/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
+		{info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: sandboxrun-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	var record strings.Builder
+	for _, f := range files {
+		w, err := zw.Create(f[0])
+		require.NoError(t, err)
+		_, err = w.Write([]byte(f[1]))
+		require.NoError(t, err)
+		sum := sha256.Sum256([]byte(f[1]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
+	}
+	record.WriteString(info + "/RECORD,,\n")
+	w, err := zw.Create(info + "/RECORD")
+	require.NoError(t, err)
+	_, err = w.Write([]byte(record.String()))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+"-"+version+"-py3-none-any.whl"), buf.Bytes(), 0o644))
+}
+
+// wheelhouse holds tinypkg 0.1 and tinypkg2 0.2.
+func wheelhouse(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeWheel(t, dir, "tinypkg", "0.1", "def greet(n):\n    return 'hello ' + n\n")
+	writeWheel(t, dir, "tinypkg2", "0.2", "VALUE = 42\n")
+	return dir
+}
+
+// depsSkill writes a skill folder named name with extra frontmatter lines.
+func depsSkill(t *testing.T, root, name, front string, files map[string]string) *skill.Skill {
+	t.Helper()
+	dir := filepath.Join(root, name)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	md := "---\nname: " + name + "\ndescription: Integration test skill with dependencies.\n" + front + "---\nBody.\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644))
+	for rel, body := range files {
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	sk, err := skill.Load(dir)
+	require.NoError(t, err)
+	return sk
+}
+
+// progress relays build progress to the test log.
+type progress struct{ t *testing.T }
+
+func (p progress) Write(b []byte) (int, error) {
+	p.t.Helper()
+	p.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+func docker(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("docker", args...).CombinedOutput()
+	require.NoError(t, err, "docker %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// removeImageOnCleanup removes ref when the test ends, whatever happened.
+func removeImageOnCleanup(t *testing.T, ref string) {
+	t.Cleanup(func() { _ = exec.Command("docker", "image", "rm", "--force", ref).Run() })
+}
+
+// requireNoBuildLeftovers asserts that no build container and no untagged
+// skill image exist for ref.
+func requireNoBuildLeftovers(t *testing.T, ref string) {
+	t.Helper()
+	name := "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
+	require.Empty(t, docker(t, "container", "ls", "--all", "--quiet", "--filter", "name=^/"+name+"$"), "build container %s left behind", name)
+	dangling := docker(t, "image", "ls", "--quiet", "--filter", "dangling=true", "--filter", "label="+images.LabelKind+"="+images.KindSkill)
+	require.Empty(t, dangling, "untagged skill images left behind")
+}
+
+func requireNoImage(t *testing.T, ref string) {
+	t.Helper()
+	_, _, err := images.Inspect(context.Background(), ref)
+	require.ErrorIs(t, err, images.ErrNotFound, "image %s exists", ref)
+}
+
+func buildCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func runIn(t *testing.T, sk *skill.Skill, image string, argv ...string) *sandbox.Result {
+	t.Helper()
+	return run(t, sandbox.Spec{
+		Skill:    sk.Manifest.Name,
+		SkillDir: sk.Dir,
+		Image:    image,
+		Argv:     argv,
+		Runtime:  filepath.Base(argv[0]),
+		Limits:   testLimits(),
+	})
+}
+
+func TestSkillImage(t *testing.T) {
+	ctx := buildCtx(t)
+	root := t.TempDir()
+	name := fmt.Sprintf("it-deps-%d", os.Getpid())
+	wheels := wheelhouse(t)
+	const secret = "s3cr3t-token-in-index-url"
+	pep723 := "# /// script\n# dependencies = [\"tinypkg2>=0.2\"]\n# ///\nimport tinypkg2\nprint(tinypkg2.VALUE)\n"
+	front := "metadata:\n  system_packages: \"bc python3-tabulate\"\n  python_packages: \"tinypkg\"\n"
+	sk := depsSkill(t, root, name, front, map[string]string{
+		"scripts/calc.sh": "echo '2+3' | bc\n",
+		"scripts/pep.py":  pep723,
+	})
+	opts := sandboxrun.BuildOptions{
+		Pip: images.PipConfig{
+			// The index is unreachable (the build container's own
+			// loopback): pip falls back to the wheelhouse, and the URL
+			// with its token must not be stored anywhere in the image.
+			IndexURL:  "http://sandboxrun:" + secret + "@127.0.0.1:9/simple",
+			FindLinks: []string{wheels},
+		},
+		Progress: progress{t},
+	}
+
+	img, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+	require.NoError(t, err)
+	removeImageOnCleanup(t, img.Ref)
+	require.True(t, img.Built)
+	require.True(t, strings.HasPrefix(img.Ref, "sandboxrun/skill-"+name+":"), img.Ref)
+	requireNoBuildLeftovers(t, img.Ref)
+
+	t.Run("image configuration is the runner's, labels describe the skill, no secret stored", func(t *testing.T) {
+		var cfg struct {
+			User       string
+			Env        []string
+			Entrypoint []string
+			Cmd        []string
+			WorkingDir string
+			Labels     map[string]string
+		}
+		require.NoError(t, json.Unmarshal([]byte(docker(t, "image", "inspect", "--format", "{{json .Config}}", img.Ref)), &cfg))
+		var rcfg struct {
+			User       string
+			Env        []string
+			Entrypoint []string
+			WorkingDir string
+		}
+		require.NoError(t, json.Unmarshal([]byte(docker(t, "image", "inspect", "--format", "{{json .Config}}", runner.Image())), &rcfg))
+		require.Equal(t, rcfg.User, cfg.User)
+		require.Equal(t, rcfg.Env, cfg.Env, "a skill image adds no environment")
+		require.Equal(t, rcfg.Entrypoint, cfg.Entrypoint)
+		require.Equal(t, rcfg.WorkingDir, cfg.WorkingDir)
+		require.Empty(t, cfg.Cmd)
+		require.Equal(t, "true", cfg.Labels[images.LabelManaged])
+		require.Equal(t, images.KindSkill, cfg.Labels[images.LabelKind])
+		require.Equal(t, name, cfg.Labels[images.LabelSkill])
+		require.Equal(t, img.ContentHash, cfg.Labels[images.LabelContentHash])
+		require.Equal(t, `["tinypkg","tinypkg2>=0.2"]`, cfg.Labels[images.LabelPython])
+		require.Equal(t, `["bc","python3-tabulate"]`, cfg.Labels[images.LabelSystem])
+
+		full := docker(t, "image", "inspect", img.Ref) + docker(t, "history", "--no-trunc", img.Ref)
+		require.NotContains(t, full, secret)
+		require.NotContains(t, full, wheels)
+		// The wheelhouse and the script were deleted before the commit.
+		res := runIn(t, sk, img.Ref, "bash", "-c", "test ! -e /tmp/sandboxrun-build && ls /var/lib/apt/lists | wc -l")
+		require.True(t, res.Success, res.Stderr)
+	})
+
+	t.Run("a system package is used by the skill's script", func(t *testing.T) {
+		res := runIn(t, sk, img.Ref, "bash", "/skills/"+name+"/scripts/calc.sh")
+		require.True(t, res.Success, res.Stderr)
+		require.Equal(t, "5\n", res.Stdout)
+	})
+
+	t.Run("the venv imports the wheel, the PEP 723 dependency and a Debian python3 package", func(t *testing.T) {
+		res := runIn(t, sk, img.Ref, venvPython, "-c",
+			"import os, sys, tinypkg, tinypkg2, tabulate; print(os.getuid(), sys.prefix, tinypkg.greet('x'), tinypkg2.VALUE, tabulate.__file__.startswith('/usr/lib/python3/'))")
+		require.True(t, res.Success, res.Stderr)
+		require.Equal(t, "65532 "+images.VenvPath+" hello x 42 True\n", res.Stdout)
+
+		res = runIn(t, sk, img.Ref, venvPython, "/skills/"+name+"/scripts/pep.py")
+		require.True(t, res.Success, res.Stderr)
+		require.Equal(t, "42\n", res.Stdout)
+	})
+
+	t.Run("nothing changed: no build", func(t *testing.T) {
+		again, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+		require.NoError(t, err)
+		require.False(t, again.Built)
+		require.Equal(t, img.ID, again.ID)
+	})
+
+	t.Run("editing a script does not rebuild", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(filepath.Join(sk.Dir, "scripts", "pep.py"), []byte(pep723+"print('edited')\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(sk.Dir, "scripts", "new.py"), []byte("print('new')\n"), 0o644))
+		again, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+		require.NoError(t, err)
+		require.False(t, again.Built)
+		require.Equal(t, img.ID, again.ID)
+	})
+
+	t.Run("run finds the image without the build's package sources", func(t *testing.T) {
+		ref, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{NoBuild: true, Lookup: runner.CheckImage})
+		require.NoError(t, err)
+		require.Equal(t, img.Ref, ref)
+	})
+
+	t.Run("a changed package list rebuilds; prune removes the old image", func(t *testing.T) {
+		changed := depsSkill(t, root, name, "metadata:\n  system_packages: \"python3-tabulate\"\n  python_packages: \"tinypkg\"\n",
+			map[string]string{"scripts/pep.py": pep723})
+		_, err := sandboxrun.ImageFor(ctx, changed, sandboxrun.BuildOptions{NoBuild: true})
+		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
+		require.Contains(t, err.Error(), "sandboxrun build "+name)
+
+		rebuilt, err := sandboxrun.BuildSkillImage(ctx, changed, opts)
+		require.NoError(t, err)
+		removeImageOnCleanup(t, rebuilt.Ref)
+		require.True(t, rebuilt.Built)
+		require.NotEqual(t, img.Ref, rebuilt.Ref)
+		requireNoBuildLeftovers(t, rebuilt.Ref)
+		res := runIn(t, changed, rebuilt.Ref, "bash", "-c", "command -v bc || echo no-bc")
+		require.Equal(t, "no-bc\n", res.Stdout)
+
+		// The glue's dry run names the old image and keeps the current one.
+		pruned, _, err := sandboxrun.PruneSkillImages(ctx, root, sandboxrun.BuildOptions{}, true)
+		require.NoError(t, err)
+		var refs []string
+		for _, p := range pruned {
+			refs = append(refs, p.Ref)
+		}
+		require.Contains(t, refs, img.Ref)
+		require.NotContains(t, refs, rebuilt.Ref)
+
+		// A real prune, limited to this test's skill: the engine is shared.
+		pruned, err = images.Prune(ctx, func(l images.Listed) bool { return l.Skill != name || l.Ref == rebuilt.Ref }, false)
+		require.NoError(t, err)
+		require.Len(t, pruned, 1)
+		require.Equal(t, img.Ref, pruned[0].Ref)
+		requireNoImage(t, img.Ref)
+		list, err := images.List(ctx)
+		require.NoError(t, err)
+		found := false
+		for _, l := range list {
+			if l.Ref == rebuilt.Ref {
+				found = true
+				require.Equal(t, images.KindSkill, l.Kind)
+				require.Equal(t, []string{"tinypkg", "tinypkg2>=0.2"}, l.PythonPackages)
+				require.Positive(t, l.Size)
+			}
+		}
+		require.True(t, found, "%s not listed", rebuilt.Ref)
+	})
+}
+
+func TestSkillImageBadInput(t *testing.T) {
+	ctx := buildCtx(t)
+	wheels := wheelhouse(t)
+	tests := []struct {
+		name  string
+		front string
+		files map[string]string
+		step  string
+		want  string
+	}{
+		{
+			name:  "unknown python package",
+			front: "metadata:\n  python_packages: \"nosuchpkg-sandboxrun\"\n",
+			step:  "installing Python packages",
+			want:  "nosuchpkg-sandboxrun",
+		},
+		{
+			name:  "version that does not resolve",
+			front: "metadata:\n  python_packages: \"tinypkg==9.9\"\n",
+			step:  "installing Python packages",
+			want:  "tinypkg==9.9",
+		},
+		{
+			name:  "unknown Debian package",
+			front: "metadata:\n  system_packages: \"nosuchpkg-sandboxrun\"\n",
+			step:  "installing Debian packages",
+			want:  "Unable to locate package nosuchpkg-sandboxrun",
+		},
+		{
+			name:  "requires-python the runner does not satisfy",
+			front: "metadata:\n  python_packages: \"tinypkg\"\n",
+			files: map[string]string{"scripts/x.py": "# /// script\n# requires-python = \">=3.99\"\n# ///\n"},
+			step:  "checking requires-python",
+			want:  "not satisfied by Python 3.",
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("it-bad-%d-%d", os.Getpid(), i)
+			sk := depsSkill(t, t.TempDir(), name, tt.front, tt.files)
+			opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{Pip: images.PipConfig{FindLinks: []string{wheels}}, Progress: progress{t}})
+			require.NoError(t, err)
+			ref, _, err := images.SkillRef(ctx, opts)
+			require.NoError(t, err)
+			removeImageOnCleanup(t, ref)
+
+			_, err = images.EnsureSkill(ctx, opts)
+			t.Log(err)
+			require.ErrorIs(t, err, images.ErrSkillBuild)
+			var be *images.SkillBuildError
+			require.True(t, errors.As(err, &be))
+			require.Contains(t, be.Step, tt.step)
+			require.Contains(t, be.Output, tt.want)
+			require.Contains(t, err.Error(), tt.want)
+			requireNoImage(t, ref)
+			requireNoBuildLeftovers(t, ref)
+		})
+	}
+
+	t.Run("malformed PEP 723 block is refused before Docker", func(t *testing.T) {
+		sk := depsSkill(t, t.TempDir(), "it-bad-pep", "", map[string]string{
+			"scripts/x.py": "# /// script\n# dependencies = \"tinypkg\"\n# ///\n",
+		})
+		_, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{})
+		require.ErrorIs(t, err, skill.ErrInlineMetadata)
+		require.ErrorIs(t, err, sandboxrun.ErrRefused)
+		require.Contains(t, err.Error(), "scripts/x.py:2:")
+	})
+}
+
+func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
+	ctx := buildCtx(t)
+	name := fmt.Sprintf("it-once-%d", os.Getpid())
+	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
+	opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{})
+	require.NoError(t, err)
+	ref, _, err := images.SkillRef(ctx, opts)
+	require.NoError(t, err)
+	removeImageOnCleanup(t, ref)
+	requireNoImage(t, ref)
+
+	const n = 4
+	var wg sync.WaitGroup
+	results := make([]images.Image, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = images.EnsureSkill(ctx, opts)
+		}()
+	}
+	wg.Wait()
+	built := 0
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.Equal(t, results[0].ID, results[i].ID)
+		if results[i].Built {
+			built++
+		}
+	}
+	require.Equal(t, 1, built, "the image must be built exactly once")
+
+}

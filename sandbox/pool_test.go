@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+func (p *warmPool) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.idle {
+		n += len(l)
+	}
+	return n
+}
+
+// echoInit reports the run id it was given, so a test can tell which
+// container served which run.
+type echoInit struct {
+	mu   sync.Mutex
+	jobs []frame.Job
+}
+
+func (e *echoInit) run(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+	e.mu.Lock()
+	e.jobs = append(e.jobs, job)
+	e.mu.Unlock()
+	for _, kv := range job.Env {
+		if v, ok := strings.CutPrefix(kv, "SANDBOXRUN_RUN_ID="); ok {
+			_ = frame.Write(out, frame.Stdout, []byte(v))
+		}
+	}
+	report(out, frame.Report{})
+}
+
+func waitIdle(t *testing.T, d *Docker, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return d.pool.idleCount() == n }, 5*time.Second, time.Millisecond)
+}
+
+func TestWarmPoolServesTheNextRun(t *testing.T) {
+	e := &echoInit{}
+	f := &fakeClient{init: e.run}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+
+	first, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, first.Success)
+	waitIdle(t, d, 1)
+	require.Equal(t, 2, countCalls(f.Calls(), "create"), "one for the run, one warm")
+
+	require.Equal(t, first.ID, f.RunIDs()[0])
+	warm := f.RunIDs()[1]
+
+	second, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, second.Success)
+	require.Equal(t, warm, second.ID, "the run used the warm container and is named after it")
+	require.Equal(t, warm, second.Stdout, "the script saw the same run id")
+	waitIdle(t, d, 1)
+	require.Equal(t, 3, countCalls(f.Calls(), "create"), "the second run created only the next warm one")
+
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live(), "Close removes idle containers")
+}
+
+func TestWarmPoolKeepsTheCallersRunID(t *testing.T) {
+	e := &echoInit{}
+	f := &fakeClient{init: e.run}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	_, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	waitIdle(t, d, 1)
+
+	spec.RunID = "caller-chosen"
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, "caller-chosen", res.ID)
+	require.Equal(t, "caller-chosen", res.Stdout)
+	require.NoError(t, d.Close())
+}
+
+func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
+	e := &echoInit{}
+	f := &fakeClient{init: e.run}
+	d := newTestDocker(t, f, WithWarmPool(4, time.Minute))
+	spec := testSpec(t)
+	_, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	waitIdle(t, d, 1)
+
+	other := spec
+	other.Limits.MemoryBytes *= 2
+	require.NotEqual(t, d.pool.key(&spec), d.pool.key(&other))
+	warm := f.RunIDs()[1]
+	res, err := d.Run(context.Background(), other)
+	require.NoError(t, err)
+	require.NotEqual(t, warm, res.ID, "other limits never use this warm container")
+	require.Contains(t, f.RunIDs(), res.ID, "it got a container of its own")
+
+	// What only the job carries does not split the pool.
+	same := spec
+	same.Env = map[string]string{"X": "1"}
+	same.Stdin = []byte("other args")
+	same.Argv = []string{"node", "x.js"}
+	same.Limits.Timeout = time.Second
+	require.Equal(t, d.pool.key(&spec), d.pool.key(&same))
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
+}
+
+func TestWarmPoolExpiresIdleContainers(t *testing.T) {
+	f := &fakeClient{init: (&echoInit{}).run}
+	d := newTestDocker(t, f, WithWarmPool(1, 20*time.Millisecond))
+	_, err := d.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.Live() == 0 && d.pool.idleCount() == 0 }, 5*time.Second, time.Millisecond)
+	require.Equal(t, 2, countCalls(f.Calls(), "remove"))
+	require.NoError(t, d.Close())
+}
+
+func TestWarmPoolSkipsDeadContainers(t *testing.T) {
+	f := &fakeClient{init: (&echoInit{}).run}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	_, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	waitIdle(t, d, 1)
+
+	// Something killed the idle container (a reaper, the engine).
+	f.mu.Lock()
+	var dead *fakeContainer
+	for _, c := range f.containers {
+		dead = c
+	}
+	f.mu.Unlock()
+	dead.stop()
+	require.Eventually(t, func() bool {
+		d.pool.mu.Lock()
+		defer d.pool.mu.Unlock()
+		for _, l := range d.pool.idle {
+			for _, w := range l {
+				return !w.s.alive()
+			}
+		}
+		return false
+	}, 5*time.Second, time.Millisecond)
+
+	warm := f.RunIDs()[1]
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, res.Success)
+	require.NotEqual(t, warm, res.ID, "a dead warm container is not used")
+	require.NoError(t, d.Close())
+	require.Contains(t, f.Removed(), "c0ffee000002", "it is removed")
+	require.Zero(t, f.Live())
+}
+
+func TestWarmPoolOff(t *testing.T) {
+	f := &fakeClient{init: (&echoInit{}).run}
+	d := newTestDocker(t, f)
+	require.Nil(t, d.pool)
+	_, err := d.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.Equal(t, 1, countCalls(f.Calls(), "create"))
+	require.Zero(t, f.Live())
+	require.NoError(t, d.Close())
+}

@@ -1,0 +1,196 @@
+package sandboxrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// ErrNeedsBuild means a skill's image is missing and building it was not
+// allowed (--no-build). The message names the command that builds it.
+var ErrNeedsBuild = errors.New("skill image not built")
+
+// ErrNoDependencies means a skill declares no packages, so it has no image
+// of its own: it runs in the runner image.
+var ErrNoDependencies = errors.New("skill declares no packages")
+
+// BuildOptions configure how a skill's image is found and built.
+type BuildOptions struct {
+	// Pip says where pip finds packages; see PipConfigFromEnv.
+	Pip images.PipConfig
+	// NoCache rebuilds even when an up-to-date image exists (build only).
+	NoCache bool
+	// NoBuild makes ImageFor fail with ErrNeedsBuild instead of building a
+	// missing image.
+	NoBuild bool
+	// Progress receives the build's progress lines; nil discards them.
+	Progress io.Writer
+	// Runner is the runner image; default RunnerImage().
+	Runner string
+	// Lookup returns the ID of a local image, or an error matching
+	// images.ErrNotFound or sandbox.ErrImageNotFound. Default: images.Inspect,
+	// which starts the docker CLI; callers holding a *sandbox.Docker pass
+	// its CheckImage, an Engine API call that keeps the lookup before every
+	// run to about a millisecond.
+	Lookup func(ctx context.Context, ref string) (string, error)
+}
+
+func (o BuildOptions) runner() string {
+	if o.Runner != "" {
+		return o.Runner
+	}
+	return RunnerImage()
+}
+
+func (o BuildOptions) lookup(ctx context.Context, ref string) (string, error) {
+	if o.Lookup != nil {
+		return o.Lookup(ctx, ref)
+	}
+	id, _, err := images.Inspect(ctx, ref)
+	return id, err
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, images.ErrNotFound) || errors.Is(err, sandbox.ErrImageNotFound)
+}
+
+// PipConfigFromEnv reads pip's own variables: PIP_INDEX_URL, PIP_FIND_LINKS
+// and PIP_TRUSTED_HOST (the last two space-separated lists). They are used
+// while building only and never reach the image.
+func PipConfigFromEnv(getenv func(string) string) images.PipConfig {
+	return images.PipConfig{
+		IndexURL:     strings.TrimSpace(getenv("PIP_INDEX_URL")),
+		FindLinks:    strings.Fields(getenv("PIP_FIND_LINKS")),
+		TrustedHosts: strings.Fields(getenv("PIP_TRUSTED_HOST")),
+	}
+}
+
+// SkillImageOptions collects a skill's dependencies into the options of its
+// image. A malformed PEP 723 block or package name is refused (ErrRefused)
+// with the file and line; a skill without packages gives ErrNoDependencies.
+func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, error) {
+	deps, err := sk.Dependencies()
+	if err != nil {
+		return images.SkillOptions{}, refused(err)
+	}
+	if deps.Empty() {
+		return images.SkillOptions{}, fmt.Errorf("skill %s: %w: it runs in the runner image %s", sk.Manifest.Name, ErrNoDependencies, o.runner())
+	}
+	req := make([]string, 0, len(deps.RequiresPython))
+	for _, c := range deps.RequiresPython {
+		req = append(req, c.Spec)
+	}
+	return images.SkillOptions{
+		Skill:          sk.Manifest.Name,
+		Runner:         o.runner(),
+		PythonPackages: deps.Python,
+		SystemPackages: deps.System,
+		RequiresPython: req,
+		Pip:            o.Pip,
+		Version:        Version,
+		Progress:       o.Progress,
+		NoCache:        o.NoCache,
+	}, nil
+}
+
+// ImageFor returns the image sk's executions run in: the runner image when
+// the skill declares no packages, else its skill image, built first when
+// missing (unless o.NoBuild). The lookup of an existing image does not
+// depend on o.Pip: an image built from a wheelhouse is used without naming
+// the wheelhouse again.
+func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, error) {
+	opts, err := SkillImageOptions(sk, o)
+	if errors.Is(err, ErrNoDependencies) {
+		return o.runner(), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	runnerID, err := o.lookup(ctx, opts.Runner)
+	if isNotFound(err) {
+		return "", fmt.Errorf("%w: runner image %s is not built: build it with `sandboxrun images build` (or `make images`)", images.ErrNotFound, opts.Runner)
+	}
+	if err != nil {
+		return "", err
+	}
+	tag, err := images.SkillTag(opts, runnerID)
+	if err != nil {
+		return "", refused(err)
+	}
+	if _, err := o.lookup(ctx, tag); err == nil {
+		return tag, nil
+	} else if !isNotFound(err) {
+		return "", err
+	}
+	if o.NoBuild {
+		return "", fmt.Errorf("%w: skill %s needs the image %s for its packages; build it with `sandboxrun build %s`, or run without --no-build",
+			ErrNeedsBuild, sk.Manifest.Name, tag, sk.Manifest.Name)
+	}
+	img, err := images.EnsureSkill(ctx, opts)
+	if err != nil {
+		return "", err
+	}
+	return img.Ref, nil
+}
+
+// BuildSkillImage builds sk's image unless an up-to-date one exists (the
+// content hash, which includes o.Pip, decides). A skill without packages
+// gives ErrNoDependencies.
+func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (images.Image, error) {
+	opts, err := SkillImageOptions(sk, o)
+	if err != nil {
+		return images.Image{}, err
+	}
+	return images.EnsureSkill(ctx, opts)
+}
+
+// PruneSkillImages removes the skill images that no skill under root would
+// run in now (other package lists, an older runner image), and untagged
+// ones. A skill whose dependencies cannot be read keeps all its images and
+// is reported in warnings, as is a folder that is not a readable skill.
+func PruneSkillImages(ctx context.Context, root string, o BuildOptions, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
+	skills, warnings := skill.Discover(root)
+	runnerID, err := o.lookup(ctx, o.runner())
+	if isNotFound(err) {
+		return nil, warnings, fmt.Errorf("%w: runner image %s is not built, so no skill image can be told current; build it with `sandboxrun images build` first", images.ErrNotFound, o.runner())
+	}
+	if err != nil {
+		return nil, warnings, err
+	}
+	current := map[string]bool{}
+	unreadable := map[string]bool{}
+	for _, sk := range skills {
+		opts, err := SkillImageOptions(sk, o)
+		if errors.Is(err, ErrNoDependencies) {
+			continue
+		}
+		if err == nil {
+			var tag string
+			if tag, err = images.SkillTag(opts, runnerID); err == nil {
+				current[tag] = true
+				continue
+			}
+		}
+		unreadable[sk.Manifest.Name] = true
+		warnings = append(warnings, fmt.Errorf("keeping the images of skill %s: %w", sk.Manifest.Name, err))
+	}
+	keep := func(l images.Listed) bool {
+		if unreadable[l.Skill] {
+			return true
+		}
+		for _, t := range l.Tags {
+			if current[t] {
+				return true
+			}
+		}
+		return false
+	}
+	pruned, err = images.Prune(ctx, keep, dryRun)
+	return pruned, warnings, err
+}
