@@ -57,6 +57,7 @@ func testMain(m *testing.M) int {
 	}
 
 	code := m.Run()
+	removeCLI()
 
 	// The suite's own promise: nothing it started is left behind.
 	left, err := ownContainers(context.Background())

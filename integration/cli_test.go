@@ -1,0 +1,223 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// The CLI tests run the real sandboxrun binary end to end: exit statuses,
+// relayed output, audit log and workspace files are what a user sees.
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+func sandboxrunBin(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sandboxrun-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "sandboxrun")
+		out, err := exec.Command("go", "build", "-o", cliPath, "../cmd/sandboxrun").CombinedOutput()
+		if err != nil {
+			cliErr = err
+			cliPath = string(out)
+		}
+	})
+	require.NoError(t, cliErr, "go build ./cmd/sandboxrun: %s", cliPath)
+	return cliPath
+}
+
+// removeCLI deletes the binary built for the suite; TestMain calls it.
+func removeCLI() {
+	if cliPath != "" && cliErr == nil {
+		_ = os.RemoveAll(filepath.Dir(cliPath))
+	}
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs sandboxrun with args in dir and returns what a shell would see.
+func cli(t *testing.T, dir string, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(sandboxrunBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if err != nil {
+		require.ErrorAs(t, err, &ee, "sandboxrun did not run: %v", err)
+		code = ee.ExitCode()
+	}
+	return cliResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// cliSkill writes a skill named name under a fresh skills root and returns
+// the root.
+func cliSkill(t *testing.T, name, frontmatter string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.Chmod(root, 0o755))
+	dir := filepath.Join(root, name)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
+	md := "---\nname: " + name + "\ndescription: CLI test skill.\n" + frontmatter + "---\nBody.\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644))
+	for p, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644))
+	}
+	return root
+}
+
+// requireNoSkillContainers asserts no sandbox of the skill is left.
+func requireNoSkillContainers(t *testing.T, skill string) {
+	t.Helper()
+	left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+skill)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
+
+func TestCLIRunExitStatuses(t *testing.T) {
+	root := cliSkill(t, "cli-status", "", map[string]string{
+		"scripts/ok.py":      "import json,sys; print(json.dumps(json.load(sys.stdin)))\n",
+		"scripts/fail.py":    "import sys; print('nope', file=sys.stderr); sys.exit(7)\n",
+		"scripts/sleep.py":   "import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n",
+		"scripts/segv.sh":    "kill -SEGV $$\n",
+		"scripts/killed.sh":  "kill -KILL $$\n",
+		"scripts/noexec.txt": "no interpreter\n",
+	})
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		stdout    string
+		stderrHas string
+	}{
+		{"success relays stdout", []string{"run", "cli-status", "scripts/ok.py", "--args", `{"a":1}`}, 0, "{\"a\": 1}\n", ""},
+		{"script exit status passes through", []string{"run", "cli-status", "scripts/fail.py"}, 7, "", "nope"},
+		{"timeout is 124", []string{"run", "--timeout", "1s", "cli-status", "scripts/sleep.py"}, 124, "", "timed out after 1s"},
+		{"SIGSEGV is 139", []string{"run", "cli-status", "scripts/segv.sh"}, 139, "", "SIGSEGV"},
+		{"SIGKILL is 137", []string{"run", "cli-status", "scripts/killed.sh"}, 137, "", "SIGKILL"},
+		{"no interpreter is refused", []string{"run", "cli-status", "scripts/noexec.txt"}, 2, "", "interpreter"},
+		{"traversal is refused", []string{"run", "cli-status", "scripts/../SKILL.md"}, 2, "", "scripts/"},
+		{"raising the timeout is refused", []string{"run", "--timeout", "10m", "cli-status", "scripts/ok.py"}, 2, "", "timeout"},
+		{"missing image is an environment failure", []string{"run", "--image", "sandboxrun/missing:0", "cli-status", "scripts/ok.py"}, 3, "", "images build"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, root, nil, "", append([]string{"--skills", root}, tt.args...)...)
+			require.Equal(t, tt.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			if tt.stdout != "" {
+				require.Equal(t, tt.stdout, r.stdout)
+			}
+			require.Contains(t, r.stderr, tt.stderrHas)
+			requireNoSkillContainers(t, "cli-status")
+		})
+	}
+}
+
+func TestCLIDockerUnreachableIsExit3(t *testing.T) {
+	r := cli(t, "..", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "", "run", "hello", "scripts/echo.py")
+	require.Equal(t, 3, r.code, r.stderr)
+	require.Contains(t, r.stderr, "unreachable")
+}
+
+func TestCLIJSONResultAndAudit(t *testing.T) {
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	args := `{"secret":"do-not-log-me"}`
+	r := cli(t, "..", nil, args, "run", "--json", "--audit-log", audit, "hello", "scripts/echo.js", "--args", "-")
+	require.Equal(t, 0, r.code, r.stderr)
+	var res sandbox.Result
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
+	require.True(t, res.Success)
+	require.Equal(t, "node", res.Runtime)
+	require.JSONEq(t, `{"skill":"hello","runtime":"node","args":{"secret":"do-not-log-me"}}`, string(res.Output))
+
+	line, err := os.ReadFile(audit)
+	require.NoError(t, err)
+	require.NotContains(t, string(line), "do-not-log-me", "the audit log must not hold the arguments")
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal(line, &rec))
+	sum := sha256.Sum256([]byte(args))
+	require.Equal(t, hex.EncodeToString(sum[:]), rec["args_sha256"])
+	require.Equal(t, res.ID, rec["run_id"])
+	require.Equal(t, "scripts/echo.js", rec["script"])
+	requireNoSkillContainers(t, "hello")
+}
+
+func TestCLIExec(t *testing.T) {
+	r := cli(t, "..", nil, "", "exec", "hello", "--", `echo '{"via":"exec"}' | python3 /skills/hello/scripts/echo.py`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.JSONEq(t, `{"skill":"hello","runtime":"python","args":{"via":"exec"}}`, r.stdout)
+
+	r = cli(t, "..", nil, "", "exec", "hello", "--", "echo hi; rm -rf /workspace")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "rm")
+	requireNoSkillContainers(t, "hello")
+}
+
+func TestCLIPython(t *testing.T) {
+	r := cli(t, "..", nil, "", "python", "--json", "data-analysis", "--code", "print(6 * 7)")
+	require.Equal(t, 0, r.code, r.stderr)
+	var pr map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &pr))
+	require.Equal(t, "data-analysis", pr["skill_name"])
+	require.Equal(t, "42\n", pr["stdout"])
+	require.EqualValues(t, 0, pr["returncode"])
+	require.Equal(t, false, pr["timed_out"])
+
+	r = cli(t, "..", nil, "", "python", "--json", "--timeout", "1s", "data-analysis", "--code", "import time; time.sleep(30)")
+	require.Equal(t, 124, r.code, r.stderr)
+	pr = map[string]any{}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &pr))
+	require.EqualValues(t, -1, pr["returncode"])
+	require.Equal(t, true, pr["timed_out"])
+	require.Contains(t, pr["error"], "1 seconds")
+	requireNoSkillContainers(t, "data-analysis")
+}
+
+func TestCLIWorkspaceWrite(t *testing.T) {
+	script := map[string]string{"scripts/write.sh": "echo data > /workspace/out.txt && echo wrote\n"}
+	ws := t.TempDir()
+	readOnly := cliSkill(t, "cli-ro", "allowed-tools: Read\n", script)
+	r := cli(t, ws, nil, "", "--skills", readOnly, "run", "cli-ro", "scripts/write.sh")
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "Read-only file system")
+	require.NoFileExists(t, filepath.Join(ws, "out.txt"))
+
+	writable := cliSkill(t, "cli-rw", "allowed-tools: Read Write\n", script)
+	r = cli(t, ws, nil, "", "--skills", writable, "run", "cli-rw", "scripts/write.sh")
+	require.Equal(t, 0, r.code, r.stderr)
+	fi, err := os.Stat(filepath.Join(ws, "out.txt"))
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	require.Equal(t, uint32(os.Getuid()), st.Uid, "file must belong to the caller")
+	requireNoSkillContainers(t, "cli-rw")
+}
