@@ -20,8 +20,14 @@ const (
 	skillsRoot   = "/skills"
 	workspaceDir = "/workspace"
 	scratchDir   = "/tmp"
-	// defaultPath is both init's PATH and the script's.
+	// defaultPath is init's PATH.
 	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	// VenvDir is where a skill image keeps the Python environment holding
+	// the skill's python_packages. Its bin/ comes first on the script's
+	// PATH so python3 is the environment's; in the plain runner image the
+	// folder does not exist and the lookup falls through.
+	VenvDir    = "/opt/sandboxrun/venv"
+	scriptPath = VenvDir + "/bin:" + defaultPath
 )
 
 // ulimits are per-process limits. Core dumps are off so a crashing script
@@ -156,7 +162,7 @@ func scriptEnv(spec *Spec, version string) []string {
 		"SCRIPTS_DIR=" + path.Join(dir, "scripts"),
 		"SANDBOXRUN_VERSION=" + version,
 		"SANDBOXRUN_RUN_ID=" + spec.RunID,
-		"PATH=" + defaultPath,
+		"PATH=" + scriptPath,
 		"HOME=" + scratchDir,
 		"LANG=C.UTF-8",
 	}

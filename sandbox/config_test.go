@@ -137,7 +137,7 @@ func TestScriptEnv(t *testing.T) {
 		"SCRIPTS_DIR=/skills/hello/scripts",
 		"SANDBOXRUN_VERSION=9.9.9",
 		"SANDBOXRUN_RUN_ID=0123456789abcdef",
-		"PATH=" + defaultPath,
+		"PATH=" + scriptPath,
 		"HOME=/tmp",
 		"LANG=C.UTF-8",
 		"A_FIRST=1",
