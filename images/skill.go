@@ -341,13 +341,18 @@ type SkillBuildError struct {
 	Step string
 	// Output is the last lines the failing step printed.
 	Output string
-	Err    error
+	// Hint says how to fix it, when there is a usual fix.
+	Hint string
+	Err  error
 }
 
 func (e *SkillBuildError) Error() string {
 	msg := fmt.Sprintf("%v for skill %s (%s): %s: %v", ErrSkillBuild, e.Skill, e.Ref, e.Step, e.Err)
 	if out := strings.TrimSpace(e.Output); out != "" {
 		msg += "\noutput (last lines):\n" + indentLines(out, "  ")
+	}
+	if e.Hint != "" {
+		msg += "\nfix: " + e.Hint
 	}
 	return msg
 }

@@ -277,15 +277,15 @@ func (t *stepTracker) finish() {
 func (t *stepTracker) failure(ctx context.Context, p skillPlan, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	step := "starting the build container"
+	step, hint := "starting the build container", ""
 	if t.current >= 0 {
-		step = t.steps[t.current].desc
+		step, hint = t.steps[t.current].desc, t.steps[t.current].hint
 	}
 	cause := err
 	var cmdErr *CommandError
 	switch {
 	case ctx.Err() != nil:
-		cause = ctx.Err()
+		cause, hint = ctx.Err(), ""
 	case errors.As(err, &cmdErr) && cmdErr.ExitCode > 0 && t.current >= 0:
 		cause = fmt.Errorf("%s exited with status %d", t.steps[t.current].name, cmdErr.ExitCode)
 	}
@@ -294,6 +294,7 @@ func (t *stepTracker) failure(ctx context.Context, p skillPlan, err error) error
 		Ref:    p.ref,
 		Step:   step,
 		Output: lastLinesRaw(t.tail.String(), stepOutputLines),
+		Hint:   hint,
 		Err:    cause,
 	}
 }

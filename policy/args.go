@@ -38,9 +38,9 @@ func ParseArgs(data []byte) (json.RawMessage, error) {
 		if errors.As(err, &syn) {
 			// Offset counts the bytes read, so it is the 1-based position of
 			// the offending byte.
-			return nil, fmt.Errorf("%w: not JSON at byte %d (%v); pass a JSON object such as {\"input\": \"data.csv\"}", ErrBadArgs, int64(lead)+syn.Offset, syn)
+			return nil, fmt.Errorf("%w: not JSON at byte %d (%w); pass a JSON object such as {\"input\": \"data.csv\"}", ErrBadArgs, int64(lead)+syn.Offset, syn)
 		}
-		return nil, fmt.Errorf("%w: not JSON (%v); pass a JSON object such as {\"input\": \"data.csv\"}", ErrBadArgs, err)
+		return nil, fmt.Errorf("%w: not JSON (%w); pass a JSON object such as {\"input\": \"data.csv\"}", ErrBadArgs, err)
 	}
 	var out bytes.Buffer
 	if err := json.Compact(&out, trimmed); err != nil {

@@ -39,7 +39,7 @@ func parseBashSpec(spec string) (bashSpec, error) {
 	}
 	f, err := newShellParser().Parse(strings.NewReader(body), "")
 	if err != nil {
-		return bashSpec{}, fmt.Errorf("the Bash scope %q is not a shell command line (%v); write plain words, e.g. Bash(git status:*)", body, err)
+		return bashSpec{}, fmt.Errorf("the Bash scope %q is not a shell command line (%w); write plain words, e.g. Bash(git status:*)", body, err)
 	}
 	if len(f.Stmts) != 1 {
 		return bashSpec{}, fmt.Errorf("the Bash scope %q holds more than one command; write one entry per command, e.g. Bash(git status:*), Bash(jq:*)", body)
