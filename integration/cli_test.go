@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,4 +221,31 @@ func TestCLIWorkspaceWrite(t *testing.T) {
 	st := fi.Sys().(*syscall.Stat_t)
 	require.Equal(t, uint32(os.Getuid()), st.Uid, "file must belong to the caller")
 	requireNoSkillContainers(t, "cli-rw")
+}
+
+func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
+	root := cliSkill(t, "cli-interrupt", "", map[string]string{
+		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
+	})
+	cmd := exec.Command(sandboxrunBin(t), "--skills", root, "run", "cli-interrupt", "scripts/wait.py")
+	cmd.Dir = root
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	// Interrupt only once the script is running inside its container.
+	line := make([]byte, len("started\n"))
+	_, err = io.ReadFull(stdout, line)
+	require.NoError(t, err, "stderr: %s", errb.String())
+	require.Equal(t, "started\n", string(line))
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 130, ee.ExitCode(), "stderr: %s", errb.String())
+	requireNoSkillContainers(t, "cli-interrupt")
 }
