@@ -147,6 +147,9 @@ func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (imag
 	if err != nil {
 		return images.Image{}, err
 	}
+	if err := opts.Validate(); err != nil {
+		return images.Image{}, refused(err)
+	}
 	return images.EnsureSkill(ctx, opts)
 }
 

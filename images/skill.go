@@ -169,8 +169,11 @@ func (p PipConfig) normalized() (PipConfig, error) {
 			return p, fmt.Errorf("--find-links %s: %w", l, err)
 		}
 		fi, err := os.Stat(abs)
-		if err != nil || !fi.IsDir() {
-			return p, fmt.Errorf("--find-links %s: not a folder (%v); pass a folder of .whl/.tar.gz files or an http(s) URL", l, err)
+		if err != nil {
+			return p, fmt.Errorf("--find-links %s: %w: pass a folder of .whl/.tar.gz files or an http(s) URL", l, err)
+		}
+		if !fi.IsDir() {
+			return p, fmt.Errorf("--find-links %s: not a folder: pass a folder of .whl/.tar.gz files or an http(s) URL", l)
 		}
 		links = append(links, abs)
 	}
@@ -222,6 +225,9 @@ func sortedUnique(in []string) []string {
 // the runner image with ID runnerID, without any Docker call: the cheap
 // lookup `run` makes before each execution.
 func SkillTag(o SkillOptions, runnerID string) (string, error) {
+	// The tag does not depend on the package sources, so a source that is
+	// unusable now (a wheelhouse that moved) must not hide a built image.
+	o.Pip = PipConfig{}
 	n, err := o.normalized()
 	if err != nil {
 		return "", err

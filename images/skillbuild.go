@@ -255,6 +255,11 @@ func (t *stepTracker) line(l []byte) {
 			return
 		}
 	}
+	// dpkg and pip redraw progress with carriage returns; keep what a
+	// terminal would end up showing.
+	if i := bytes.LastIndexByte(bytes.TrimRight(l, "\r\n"), '\r'); i >= 0 {
+		l = l[i+1:]
+	}
 	_, _ = t.tail.Write(l)
 	_, _ = t.rep.output().Write(l)
 }

@@ -123,11 +123,12 @@ func lockDir() (string, error) {
 	uid := os.Getuid()
 	dir := filepath.Join(os.TempDir(), "sandboxrun-locks-"+strconv.Itoa(uid))
 	if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" && filepath.IsAbs(xdg) {
-		if fi, err := os.Stat(xdg); err == nil && fi.IsDir() {
+		// The user's own runtime folder; what we create in it is checked below.
+		if fi, err := os.Stat(xdg); err == nil && fi.IsDir() { //nolint:gosec // see above
 			dir = filepath.Join(xdg, "sandboxrun")
 		}
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) { //nolint:gosec // ownership and mode are checked next
 		return "", fmt.Errorf("creating the lock folder %s: %w", dir, err)
 	}
 	var st unix.Stat_t

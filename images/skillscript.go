@@ -14,13 +14,20 @@ import (
 // folders are copied here, and the script deletes it before the container
 // is committed, so none of it ends up in the image.
 const (
-	buildDir      = "/tmp/sandboxrun-build"
-	buildScript   = buildDir + "/build.sh"
-	findLinksDir  = buildDir + "/find-links"
-	stepMarker    = "@@sandboxrun-step "
-	venvPython    = VenvPath + "/bin/python3"
-	venvAptPkg    = "python3-venv"
-	pipInstallCmd = venvPython + " -m pip install --no-cache-dir --root-user-action=ignore --progress-bar off"
+	buildDir     = "/tmp/sandboxrun-build"
+	buildScript  = buildDir + "/build.sh"
+	findLinksDir = buildDir + "/find-links"
+	stepMarker   = "@@sandboxrun-step "
+	venvPython   = VenvPath + "/bin/python3"
+	// venvAptPkg is Debian's wheel of pip. The environment is created
+	// without pip, and pip runs from that wheel (as ensurepip does): pip and
+	// setuptools installed into the environment would add ~20 MiB to every
+	// skill image, and nothing at run time needs them (the root file system
+	// is read-only). Build isolation still fetches setuptools for an sdist
+	// from the configured sources.
+	venvAptPkg    = "python3-pip-whl"
+	findPipWheel  = `pip_whl=$(ls /usr/share/python-wheels/pip-*.whl | tail -n 1); test -n "$pip_whl"` //nolint:gosec // a shell line, not a credential
+	pipInstallCmd = venvPython + ` "$pip_whl/pip" install --no-cache-dir --root-user-action=ignore --progress-bar off`
 )
 
 // buildStep is one step of the build script, announced on stdout with
@@ -81,10 +88,10 @@ step() { printf '%s%%s\n' "$1"; }
 	}
 	if len(o.PythonPackages) > 0 {
 		step("venv", "creating the virtual environment "+VenvPath+" (with the system site packages)", "",
-			"python3 -m venv --system-site-packages "+VenvPath)
+			"python3 -m venv --without-pip --system-site-packages "+VenvPath+"\n"+findPipWheel)
 		if len(o.RequiresPython) > 0 {
 			step("requires-python", "checking requires-python "+strings.Join(o.RequiresPython, " and "), "",
-				venvPython+" - "+quoteAll(o.RequiresPython)+" <<'PY'\n"+requiresPythonCheck+"PY")
+				`PYTHONPATH="$pip_whl" `+venvPython+" - "+quoteAll(o.RequiresPython)+" <<'PY'\n"+requiresPythonCheck+"PY")
 		}
 		step("pip install", "installing Python packages: "+strings.Join(o.PythonPackages, ", ")+" (pip, from "+describeSources(p)+")", pipHint,
 			pipInstallCmd+pipSourceArgs(p)+" -- "+quoteAll(o.PythonPackages))
@@ -95,8 +102,8 @@ step() { printf '%s%%s\n' "$1"; }
 }
 
 // requiresPythonCheck runs under the venv's python with the specifiers as
-// arguments; pip's vendored packaging library evaluates them exactly as
-// pip would.
+// arguments and pip's wheel on the path; pip's vendored packaging library
+// evaluates them exactly as pip would.
 const requiresPythonCheck = `import platform, sys
 from pip._vendor.packaging.specifiers import InvalidSpecifier, SpecifierSet
 version = platform.python_version()

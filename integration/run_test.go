@@ -210,7 +210,7 @@ func TestEnvironment(t *testing.T) {
 		"SCRIPTS_DIR":        "/skills/t/scripts",
 		"SANDBOXRUN_VERSION": "0.1.0",
 		"SANDBOXRUN_RUN_ID":  spec.RunID,
-		"PATH":               "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH":               sandbox.VenvDir + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME":               "/tmp",
 		"LANG":               "C.UTF-8",
 		"GREETING":           "hi",

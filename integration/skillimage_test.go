@@ -32,8 +32,6 @@ import (
 // write themselves (there is no PyPI here). Skill names carry the test
 // process id, so parallel runs of the suite do not share images.
 
-const venvPython = images.VenvPath + "/bin/python3"
-
 // writeWheel writes a pure-Python wheel of one module into dir.
 func writeWheel(t *testing.T, dir, name, version, source string) {
 	t.Helper()
@@ -218,13 +216,14 @@ func TestSkillImage(t *testing.T) {
 		require.Equal(t, "5\n", res.Stdout)
 	})
 
-	t.Run("the venv imports the wheel, the PEP 723 dependency and a Debian python3 package", func(t *testing.T) {
-		res := runIn(t, sk, img.Ref, venvPython, "-c",
+	t.Run("python3 is the venv's: it imports the wheel, the PEP 723 dependency and a Debian python3 package", func(t *testing.T) {
+		require.Equal(t, sandbox.VenvDir, images.VenvPath, "the sandbox's PATH and the image agree")
+		res := runIn(t, sk, img.Ref, "python3", "-c",
 			"import os, sys, tinypkg, tinypkg2, tabulate; print(os.getuid(), sys.prefix, tinypkg.greet('x'), tinypkg2.VALUE, tabulate.__file__.startswith('/usr/lib/python3/'))")
 		require.True(t, res.Success, res.Stderr)
 		require.Equal(t, "65532 "+images.VenvPath+" hello x 42 True\n", res.Stdout)
 
-		res = runIn(t, sk, img.Ref, venvPython, "/skills/"+name+"/scripts/pep.py")
+		res = runIn(t, sk, img.Ref, "python3", "/skills/"+name+"/scripts/pep.py")
 		require.True(t, res.Success, res.Stderr)
 		require.Equal(t, "42\n", res.Stdout)
 	})
@@ -258,7 +257,9 @@ func TestSkillImage(t *testing.T) {
 		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
 		require.Contains(t, err.Error(), "sandboxrun build "+name)
 
-		rebuilt, err := sandboxrun.BuildSkillImage(ctx, changed, opts)
+		wheelsOnly := opts
+		wheelsOnly.Pip = images.PipConfig{FindLinks: []string{wheels}}
+		rebuilt, err := sandboxrun.BuildSkillImage(ctx, changed, wheelsOnly)
 		require.NoError(t, err)
 		removeImageOnCleanup(t, rebuilt.Ref)
 		require.True(t, rebuilt.Built)
@@ -379,6 +380,12 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 	removeImageOnCleanup(t, ref)
 	requireNoImage(t, ref)
 
+	// A build killed before its cleanup leaves its container behind; the
+	// next build of the same image removes it first.
+	leftover := "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
+	docker(t, "container", "create", "--name", leftover, runner.Image())
+	t.Cleanup(func() { _ = exec.Command("docker", "container", "rm", "--force", leftover).Run() })
+
 	const n = 4
 	var wg sync.WaitGroup
 	results := make([]images.Image, n)
@@ -400,5 +407,121 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, built, "the image must be built exactly once")
+	requireNoBuildLeftovers(t, ref)
+}
 
+// stepWatcher closes reached when a progress line contains want.
+type stepWatcher struct {
+	want    string
+	once    sync.Once
+	reached chan struct{}
+}
+
+func (w *stepWatcher) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.want) {
+		w.once.Do(func() { close(w.reached) })
+	}
+	return len(p), nil
+}
+
+func TestSkillImageCancelledBuildLeavesNothing(t *testing.T) {
+	name := fmt.Sprintf("it-cancel-%d", os.Getpid())
+	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
+	w := &stepWatcher{want: "installing Debian packages", reached: make(chan struct{})}
+	opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{Progress: w})
+	require.NoError(t, err)
+	ref, _, err := images.SkillRef(buildCtx(t), opts)
+	require.NoError(t, err)
+	removeImageOnCleanup(t, ref)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-w.reached:
+		case <-time.After(5 * time.Minute):
+		}
+		cancel()
+	}()
+	_, err = images.EnsureSkill(ctx, opts)
+	require.ErrorIs(t, err, context.Canceled)
+	requireNoImage(t, ref)
+	requireNoBuildLeftovers(t, ref)
+}
+
+// copyExample copies skills/<from> to root/<name>, renamed to name.
+func copyExample(t *testing.T, from, root, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "skills", from)
+	dst := filepath.Join(root, name)
+	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, err := filepath.Rel(src, p)
+		require.NoError(t, err)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		if rel == "SKILL.md" {
+			b = bytes.Replace(b, []byte("name: "+from+"\n"), []byte("name: "+name+"\n"), 1)
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
+	require.NoError(t, os.Chmod(root, 0o755))
+	return dst
+}
+
+// The example skill with dependencies, through the CLI: --no-build fails
+// fast, two concurrent runs build its image once, later runs use it.
+func TestCLISkillWithDependencies(t *testing.T) {
+	root := t.TempDir()
+	name := fmt.Sprintf("it-csv-%d", os.Getpid())
+	copyExample(t, "csv-report", root, name)
+	args := []string{"--skills", root, "run", name, "scripts/report.py", "--args", `{"sort": "revenue", "descending": true, "limit": 2}`}
+
+	r := cli(t, root, nil, "", append(append([]string{}, args[:3]...), append([]string{"--no-build"}, args[3:]...)...)...)
+	require.Equal(t, 3, r.code, r.stderr)
+	require.Contains(t, r.stderr, "sandboxrun build "+name)
+
+	var wg sync.WaitGroup
+	results := make([]cliResult, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = cli(t, root, nil, "", args...)
+		}()
+	}
+	wg.Wait()
+	built := 0
+	var ref string
+	for _, res := range results {
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Contains(t, res.stdout, "| region")
+		require.Contains(t, res.stdout, "(8 more rows not shown")
+		if i := strings.Index(res.stderr, "] built sandboxrun/skill-"+name+":"); i >= 0 {
+			built++
+			ref = strings.Fields(res.stderr[i+len("] built "):])[0]
+		}
+	}
+	require.Equal(t, 1, built, "two concurrent runs build the image once:\n%s\n---\n%s", results[0].stderr, results[1].stderr)
+	removeImageOnCleanup(t, ref)
+	requireNoBuildLeftovers(t, ref)
+
+	r = cli(t, root, nil, "", args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "building", "a cached run builds nothing")
+
+	r = cli(t, root, nil, "", "--skills", root, "build", name)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, name+": "+ref+" up to date")
+
+	r = cli(t, root, nil, "", "images", "list", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, `"ref": "`+ref+`"`)
+
+	r = cli(t, root, nil, "", "--skills", root, "images", "prune", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stdout, ref, "the image of a current skill is kept")
 }

@@ -111,12 +111,6 @@ func CanonicalRequirement(s string) (string, error) {
 	return canon, nil
 }
 
-// requirementName returns the canonical package name of a canonical
-// requirement, for sorting and messages.
-func requirementName(canon string) string {
-	return reqName.FindString(canon)
-}
-
 // CheckSystemPackage checks a Debian package name, optionally with an
 // architecture qualifier and a version (`libxml2`, `curl=7.88.1-10`). It
 // is the rule the frontmatter's system_packages is read with; an error

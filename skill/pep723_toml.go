@@ -395,15 +395,14 @@ func (p *tomlParser) basicString() (tomlValue, error) {
 		if p.eof() || p.peek() == '\n' {
 			return tomlValue{}, &tomlError{line: line, msg: "string is not closed with `\"` on the same line"}
 		}
-		c := p.src[p.pos]
-		switch {
-		case c == '"':
+		switch c := p.src[p.pos]; c {
+		case '"':
 			p.pos++
 			if err := checkStringChars(b.String()); err != nil {
 				return tomlValue{}, &tomlError{line: line, msg: err.Error()}
 			}
 			return tomlValue{kind: tomlString, str: b.String(), line: line}, nil
-		case c == '\\':
+		case '\\':
 			r, n, err := unescape(p.src[p.pos:])
 			if err != nil {
 				return tomlValue{}, &tomlError{line: line, msg: err.Error()}
@@ -447,10 +446,14 @@ func unescape(s string) (rune, int, error) {
 			return 0, 0, fmt.Errorf("escape \\%c needs %d hex digits", s[1], n)
 		}
 		v, err := strconv.ParseUint(s[2:2+n], 16, 32)
-		if err != nil || !utf8.ValidRune(rune(v)) {
+		if err != nil || v > utf8.MaxRune {
 			return 0, 0, fmt.Errorf("escape %q is not a valid Unicode code point", s[:2+n])
 		}
-		return rune(v), 2 + n, nil
+		r := rune(v) //nolint:gosec // v <= utf8.MaxRune, checked above
+		if !utf8.ValidRune(r) {
+			return 0, 0, fmt.Errorf("escape %q is not a valid Unicode code point", s[:2+n])
+		}
+		return r, 2 + n, nil
 	}
 	return 0, 0, fmt.Errorf("unknown escape \\%c; use \\\\ for a backslash", s[1])
 }

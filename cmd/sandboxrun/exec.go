@@ -59,7 +59,7 @@ exit 0 when allowed, 2 when denied.`,
 			if err != nil {
 				return err
 			}
-			e := &execution{g: g, s: s, f: f, p: p}
+			e := &execution{g: g, s: s, f: f, sk: sk, p: p}
 			res, err := e.run(cmd.Context(), !f.json)
 			if err != nil {
 				return err

@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // execution is one checked run/exec/python call on its way to a sandbox.
 type execution struct {
-	g *globals
-	s streams
-	f *execFlags
-	p *sandboxrun.Prepared
+	g  *globals
+	s  streams
+	f  *execFlags
+	sk *skill.Skill
+	p  *sandboxrun.Prepared
 }
 
 // run starts the sandbox, writes the audit record, and returns the Result.
@@ -41,6 +44,21 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 		return nil, err
 	}
 	defer d.Close()
+	if e.f.image == "" {
+		// A skill with packages runs in its own image, built here (with
+		// progress on stderr) when missing, unless --no-build. A malformed
+		// dependency declaration is refused before any Docker call.
+		image, err := sandboxrun.ImageFor(ctx, e.sk, sandboxrun.BuildOptions{
+			Pip:      sandboxrun.PipConfigFromEnv(os.Getenv),
+			NoBuild:  e.f.noBuild,
+			Progress: e.s.err,
+			Lookup:   d.CheckImage,
+		})
+		if err != nil {
+			return nil, err
+		}
+		e.p.Spec.Image = image
+	}
 	// Containers of owners that died (crash, SIGKILL) are removed first, so
 	// a crashed agent host does not leak sandboxes across restarts.
 	reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})

@@ -25,6 +25,7 @@ type execFlags struct {
 	json      bool
 	auditLog  string
 	image     string
+	noBuild   bool
 }
 
 func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool) {
@@ -39,7 +40,8 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool) {
 	fs.StringArrayVar(&f.env, "env", nil, "extra variable for the script, K=V (repeatable; reserved names are refused)")
 	fs.BoolVar(&f.json, "json", false, "print the result as JSON on stdout instead of relaying the output")
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per execution to this file (default $SANDBOXRUN_AUDIT_LOG)")
-	fs.StringVar(&f.image, "image", "", "image to run (default "+sandboxrun.RunnerImage()+")")
+	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
+	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")
 }
 
 // request turns the flags into a library request; stdin serves --args -.

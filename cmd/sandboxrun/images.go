@@ -15,9 +15,9 @@ import (
 func newImagesCmd(g *globals, s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images",
-		Short: "Build the images sandboxes run in",
+		Short: "Build, list and prune the images sandboxes run in",
 	}
-	cmd.AddCommand(newImagesBuildCmd(s))
+	cmd.AddCommand(newImagesBuildCmd(s), newImagesListCmd(s), newImagesPruneCmd(g, s))
 	return cmd
 }
 

@@ -18,18 +18,20 @@ func TestListFormats(t *testing.T) {
 	}{
 		{"table", func(t *testing.T, out string) {
 			require.Regexp(t, `^NAME\s+DESCRIPTION\n`, out)
+			require.Regexp(t, `(?m)^csv-report\s+Render a CSV file`, out)
 			require.Regexp(t, `(?m)^data-analysis\s+Summary statistics`, out)
 			require.Regexp(t, `(?m)^hello\s+Echoes its JSON`, out)
 		}},
 		{"json", func(t *testing.T, out string) {
 			var entries []listEntry
 			require.NoError(t, json.Unmarshal([]byte(out), &entries), out)
-			require.Len(t, entries, 2)
-			require.Equal(t, "data-analysis", entries[0].Name)
-			require.Equal(t, "hello", entries[1].Name)
-			require.True(t, strings.HasPrefix(entries[1].Description, "Echoes its JSON arguments"))
-			require.True(t, filepath.IsAbs(entries[1].Location), entries[1].Location)
-			require.Equal(t, "SKILL.md", filepath.Base(entries[1].Location))
+			require.Len(t, entries, 3)
+			require.Equal(t, "csv-report", entries[0].Name)
+			require.Equal(t, "data-analysis", entries[1].Name)
+			require.Equal(t, "hello", entries[2].Name)
+			require.True(t, strings.HasPrefix(entries[2].Description, "Echoes its JSON arguments"))
+			require.True(t, filepath.IsAbs(entries[2].Location), entries[2].Location)
+			require.Equal(t, "SKILL.md", filepath.Base(entries[2].Location))
 		}},
 		{"xml", func(t *testing.T, out string) {
 			require.True(t, strings.HasPrefix(out, "<available_skills>\n"), out)
@@ -43,9 +45,9 @@ func TestListFormats(t *testing.T) {
 				} `xml:"skill"`
 			}
 			require.NoError(t, xml.Unmarshal([]byte(out), &doc), out)
-			require.Len(t, doc.Skills, 2)
-			require.Equal(t, "hello", doc.Skills[1].Name)
-			require.True(t, filepath.IsAbs(doc.Skills[1].Location))
+			require.Len(t, doc.Skills, 3)
+			require.Equal(t, "hello", doc.Skills[2].Name)
+			require.True(t, filepath.IsAbs(doc.Skills[2].Location))
 		}},
 	}
 	for _, tt := range tests {

@@ -83,7 +83,7 @@ func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, cod
 	if err != nil {
 		return sk.Manifest.Name, nil, err
 	}
-	e := &execution{g: g, s: s, f: f, p: p}
+	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
 	res, err = e.run(cmd.Context(), !f.json)
 	return sk.Manifest.Name, res, err
 }

@@ -97,6 +97,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newPythonCmd(g, s),
 		newReapCmd(g, s),
 		newImagesCmd(g, s),
+		newBuildCmd(g, s),
 	)
 	return root
 }

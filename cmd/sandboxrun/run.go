@@ -38,7 +38,7 @@ environment failed (Docker unreachable, image missing).`,
 			if err != nil {
 				return err
 			}
-			e := &execution{g: g, s: s, f: f, p: p}
+			e := &execution{g: g, s: s, f: f, sk: sk, p: p}
 			res, err := e.run(cmd.Context(), !f.json)
 			if err != nil {
 				return err

@@ -95,7 +95,7 @@ func TestValidateJSON(t *testing.T) {
 		code      int
 		wantValid map[string]bool
 	}{
-		{"examples", exampleSkills, exitOK, map[string]bool{"hello": true, "data-analysis": true}},
+		{"examples", exampleSkills, exitOK, map[string]bool{"hello": true, "data-analysis": true, "csv-report": true}},
 		{"invalid", filepath.Join(root, "Bad"), exitInvalid, map[string]bool{"Bad": false}},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// pipFlags are the package-source flags of build; unset ones fall back to
+// pip's own environment variables.
+type pipFlags struct {
+	findLinks    []string
+	indexURL     string
+	trustedHosts []string
+}
+
+func (f *pipFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&f.findLinks, "find-links", nil, "folder of wheels (or http(s) URL) for pip; alone, it is the only source (repeatable; default $PIP_FIND_LINKS)")
+	fs.StringVar(&f.indexURL, "index-url", "", "package index replacing PyPI (default $PIP_INDEX_URL)")
+	fs.StringArrayVar(&f.trustedHosts, "trusted-host", nil, "host pip may reach without verified HTTPS (repeatable; default $PIP_TRUSTED_HOST)")
+}
+
+// config merges the flags over the environment, field by field.
+func (f *pipFlags) config() images.PipConfig {
+	c := sandboxrun.PipConfigFromEnv(os.Getenv)
+	if len(f.findLinks) > 0 {
+		c.FindLinks = f.findLinks
+	}
+	if f.indexURL != "" {
+		c.IndexURL = f.indexURL
+	}
+	if len(f.trustedHosts) > 0 {
+		c.TrustedHosts = f.trustedHosts
+	}
+	return c
+}
+
+func newBuildCmd(g *globals, s streams) *cobra.Command {
+	var pip pipFlags
+	var all, noCache bool
+	cmd := &cobra.Command{
+		Use:   "build [SKILL...|--all] [--find-links DIR] [--index-url URL] [--no-cache]",
+		Short: "Build the images of skills that declare packages",
+		Long: `build makes the image a skill with dependencies runs in:
+sandboxrun/skill-<name>:<hash>, built FROM the runner image. apt installs the
+skill's system_packages; a virtual environment at ` + images.VenvPath + ` (which sees
+Debian's python3-* packages) gets its python_packages and the PEP 723
+dependencies of its scripts.
+
+An image is rebuilt only when the runner image, the package lists or the
+package sources change; editing a script never rebuilds. run, exec and python
+build a missing image themselves; build does it ahead of time (CI, air-gapped
+hosts). Package sources apply while building only and are never stored in the
+image: --find-links (a local wheelhouse, copied into the build), --index-url,
+--trusted-host, or PIP_FIND_LINKS / PIP_INDEX_URL / PIP_TRUSTED_HOST.
+
+Exit status: 0 when every image is built or up to date; 2 when a skill's
+dependencies cannot be read (malformed PEP 723 block, bad package name); 3 when
+a build failed (unknown package, version that does not resolve, no network).`,
+		Example: `  sandboxrun build csv-report
+  sandboxrun build --all --find-links ./wheels
+  PIP_INDEX_URL=https://pypi.example.com/simple sandboxrun build --no-cache csv-report`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return usageError("build takes SKILL names or --all (not both); see 'sandboxrun build --help'")
+			}
+			skills, err := skillsToBuild(g, s, args, all)
+			if err != nil {
+				return err
+			}
+			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err}
+			var errs []error
+			for _, sk := range skills {
+				if err := buildOne(cmd, s, sk, opts); err != nil {
+					if len(skills) > 1 {
+						fmt.Fprintf(s.err, "sandboxrun: %s: %v\n", sk.Manifest.Name, err)
+						errs = append(errs, err)
+						continue
+					}
+					return err
+				}
+			}
+			if len(errs) > 0 {
+				return withCode(classify(errs[0]), fmt.Errorf("%d of %d skill images failed to build", len(errs), len(skills)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "build every skill under the skills root that declares packages")
+	cmd.Flags().BoolVar(&noCache, "no-cache", false, "rebuild even when an up-to-date image exists")
+	pip.register(cmd.Flags())
+	return cmd
+}
+
+func skillsToBuild(g *globals, s streams, refs []string, all bool) ([]*skill.Skill, error) {
+	if !all {
+		skills := make([]*skill.Skill, 0, len(refs))
+		for _, ref := range refs {
+			sk, err := loadSkill(g, ref)
+			if err != nil {
+				return nil, err
+			}
+			skills = append(skills, sk)
+		}
+		return skills, nil
+	}
+	root := g.skillsRoot()
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+	}
+	skills, errs := skill.Discover(root)
+	for _, err := range errs {
+		fmt.Fprintf(s.err, "sandboxrun: skipping: %v\n", err)
+	}
+	return skills, nil
+}
+
+func buildOne(cmd *cobra.Command, s streams, sk *skill.Skill, opts sandboxrun.BuildOptions) error {
+	start := time.Now()
+	img, err := sandboxrun.BuildSkillImage(cmd.Context(), sk, opts)
+	switch {
+	case errors.Is(err, sandboxrun.ErrNoDependencies):
+		fmt.Fprintf(s.out, "%s: declares no packages; runs in %s\n", sk.Manifest.Name, sandboxrun.RunnerImage())
+		return nil
+	case err != nil:
+		return err
+	}
+	state := "built"
+	if !img.Built {
+		state = "up to date"
+	}
+	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
+	return nil
+}

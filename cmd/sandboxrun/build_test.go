@@ -1,0 +1,60 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestBuildRefusals(t *testing.T) {
+	isolateEnv(t)
+	root := t.TempDir()
+	writeSkill(t, root, "plain", frontmatter("plain"), "Body.\n", map[string]string{"scripts/a.py": "print(1)\n"})
+	writeSkill(t, root, "badpep", frontmatter("badpep"), "Body.\n", map[string]string{
+		"scripts/a.py": "# /// script\n# dependencies = \"tabulate\"\n# ///\n",
+	})
+	writeSkill(t, root, "deps", frontmatter("deps", "metadata:", `  system_packages: "bc"`), "Body.\n", nil)
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no skill and no --all", []string{"build"}, exitRefused, "", "SKILL names or --all"},
+		{"skills and --all", []string{"build", "--all", "plain"}, exitRefused, "", "SKILL names or --all"},
+		{"unknown skill", []string{"build", "nosuch"}, exitRefused, "", "nosuch"},
+		{"skill without packages needs no image", []string{"build", "plain"}, exitOK, "plain: declares no packages; runs in sandboxrun/runner:", ""},
+		{"malformed PEP 723 names the line", []string{"build", "badpep"}, exitRefused, "", "scripts/a.py:2:"},
+		{"bad --index-url is refused before Docker", []string{"build", "--index-url", "not a url", "deps"}, exitRefused, "", "--index-url"},
+		{"bad --find-links is refused before Docker", []string{"build", "--find-links", "/nonexistent/wheels", "deps"}, exitRefused, "", "--find-links"},
+		{"a real build needs Docker", []string{"build", "deps"}, exitEnv, "", "docker"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, "", append([]string{"--skills", root}, tt.args...)...)
+			r.requireCode(t, tt.code)
+			require.Contains(t, r.stdout, tt.stdout)
+			require.Contains(t, r.stderr, tt.stderr)
+		})
+	}
+}
+
+func TestRunRefusesMalformedDependenciesBeforeDocker(t *testing.T) {
+	isolateEnv(t)
+	root := t.TempDir()
+	writeSkill(t, root, "badpep", frontmatter("badpep"), "Body.\n", map[string]string{
+		"scripts/a.py": "# /// script\n# dependencies = [\"ok\",\n# ///\n",
+	})
+	r := cli(t, "", "--skills", root, "run", "--workspace", t.TempDir(), "badpep", "scripts/a.py")
+	r.requireCode(t, exitRefused)
+	require.Contains(t, r.stderr, "scripts/a.py:2:")
+}
+
+func TestImagesListNeedsDocker(t *testing.T) {
+	isolateEnv(t)
+	r := cli(t, "", "images", "list")
+	r.requireCode(t, exitEnv)
+	require.Contains(t, r.stderr, "docker")
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+)
+
+// listedImage is one image as `images list --json` prints it.
+type listedImage struct {
+	Kind           string    `json:"kind"`
+	Skill          string    `json:"skill,omitempty"`
+	Ref            string    `json:"ref,omitempty"`
+	Tags           []string  `json:"tags,omitempty"`
+	ID             string    `json:"id"`
+	Hash           string    `json:"hash,omitempty"`
+	Size           int64     `json:"size"`
+	Created        time.Time `json:"created"`
+	PythonPackages []string  `json:"python_packages,omitempty"`
+	SystemPackages []string  `json:"system_packages,omitempty"`
+}
+
+func toListedImage(l images.Listed) listedImage {
+	return listedImage{
+		Kind: l.Kind, Skill: l.Skill, Ref: l.Ref, Tags: l.Tags, ID: l.ID, Hash: l.ContentHash,
+		Size: l.Size, Created: l.Created, PythonPackages: l.PythonPackages, SystemPackages: l.SystemPackages,
+	}
+}
+
+func newImagesListCmd(s streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "List sandboxrun's images: runner, base and skill images",
+		Long: `list shows every image labelled as sandboxrun's, with the skill it serves,
+its content hash, size and age. Sizes include the layers an image shares with
+the runner, as 'docker images' counts them.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := images.List(cmd.Context())
+			if err != nil {
+				return withCode(exitEnv, err)
+			}
+			if asJSON {
+				out := make([]listedImage, 0, len(list))
+				for _, l := range list {
+					out = append(out, toListedImage(l))
+				}
+				if err := writeJSON(s.out, out); err != nil {
+					return withCode(exitEnv, err)
+				}
+				return nil
+			}
+			writeImageTable(s.out, list, time.Now())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+func writeImageTable(w io.Writer, list []images.Listed, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tSKILL\tIMAGE\tHASH\tSIZE\tAGE\tPACKAGES")
+	for _, l := range list {
+		ref := l.Ref
+		if ref == "" {
+			ref = "<untagged> " + shortID(l.ID)
+		}
+		pkgs := strings.Join(append(append([]string(nil), l.SystemPackages...), l.PythonPackages...), " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(shortHash(l.ContentHash)),
+			humanSize(l.Size), humanAge(now.Sub(l.Created)), dash(pkgs))
+	}
+	_ = tw.Flush() // a terminal or pipe; nothing to recover
+}
+
+func newImagesPruneCmd(g *globals, s streams) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune [--dry-run]",
+		Short: "Remove skill images no skill under the skills root runs in any more",
+		Long: `prune removes the skill images that no skill under the skills root would run
+in now: images of removed skills, of old package lists, and of an older runner
+image. Runner and base images are kept. A skill whose dependencies cannot be
+read keeps its images (and is reported). An image a container still uses is
+not removed.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root := g.skillsRoot()
+			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+				return usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+			}
+			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), root, sandboxrun.BuildOptions{}, dryRun)
+			for _, w := range warnings {
+				fmt.Fprintf(s.err, "sandboxrun: %v\n", w)
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			var total int64
+			for _, p := range pruned {
+				ref := p.Ref
+				if ref == "" {
+					ref = "<untagged> " + shortID(p.ID)
+				}
+				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), humanSize(p.Size))
+				total += p.Size
+			}
+			if len(pruned) == 0 {
+				fmt.Fprintln(s.out, "no skill image to remove")
+			} else {
+				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), humanSize(total))
+			}
+			if err != nil {
+				return withCode(exitEnv, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed without removing it")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fkB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func humanAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
