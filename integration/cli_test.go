@@ -239,7 +239,10 @@ func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
 	// Interrupt only once the script is running inside its container.
 	line := make([]byte, len("started\n"))
 	_, err = io.ReadFull(stdout, line)
-	require.NoError(t, err, "stderr: %s", errb.String())
+	if err != nil {
+		_ = cmd.Wait() // stderr is complete only once the process is gone
+		t.Fatalf("no output from the script: %v; stderr: %s", err, errb.String())
+	}
 	require.Equal(t, "started\n", string(line))
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 
