@@ -51,20 +51,9 @@ exit 0 when allowed, 2 when denied.`,
 			if dryRun {
 				return reportDecision(s, f.json, sk.Manifest.Name, args[1], sk.Manifest.AllowedTools.CheckCommand(args[1]))
 			}
-			req, err := f.request(cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			p, err := sandboxrun.PrepareCommand(sk, args[1], req)
-			if err != nil {
-				return err
-			}
-			e := &execution{g: g, s: s, f: f, sk: sk, p: p}
-			res, err := e.run(cmd.Context(), !f.json)
-			if err != nil {
-				return err
-			}
-			return e.finish(res)
+			return runChecked(cmd, g, s, f, sk, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
+				return sandboxrun.PrepareCommand(sk, args[1], req)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the policy decision and exit: 0 allowed, 2 denied")

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -83,6 +85,26 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 		}
 	}
 	return res, runErr
+}
+
+// runChecked is the shared path of run and exec: read the request flags,
+// let prepare check them against the skill's policy, run, report.
+func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *skill.Skill,
+	prepare func(sandboxrun.Request) (*sandboxrun.Prepared, error)) error {
+	req, err := f.request(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	p, err := prepare(req)
+	if err != nil {
+		return err
+	}
+	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
+	res, err := e.run(cmd.Context(), !f.json)
+	if err != nil {
+		return err
+	}
+	return e.finish(res)
 }
 
 // exitStatus is the CLI status for a finished execution: the script's own,

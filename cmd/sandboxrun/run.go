@@ -30,20 +30,9 @@ environment failed (Docker unreachable, image missing).`,
 			if err != nil {
 				return err
 			}
-			req, err := f.request(cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			p, err := sandboxrun.PrepareScript(sk, args[1], req)
-			if err != nil {
-				return err
-			}
-			e := &execution{g: g, s: s, f: f, sk: sk, p: p}
-			res, err := e.run(cmd.Context(), !f.json)
-			if err != nil {
-				return err
-			}
-			return e.finish(res)
+			return runChecked(cmd, g, s, f, sk, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
+				return sandboxrun.PrepareScript(sk, args[1], req)
+			})
 		},
 	}
 	f.register(cmd.Flags(), true)
