@@ -17,13 +17,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
@@ -112,11 +112,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "latency, sequential:\n")
-	cliP50 := percentile(lat[len(methods)-1], 50)
+	cliP50 := stats.Percentile(lat[len(methods)-1], 50)
 	for i, m := range methods {
-		p50 := percentile(lat[i], 50)
+		p50 := stats.Percentile(lat[i], 50)
 		fmt.Fprintf(out, "  %-24s p50 %7s  p95 %7s  p50 ratio to docker run %.2f\n",
-			m.name, ms(p50), ms(percentile(lat[i], 95)), float64(p50)/float64(cliP50))
+			m.name, stats.MS(p50), stats.MS(stats.Percentile(lat[i], 95)), float64(p50)/float64(cliP50))
 	}
 
 	total := max(cfg.n, 4*cfg.concurrency)
@@ -243,15 +243,6 @@ func throughput(ctx context.Context, total, conc int, f func(context.Context) (t
 	}
 	return time.Since(start), nil
 }
-
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(0, min(len(s)-1, i-1))]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
 
 // writeSkill writes the benchmark's skill. It must be world-readable: the
 // sandbox runs as an unprivileged uid, not as the caller.

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -133,10 +134,10 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "cached run latency, %d interleaved runs each (load skill, pick image, prepare, run):\n", n)
 	for i, m := range methods {
-		fmt.Fprintf(out, "  %-33s p50 %7s  p95 %7s\n", m.name, ms(percentile(lat[i], 50)), ms(percentile(lat[i], 95)))
+		fmt.Fprintf(out, "  %-33s p50 %7s  p95 %7s\n", m.name, stats.MS(stats.Percentile(lat[i], 50)), stats.MS(stats.Percentile(lat[i], 95)))
 	}
 	fmt.Fprintf(out, "  p50 ratio with/without dependencies: %.3f (goal <= 1.05)\n",
-		float64(percentile(lat[1], 50))/float64(percentile(lat[0], 50)))
+		float64(stats.Percentile(lat[1], 50))/float64(stats.Percentile(lat[0], 50)))
 	return nil
 }
 
@@ -186,15 +187,6 @@ func addedSize(ctx context.Context, ref string) (int64, error) {
 	}
 	return skillSize - runnerSize, nil
 }
-
-func percentile(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p + 99) / 100
-	return s[max(0, min(len(s)-1, i-1))]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
 
 // writeSkill writes a skill the sandbox user can read.
 func writeSkill(root, name, front, hello string) (string, error) {
