@@ -1,7 +1,7 @@
 // Package images builds the container images sandboxrun runs skills in: the
 // runner image (Dockerfile.runner: python3, nodejs, bash, jq, git and
-// sandbox-init as the entrypoint) and, where no registry can be reached, the
-// Debian base it is built on.
+// sandbox-init as the entrypoint), where no registry can be reached the
+// Debian base it is built on, and one image per skill that declares packages.
 //
 // The base normally comes from a registry (Base, default
 // debian:bookworm-slim). When it is not present locally and cannot be pulled,
@@ -9,6 +9,15 @@
 // apt sources and loaded with `docker import`. Every image carries OCI
 // annotations and an io.sandboxrun.content-hash label, so a build whose
 // inputs did not change is skipped.
+//
+// A skill image (EnsureSkill, sandboxrun/skill-<name>:<hash>) is built FROM
+// the runner: apt installs the skill's system_packages and a virtual
+// environment at VenvPath gets its python_packages and the PEP 723
+// dependencies of its scripts. The scripts themselves stay a read-only mount,
+// so only the runner image, the package lists and the package sources decide
+// when it is rebuilt. Builds of one image are serialised in this process and,
+// with a lock file, across processes on the host. List and the skill-aware
+// pruning in the root package find every image by its io.sandboxrun labels.
 //
 // This package deliberately drives the docker CLI through os/exec instead of
 // importing the Docker Go client: only package sandbox talks to the Engine

@@ -77,42 +77,82 @@ func isCancel(err error) bool {
 const lockPoll = 200 * time.Millisecond
 
 // lockBuild takes the host-wide build lock for ref, waiting (and saying
-// so) while another process holds it. The returned function releases it.
+// so) while another process holds it. The returned function releases it and
+// removes the lock file (and its folder, once empty), so builds leave
+// nothing behind in the temp directory.
 func lockBuild(ctx context.Context, ref string, rep *reporter) (func(), error) {
-	dir, err := lockDir()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the build lock %s: %w", path, err)
-	}
-	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits in an int
+	name := strings.NewReplacer("/", "_", ":", "_").Replace(ref) + ".lock"
 	said := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("waiting for the build lock of %s: %w", ref, err)
+		}
+		dir, err := lockDir()
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, os.ErrNotExist) {
+			// Another process removed the empty folder between our mkdir
+			// and open: make it again.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("opening the build lock %s: %w", path, err)
+		}
+		if err := flockWait(ctx, f, ref, rep, &said); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+		// The holder before us unlinks the file before it unlocks, so the
+		// lock we got may be on a file no longer at path; another process
+		// may already hold the one that is. Only a lock on the file path
+		// names counts.
+		if !sameFile(f, path) {
+			_ = f.Close()
+			continue
+		}
+		return func() {
+			_ = os.Remove(path)
+			_ = unix.Rmdir(dir) // fails while other locks live in it, as it should
+			_ = f.Close()
+		}, nil
+	}
+}
+
+// flockWait blocks until f is exclusively locked or ctx ends, reporting the
+// wait once.
+func flockWait(ctx context.Context, f *os.File, ref string, rep *reporter, said *bool) error {
+	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits in an int
 	for {
 		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			break
+			return nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			_ = f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+			return fmt.Errorf("locking %s: %w", f.Name(), err)
 		}
-		if !said {
+		if !*said {
 			rep.stepf("waiting for another sandboxrun process that is building %s", ref)
-			said = true
+			*said = true
 		}
 		select {
 		case <-ctx.Done():
-			_ = f.Close()
-			return nil, fmt.Errorf("waiting for the build lock of %s: %w", ref, ctx.Err())
+			return fmt.Errorf("waiting for the build lock of %s: %w", ref, ctx.Err())
 		case <-time.After(lockPoll):
 		}
 	}
-	// Closing the descriptor releases the lock; the file stays, since
-	// removing it would let a third process lock a different inode.
-	return func() { _ = f.Close() }, nil
+}
+
+// sameFile reports whether the open file f is still the file at path.
+func sameFile(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(path)
+	return err == nil && os.SameFile(held, now)
 }
 
 // lockDir is $XDG_RUNTIME_DIR/sandboxrun when that is set, else a

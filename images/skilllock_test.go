@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,7 +106,8 @@ func TestBuildOnce(t *testing.T) {
 }
 
 func TestLockBuild(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	xdg := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
 	var progress bytes.Buffer
 	rep := newReporter(&progress, nil)
 	ref := "sandboxrun/skill-x:0123"
@@ -145,6 +147,42 @@ func TestLockBuild(t *testing.T) {
 		u2, err := lockBuild(context.Background(), "sandboxrun/skill-b:1", rep)
 		require.NoError(t, err)
 		u2()
+	})
+
+	t.Run("released locks leave no file and no folder behind", func(t *testing.T) {
+		u, err := lockBuild(context.Background(), "sandboxrun/skill-c:1", rep)
+		require.NoError(t, err)
+		require.DirExists(t, filepath.Join(xdg, "sandboxrun"))
+		u()
+		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun"))
+	})
+
+	t.Run("many contenders hold the lock one at a time", func(t *testing.T) {
+		var holders, maxHolders atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				u, err := lockBuild(context.Background(), "sandboxrun/skill-d:1", rep)
+				if !assert.NoError(t, err) {
+					return
+				}
+				n := holders.Add(1)
+				for {
+					m := maxHolders.Load()
+					if n <= m || maxHolders.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(5 * time.Millisecond)
+				holders.Add(-1)
+				u()
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), maxHolders.Load(), "two holders at once: a lock on an unlinked file was taken as valid")
+		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun"))
 	})
 }
 

@@ -95,7 +95,7 @@ func Resolve(root, ref string) (string, error) {
 	case errors.Is(err, os.ErrNotExist) && isPath:
 		return "", fmt.Errorf("%w: %s does not exist", ErrSkillNotFound, abs)
 	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%w: no skill folder %q in %s; list the skills there with `sandboxrun list`, or pass a path to the skill folder", ErrSkillNotFound, ref, root)
+		return "", notFoundByName(root, ref)
 	case err != nil:
 		return "", fmt.Errorf("resolving skill %q: %w", ref, err)
 	case !fi.IsDir():

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -132,6 +133,46 @@ func TestResolve(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
-	_, err := Resolve(root, "nope")
-	require.ErrorContains(t, err, "sandboxrun list")
+}
+
+func TestResolveNotFoundMessages(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "hello", doc(strings.Replace(minimalFront, "name: demo", "name: hello", 1), ""), nil)
+	writeSkill(t, root, "data-analysis", doc(strings.Replace(minimalFront, "name: demo", "name: data-analysis", 1), ""), nil)
+	empty := t.TempDir()
+
+	tests := []struct {
+		name, root, ref string
+		want            []string
+	}{
+		{"typo gets a suggestion", root, "helo", []string{`did you mean "hello"?`}},
+		{"case typo gets a suggestion", root, "Hello", []string{`did you mean "hello"?`}},
+		{"unrelated name lists the skills", root, "report", []string{"it holds: data-analysis, hello", "--skills DIR"}},
+		{"empty root says so", empty, "hello", []string{"holds no skills", "--skills DIR"}},
+		{"missing root says so", filepath.Join(empty, "nope"), "hello", []string{"skills root", "does not exist", "SANDBOXRUN_SKILLS", "./hello"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Resolve(tt.root, tt.ref)
+			require.ErrorIs(t, err, ErrSkillNotFound)
+			for _, w := range tt.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"hello", "hello", 0}, {"helo", "hello", 1}, {"hlelo", "hello", 2}, {"", "abc", 3}, {"kitten", "sitting", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+"/"+tt.b, func(t *testing.T) {
+			require.Equal(t, tt.want, editDistance(tt.a, tt.b))
+			require.Equal(t, tt.want, editDistance(tt.b, tt.a))
+		})
+	}
 }

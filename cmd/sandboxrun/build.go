@@ -78,18 +78,24 @@ a build failed (unknown package, version that does not resolve, no network).`,
 			}
 			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err}
 			var errs []error
+			withDeps := 0
 			for _, sk := range skills {
-				if err := buildOne(cmd, s, sk, opts); err != nil {
-					if len(skills) > 1 {
-						fmt.Fprintf(s.err, "sandboxrun: %s: %v\n", sk.Manifest.Name, err)
-						errs = append(errs, err)
-						continue
-					}
+				hasDeps, err := buildOne(cmd, s, sk, opts)
+				if hasDeps {
+					withDeps++
+				}
+				if err == nil {
+					continue
+				}
+				if len(skills) == 1 || errors.Is(err, images.ErrNoDocker) {
+					// Without Docker every other build would fail the same way.
 					return err
 				}
+				fmt.Fprintf(s.err, "sandboxrun: %s: %v\n", sk.Manifest.Name, err)
+				errs = append(errs, err)
 			}
 			if len(errs) > 0 {
-				return withCode(classify(errs[0]), fmt.Errorf("%d of %d skill images failed to build", len(errs), len(skills)))
+				return withCode(classify(errs[0]), fmt.Errorf("%d of %d skill images failed to build", len(errs), withDeps))
 			}
 			return nil
 		},
@@ -123,20 +129,22 @@ func skillsToBuild(g *globals, s streams, refs []string, all bool) ([]*skill.Ski
 	return skills, nil
 }
 
-func buildOne(cmd *cobra.Command, s streams, sk *skill.Skill, opts sandboxrun.BuildOptions) error {
+// buildOne builds sk's image; hasDeps is false for a skill that declares no
+// packages and so has no image of its own.
+func buildOne(cmd *cobra.Command, s streams, sk *skill.Skill, opts sandboxrun.BuildOptions) (hasDeps bool, err error) {
 	start := time.Now()
 	img, err := sandboxrun.BuildSkillImage(cmd.Context(), sk, opts)
 	switch {
 	case errors.Is(err, sandboxrun.ErrNoDependencies):
 		fmt.Fprintf(s.out, "%s: declares no packages; runs in %s\n", sk.Manifest.Name, sandboxrun.RunnerImage())
-		return nil
+		return false, nil
 	case err != nil:
-		return err
+		return true, err
 	}
 	state := "built"
 	if !img.Built {
 		state = "up to date"
 	}
 	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
-	return nil
+	return true, nil
 }

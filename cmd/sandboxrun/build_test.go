@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,4 +58,25 @@ func TestImagesListNeedsDocker(t *testing.T) {
 	r := cli(t, "", "images", "list")
 	r.requireCode(t, exitEnv)
 	require.Contains(t, r.stderr, "docker")
+}
+
+func TestBuildAllWithoutDocker(t *testing.T) {
+	isolateEnv(t)
+	root := t.TempDir()
+	writeSkill(t, root, "plain", frontmatter("plain"), "Body.\n", nil)
+	writeSkill(t, root, "deps-a", frontmatter("deps-a", "metadata:", `  system_packages: "bc"`), "Body.\n", nil)
+	writeSkill(t, root, "deps-b", frontmatter("deps-b", "metadata:", `  system_packages: "jq"`), "Body.\n", nil)
+
+	r := cli(t, "", "--skills", root, "build", "--all")
+	r.requireCode(t, exitEnv)
+	require.Equal(t, 1, strings.Count(r.stderr, "docker daemon unreachable"), "stop at the first Docker failure: %s", r.stderr)
+	require.NotContains(t, r.stderr, "failed to build", "no tally of builds that were never tried")
+}
+
+func TestImagesPruneWithoutDocker(t *testing.T) {
+	isolateEnv(t)
+	r := cli(t, "", "--skills", exampleSkills, "images", "prune", "--dry-run")
+	r.requireCode(t, exitEnv)
+	require.NotContains(t, r.stdout, "no skill image to remove", "nothing was checked, so nothing can be claimed")
+	require.Contains(t, r.stderr, "docker daemon unreachable")
 }

@@ -33,10 +33,17 @@ allowed-tools. Command and process substitution, eval and exec are refused.
 A skill without allowed-tools allows no commands.
 
 An allowed command runs under bash inside the sandbox, with /workspace as its
-working directory. --dry-run prints the decision without running anything:
-exit 0 when allowed, 2 when denied.`,
-		Example: `  sandboxrun exec --dry-run hello -- 'python3 scripts/echo.py'
-  sandboxrun exec hello -- 'echo hi | python3 {baseDir}/scripts/echo.py'`,
+working directory: name the skill's scripts by their sandbox path,
+/skills/<name>/scripts/x.py (what 'sandboxrun show' prints for {baseDir}).
+--args reach the command on its stdin. --dry-run prints the decision without
+running anything: exit 0 when allowed, 2 when denied; with --json it prints
+{allowed, skill, command, part, reason, suggest}.
+
+Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
+2 when denied or refused before running; 3 when the environment failed.`,
+		Example: `  sandboxrun exec --dry-run hello -- 'python3 /skills/hello/scripts/echo.py | jq .'
+  sandboxrun exec hello -- 'echo hi && python3 /skills/hello/scripts/echo.py'
+  sandboxrun exec --args '{"n": 1}' hello -- 'python3 /skills/hello/scripts/echo.py'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageError("exec takes SKILL and one quoted COMMAND (got %d arguments): sandboxrun exec SKILL -- 'cmd arg | other'", len(args))
@@ -57,7 +64,7 @@ exit 0 when allowed, 2 when denied.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the policy decision and exit: 0 allowed, 2 denied")
-	f.register(cmd.Flags(), true)
+	f.register(cmd.Flags(), true, "print the Result as JSON on stdout when the command ends (with --dry-run: the decision)")
 	return cmd
 }
 

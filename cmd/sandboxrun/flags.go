@@ -28,7 +28,9 @@ type execFlags struct {
 	noBuild   bool
 }
 
-func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool) {
+// register adds the flags to fs; jsonHelp says what --json prints for this
+// command.
+func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) {
 	if withArgs {
 		fs.StringVar(&f.args, "args", "", "JSON object passed to the script on stdin ('-' reads it from stdin)")
 		fs.StringVar(&f.argsFile, "args-file", "", "read the JSON arguments from a file")
@@ -38,7 +40,7 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool) {
 	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit, e.g. 0.5 (can only lower the skill's max_cpus)")
 	fs.StringVar(&f.workspace, "workspace", ".", "host folder mounted at /workspace (read-only unless allowed-tools grants Write)")
 	fs.StringArrayVar(&f.env, "env", nil, "extra variable for the script, K=V (repeatable; reserved names are refused)")
-	fs.BoolVar(&f.json, "json", false, "print the result as JSON on stdout instead of relaying the output")
+	fs.BoolVar(&f.json, "json", false, jsonHelp)
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per execution to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
 	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")

@@ -16,6 +16,9 @@ func newImagesCmd(g *globals, s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images",
 		Short: "Build, list and prune the images sandboxes run in",
+		Long: `images manages the images sandboxes run in: the runner image every sandbox
+starts from, the Debian base it is built on when no registry is reachable, and
+the per-skill images of skills that declare packages (see 'sandboxrun build').`,
 	}
 	cmd.AddCommand(newImagesBuildCmd(s), newImagesListCmd(s), newImagesPruneCmd(g, s))
 	return cmd

@@ -42,7 +42,14 @@ func newImagesListCmd(s streams) *cobra.Command {
 		Short: "List sandboxrun's images: runner, base and skill images",
 		Long: `list shows every image labelled as sandboxrun's, with the skill it serves,
 its content hash, size and age. Sizes include the layers an image shares with
-the runner, as 'docker images' counts them.`,
+the runner, as 'docker images' counts them.
+
+HASH is the content hash a rebuild is decided on. A skill image's tag is a
+different hash, of the runner image and the package lists only, so that run
+finds an image built from a wheelhouse without naming the wheelhouse again.
+
+--json prints [{kind, skill, ref, tags, id, hash, size, created,
+python_packages, system_packages}]; size is in bytes, created is RFC 3339.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			list, err := images.List(cmd.Context())
@@ -115,9 +122,10 @@ not removed.`,
 				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), humanSize(p.Size))
 				total += p.Size
 			}
-			if len(pruned) == 0 {
+			switch {
+			case len(pruned) == 0 && err == nil:
 				fmt.Fprintln(s.out, "no skill image to remove")
-			} else {
+			case len(pruned) > 0:
 				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), humanSize(total))
 			}
 			if err != nil {

@@ -32,9 +32,13 @@ The code reaches python3 on its stdin.
 
 With --json it answers as agent tools expect:
 {skill_name, stdout, stderr, returncode, timed_out, error}; a timeout gives
-returncode -1, timed_out true and an error naming the limit.`,
+returncode -1, timed_out true and an error naming the limit. A refusal or an
+environment failure also answers in that shape (returncode -1, error set).
+
+Exit status: as for run (the code's own, 124, 128+N, 2 or 3).`,
 		Example: `  sandboxrun python data-analysis --code 'print(sum(range(10)))'
-  sandboxrun python --json hello --file snippet.py`,
+  sandboxrun python --json hello --code 'import os; print(os.listdir("/skills/hello/scripts"))'
+  sandboxrun python --timeout 5s hello --file snippet.py`,
 		Args: exactArgs(1, "one SKILL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, res, err := runPython(cmd, g, s, f, args[0], code, file)
@@ -60,7 +64,7 @@ returncode -1, timed_out true and an error naming the limit.`,
 	}
 	cmd.Flags().StringVar(&code, "code", "", "Python source to run")
 	cmd.Flags().StringVar(&file, "file", "", "file holding the Python source to run")
-	f.register(cmd.Flags(), false)
+	f.register(cmd.Flags(), false, "answer on stdout as {skill_name, stdout, stderr, returncode, timed_out, error}")
 	return cmd
 }
 

@@ -47,7 +47,9 @@ func TestRefusedBeforeDocker(t *testing.T) {
 		{"deep traversal", with(run, "hello", "scripts/../../../etc/passwd"), "", []string{"outside the skill's scripts/ folder"}},
 		{"absolute host path", with(run, "hello", "/etc/passwd"), "", []string{"/etc/passwd"}},
 		{"missing script", with(run, "hello", "scripts/missing.py"), "", []string{"scripts/missing.py", "not found"}},
-		{"unknown skill", with(run, "nope", "scripts/x.py"), "", []string{`"nope"`}},
+		{"unknown skill", with(run, "nope", "scripts/x.py"), "", []string{`"nope"`, "it holds: csv-report, data-analysis, hello"}},
+		{"misspelt skill", with(run, "helo", "scripts/echo.py"), "", []string{`did you mean "hello"?`}},
+		{"missing skills root", []string{"run", "--skills", missingDir, "hello", "scripts/echo.py"}, "", []string{"skills root", "does not exist", "--skills DIR"}},
 
 		// Arguments.
 		{"args not JSON", with(script, "--args", "{not json"), "", []string{"invalid JSON arguments", "not JSON"}},

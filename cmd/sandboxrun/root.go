@@ -99,6 +99,15 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newImagesCmd(g, s),
 		newBuildCmd(g, s),
 	)
+	// Every Use line already spells out its flags.
+	var plain func(*cobra.Command)
+	plain = func(c *cobra.Command) {
+		c.DisableFlagsInUseLine = true
+		for _, sub := range c.Commands() {
+			plain(sub)
+		}
+	}
+	plain(root)
 	return root
 }
 
@@ -106,7 +115,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError("%s takes %s (got %d arguments); see '%s --help'", cmd.Name(), what, len(args), cmd.CommandPath())
+			return usageError("%s takes %s (got %d); see '%s --help'", cmd.Name(), what, len(args), cmd.CommandPath())
 		}
 		return nil
 	}

@@ -24,6 +24,7 @@ func TestUsageErrors(t *testing.T) {
 		{"flag without value", []string{"list", "--format"}, "flag needs an argument"},
 		{"bad flag value", []string{"run", "--cpus", "many", "hello", "scripts/echo.py"}, `"many"`},
 		{"run without arguments", []string{"run"}, "SKILL and SCRIPT"},
+		{"run with one argument", []string{"run", "hello"}, "run takes SKILL and SCRIPT (got 1)"},
 		{"run with three arguments", []string{"run", "a", "b", "c"}, "SKILL and SCRIPT"},
 		{"python without skill", []string{"python", "--code", "print(1)"}, "one SKILL"},
 		{"reap with an argument", []string{"reap", "x"}, "no arguments"},
@@ -69,6 +70,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 				r.requireCode(t, exitOK)
 				require.Contains(t, r.stdout, "Usage:")
 				require.Contains(t, r.stdout, "sandboxrun "+strings.Join(p, " "))
+				require.NotContains(t, r.stdout, "] [flags]", "the Use line already lists the flags")
 				require.Empty(t, r.stderr)
 			})
 		}
@@ -80,6 +82,26 @@ func TestHelpOnEveryCommand(t *testing.T) {
 		require.Contains(t, r.stdout, "Usage:")
 		require.Contains(t, r.stdout, "--args-file")
 	})
+}
+
+// TestJSONFlagSaysWhatItPrints keeps each command's --json description
+// about that command's own output.
+func TestJSONFlagSaysWhatItPrints(t *testing.T) {
+	isolateEnv(t)
+	tests := []struct {
+		cmd, want string
+	}{
+		{"run", "print the Result as JSON"},
+		{"exec", "with --dry-run: the decision"},
+		{"python", "{skill_name, stdout, stderr, returncode, timed_out, error}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			r := cli(t, "", tt.cmd, "--help")
+			r.requireCode(t, exitOK)
+			require.Contains(t, r.stdout, tt.want)
+		})
+	}
 }
 
 func TestVersion(t *testing.T) {

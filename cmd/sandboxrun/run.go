@@ -20,8 +20,11 @@ the script's stdin. Limits come from the skill's frontmatter; --timeout,
 
 Exit status: the script's own; 124 on timeout; 128+N when killed by signal N;
 2 when refused before running (policy, path, arguments, usage); 3 when the
-environment failed (Docker unreachable, image missing).`,
+environment failed (Docker unreachable, image missing). With --json the Result
+is printed only when the script ran; a refusal or environment failure prints
+nothing on stdout and the reason on stderr.`,
 		Example: `  sandboxrun run hello scripts/echo.py --args '{"name": "world"}'
+  echo '{"columns": ["price"]}' > args.json
   sandboxrun run --json data-analysis scripts/stats.py --args-file args.json
   echo '{"n": 1}' | sandboxrun run ./skills/hello scripts/echo.sh --args -`,
 		Args: exactArgs(2, "SKILL and SCRIPT"),
@@ -35,6 +38,6 @@ environment failed (Docker unreachable, image missing).`,
 			})
 		},
 	}
-	f.register(cmd.Flags(), true)
+	f.register(cmd.Flags(), true, "print the Result as JSON on stdout when the script ends, instead of relaying its output live")
 	return cmd
 }

@@ -73,7 +73,7 @@ func TestShowRefusals(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown skill", []string{"show", "--skills", exampleSkills, "no-such-skill"}, []string{`"no-such-skill"`, "sandboxrun list"}},
+		{"unknown skill", []string{"show", "--skills", exampleSkills, "no-such-skill"}, []string{`"no-such-skill"`, "it holds: csv-report, data-analysis, hello"}},
 		{"broken skill", []string{"show", "--skills", root, "broken"}, []string{"invalid YAML", "sandboxrun validate"}},
 		{"no skill", []string{"show"}, []string{"one SKILL"}},
 		{"two skills", []string{"show", "a", "b"}, []string{"one SKILL"}},

@@ -1,0 +1,82 @@
+package skill
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxListed bounds how many skill names a not-found message lists.
+const maxListed = 10
+
+// notFoundByName explains a skill name that names no folder under root: a
+// missing root, a likely typo, or the names that do exist.
+func notFoundByName(root, ref string) error {
+	if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return fmt.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
+			ErrSkillNotFound, root, ref)
+	}
+	dirs, _ := skillDirs(root) // best effort: the message is what matters
+	names := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		names = append(names, filepath.Base(d))
+	}
+	if best := closest(ref, names); best != "" {
+		return fmt.Errorf("%w: no skill %q in %s; did you mean %q?", ErrSkillNotFound, ref, root, best)
+	}
+	switch {
+	case len(names) == 0:
+		return fmt.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, root)
+	case len(names) > maxListed:
+		names = append(names[:maxListed], "…")
+	}
+	return fmt.Errorf("%w: no skill %q in %s (it holds: %s); pass one of those, --skills DIR, or a path to the skill folder",
+		ErrSkillNotFound, ref, root, strings.Join(names, ", "))
+}
+
+// closest returns the name within a small edit distance of ref (a typo),
+// or "" when none is close or two are equally close.
+func closest(ref string, names []string) string {
+	limit := 2
+	if len([]rune(ref)) <= 4 {
+		limit = 1
+	}
+	best, bestDist, tie := "", limit+1, false
+	for _, n := range names {
+		d := editDistance(strings.ToLower(ref), n)
+		switch {
+		case d < bestDist:
+			best, bestDist, tie = n, d, false
+		case d == bestDist:
+			tie = true
+		}
+	}
+	if tie || bestDist > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
