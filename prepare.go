@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -77,14 +78,28 @@ func PrepareScript(sk *skill.Skill, script string, req Request) (*Prepared, erro
 // command in it must be allowed by the skill's allowed-tools. The checked
 // command then runs under bash inside the sandbox, never on the host.
 func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, error) {
-	if err := sk.Manifest.AllowedTools.CheckCommand(command); err != nil {
-		return nil, refused(err)
+	command, err := CheckCommand(sk, command)
+	if err != nil {
+		return nil, err
 	}
 	args, err := policy.ParseArgs(req.Args)
 	if err != nil {
 		return nil, refused(err)
 	}
 	return prepare(sk, []string{"bash", "-c", command}, "bash", args, req)
+}
+
+// CheckCommand applies the skill's allowed-tools to a Bash-tool command and
+// returns the command that would run. A {baseDir} in it, as a skill's
+// instructions write it, becomes the skill's folder in the sandbox before the
+// check, so the policy judges exactly what runs. A denial matches ErrRefused
+// and, with errors.As, *policy.DeniedError.
+func CheckCommand(sk *skill.Skill, command string) (string, error) {
+	command = strings.ReplaceAll(command, skill.BaseDirPlaceholder, policy.SandboxDir(sk.Manifest.Name))
+	if err := sk.Manifest.AllowedTools.CheckCommand(command); err != nil {
+		return command, refused(err)
+	}
+	return command, nil
 }
 
 // MaxCodeBytes bounds inline code for PreparePython.

@@ -321,3 +321,32 @@ func TestRunnerImageAndAssets(t *testing.T) {
 	require.Equal(t, onDisk, sandboxrun.RunnerDockerfile, "the embedded Dockerfile is the repository's")
 	require.Contains(t, string(sandboxrun.RunnerDockerfile), "sandbox-init")
 }
+
+func TestCheckCommandResolvesBaseDir(t *testing.T) {
+	sk, err := skill.Load("skills/hello")
+	require.NoError(t, err)
+	tests := []struct {
+		command, want string
+		allowed       bool
+	}{
+		{"python3 {baseDir}/scripts/echo.py", "python3 /skills/hello/scripts/echo.py", true},
+		{"echo hi | python3 {baseDir}/scripts/echo.py", "echo hi | python3 /skills/hello/scripts/echo.py", true},
+		{"cat {baseDir}/SKILL.md", "cat /skills/hello/SKILL.md", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.command, func(t *testing.T) {
+			got, err := sandboxrun.CheckCommand(sk, tt.command)
+			require.Equal(t, tt.want, got)
+			if tt.allowed {
+				require.NoError(t, err)
+				p, err := sandboxrun.PrepareCommand(sk, tt.command, sandboxrun.Request{})
+				require.NoError(t, err)
+				require.Equal(t, []string{"bash", "-c", tt.want}, p.Spec.Argv, "the resolved command is what runs")
+				return
+			}
+			require.ErrorIs(t, err, sandboxrun.ErrRefused)
+			var denied *policy.DeniedError
+			require.ErrorAs(t, err, &denied)
+		})
+	}
+}

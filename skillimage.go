@@ -129,8 +129,10 @@ func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, err
 		return "", err
 	}
 	if o.NoBuild {
+		// The folder, not the name: it works whatever skills root the
+		// caller used.
 		return "", fmt.Errorf("%w: skill %s needs the image %s for its packages; build it with `sandboxrun build %s`, or run without --no-build",
-			ErrNeedsBuild, sk.Manifest.Name, tag, sk.Manifest.Name)
+			ErrNeedsBuild, sk.Manifest.Name, tag, sk.Dir)
 	}
 	img, err := images.EnsureSkill(ctx, opts)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestImageFor(t *testing.T) {
 		f := &fakeImages{present: map[string]string{runner: fakeRunnerID}}
 		_, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{Lookup: f.lookup, NoBuild: true})
 		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
-		require.Contains(t, err.Error(), "sandboxrun build with-deps")
+		require.Contains(t, err.Error(), "sandboxrun build "+sk.Dir, "the hint names the folder, which works from any skills root")
 		require.Contains(t, err.Error(), tag)
 	})
 

@@ -34,7 +34,8 @@ A skill without allowed-tools allows no commands.
 
 An allowed command runs under bash inside the sandbox, with /workspace as its
 working directory: name the skill's scripts by their sandbox path,
-/skills/<name>/scripts/x.py (what 'sandboxrun show' prints for {baseDir}).
+/skills/<name>/scripts/x.py (what 'sandboxrun show' prints for {baseDir}); a
+literal {baseDir} in COMMAND is resolved to it before the check.
 --args reach the command on its stdin. --dry-run prints the decision without
 running anything: exit 0 when allowed, 2 when denied; with --json it prints
 {allowed, skill, command, part, reason, suggest}.
@@ -56,7 +57,8 @@ Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
 				return err
 			}
 			if dryRun {
-				return reportDecision(s, f.json, sk.Manifest.Name, args[1], sk.Manifest.AllowedTools.CheckCommand(args[1]))
+				command, err := sandboxrun.CheckCommand(sk, args[1])
+				return reportDecision(s, f.json, sk.Manifest.Name, command, err)
 			}
 			return runChecked(cmd, g, s, f, sk, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
 				return sandboxrun.PrepareCommand(sk, args[1], req)
