@@ -255,7 +255,7 @@ func TestSkillImage(t *testing.T) {
 			map[string]string{"scripts/pep.py": pep723})
 		_, err := sandboxrun.ImageFor(ctx, changed, sandboxrun.BuildOptions{NoBuild: true})
 		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
-		require.Contains(t, err.Error(), "sandboxrun build "+name)
+		require.Contains(t, err.Error(), "sandboxrun build "+changed.Dir)
 
 		wheelsOnly := opts
 		wheelsOnly.Pip = images.PipConfig{FindLinks: []string{wheels}}
@@ -482,7 +482,7 @@ func TestCLISkillWithDependencies(t *testing.T) {
 
 	r := cli(t, root, nil, "", append(append([]string{}, args[:3]...), append([]string{"--no-build"}, args[3:]...)...)...)
 	require.Equal(t, 3, r.code, r.stderr)
-	require.Contains(t, r.stderr, "sandboxrun build "+name)
+	require.Contains(t, r.stderr, "sandboxrun build "+filepath.Join(root, name))
 
 	var wg sync.WaitGroup
 	results := make([]cliResult, 2)
