@@ -14,6 +14,9 @@ import (
 const (
 	xattrACLAccess  = "system.posix_acl_access"
 	xattrACLDefault = "system.posix_acl_default"
+	// xattrCapability holds a file's capabilities; not an ACL, but read
+	// alongside them to tell privileged files.
+	xattrCapability = "security.capability"
 
 	aclVersion   = 2
 	aclHeaderLen = 4

@@ -100,10 +100,12 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 		IpcMode:        container.IPCModePrivate,
 		CgroupnsMode:   container.CgroupnsModePrivate,
 		ShmSize:        spec.Limits.TmpBytes,
-		// Exec is allowed in /tmp: runtime-installed packages load native
-		// code from there, and an interpreter can run any file anyway.
+		// noexec is what Docker applies to a tmpfs by default anyway; it is
+		// spelled out so no engine's default decides. It stops binaries and
+		// native libraries dropped in /tmp, not an interpreter reading a
+		// script from there. Packages belong in a skill image.
 		Tmpfs: map[string]string{
-			scratchDir: fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpBytes),
+			scratchDir: fmt.Sprintf("rw,noexec,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpBytes),
 		},
 		Mounts: mounts,
 		Init:   &noInit, // sandbox-init is PID 1 itself

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,10 @@ func TestContainerConfigInvariants(t *testing.T) {
 		require.True(t, hc.Mounts[0].ReadOnly, "skill mount is read-only")
 		require.True(t, hc.Mounts[1].ReadOnly, "workspace is read-only unless writable")
 		require.Equal(t, "true", cfg.Labels[LabelManaged])
+		tmpOpts := strings.Split(hc.Tmpfs[scratchDir], ",")
+		for _, o := range []string{"noexec", "nosuid", "nodev"} {
+			require.Contains(t, tmpOpts, o, "/tmp is %s, explicitly: engines differ in defaults", o)
+		}
 	}
 }
 

@@ -39,8 +39,33 @@ func (n *node) isDir() bool     { return n.st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func (n *node) isRegular() bool { return n.st.Mode&unix.S_IFMT == unix.S_IFREG }
 
 // walkTree calls visit for root and everything below it on the same file
-// system, parents before children, never following symbolic links.
+// system, parents before children, never following symbolic links. It
+// stops at the first error.
 func walkTree(root string, visit func(*node) error) error {
+	return (&walker{visit: visit}).run(root)
+}
+
+// walkTreeAll is walkTree for undoing: it goes on past a node it cannot
+// handle and past a subtree nested too deep, so that one bad spot (which a
+// script can make on purpose) does not leave the rest undone, and returns
+// the errors joined. Only maxWalkEntries still stops it.
+func walkTreeAll(root string, visit func(*node) error) error {
+	return (&walker{visit: visit, keepGoing: true}).run(root)
+}
+
+// maxWalkErrors bounds the errors a walkTreeAll keeps; the rest are counted.
+const maxWalkErrors = 10
+
+type walker struct {
+	dev       uint64
+	count     int
+	visit     func(*node) error
+	keepGoing bool
+	errs      []error
+	more      int // errors past maxWalkErrors
+}
+
+func (w *walker) run(root string) error {
 	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: root, Err: err}
@@ -50,14 +75,26 @@ func walkTree(root string, visit func(*node) error) error {
 	if err := unix.Fstat(fd, &n.st); err != nil {
 		return &os.PathError{Op: "stat", Path: root, Err: err}
 	}
-	w := &walker{dev: n.st.Dev, visit: visit}
-	return w.walk(n, 0)
+	w.dev = n.st.Dev
+	errs := append([]error{w.walk(n, 0)}, w.errs...)
+	if w.more > 0 {
+		errs = append(errs, fmt.Errorf("and %d more errors", w.more))
+	}
+	return errors.Join(errs...)
 }
 
-type walker struct {
-	dev   uint64
-	count int
-	visit func(*node) error
+// fail records err and returns nil when the walk goes on past errors, else
+// returns err to stop it.
+func (w *walker) fail(err error) error {
+	if !w.keepGoing {
+		return err
+	}
+	if len(w.errs) < maxWalkErrors {
+		w.errs = append(w.errs, err)
+	} else {
+		w.more++
+	}
+	return nil
 }
 
 func (w *walker) walk(n *node, depth int) error {
@@ -66,17 +103,19 @@ func (w *walker) walk(n *node, depth int) error {
 		return fmt.Errorf("%w: more than %d below the top", errWalkLimit, maxWalkEntries)
 	}
 	if err := w.visit(n); err != nil {
-		return err
+		if err := w.fail(err); err != nil {
+			return err
+		}
 	}
 	if !n.isDir() {
 		return nil
 	}
 	if depth >= maxWalkDepth {
-		return fmt.Errorf("%w: %s is nested more than %d levels deep", errWalkLimit, n.path, maxWalkDepth)
+		return w.fail(fmt.Errorf("%w: %s is nested more than %d levels deep", errWalkLimit, n.path, maxWalkDepth))
 	}
 	dfd, err := unix.Openat(n.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: n.path, Err: err}
+		return w.fail(&os.PathError{Op: "open", Path: n.path, Err: err})
 	}
 	dir := os.NewFile(uintptr(dfd), n.path)
 	defer dir.Close()
@@ -91,7 +130,7 @@ func (w *walker) walk(n *node, depth int) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read directory %s: %w", n.path, err)
+			return w.fail(fmt.Errorf("read directory %s: %w", n.path, err))
 		}
 	}
 }
@@ -103,12 +142,12 @@ func (w *walker) child(parent *node, name string, depth int) error {
 		return nil // removed meanwhile
 	}
 	if err != nil {
-		return &os.PathError{Op: "open", Path: p, Err: err}
+		return w.fail(&os.PathError{Op: "open", Path: p, Err: err})
 	}
 	defer unix.Close(fd)
 	c := &node{fd: fd, path: p}
 	if err := unix.Fstat(fd, &c.st); err != nil {
-		return &os.PathError{Op: "stat", Path: p, Err: err}
+		return w.fail(&os.PathError{Op: "stat", Path: p, Err: err})
 	}
 	// Mounts below the workspace are not bound into the sandbox (the bind
 	// is not recursive), so they are neither shared nor handed back.

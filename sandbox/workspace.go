@@ -105,9 +105,12 @@ func reclaimWorkspace(ws string, ids identity, log *slog.Logger) error {
 		}
 		return workspaceError(ws, "lock", err)
 	}
-	err = walkTree(ws, func(n *node) error { return reclaimNode(n, ids) })
+	err = walkTreeAll(ws, func(n *node) error { return reclaimNode(n, ids) })
 	if err != nil {
-		return workspaceError(ws, "hand files back to the caller", err)
+		// The walk went on past each failure, so only what is named here
+		// is left to the sandbox user.
+		return workspaceError(ws, fmt.Sprintf("hand files back to the caller (what is left there stays uid %d's: chown -R %d:%d %s)",
+			ids.uid, ids.callerUID, ids.callerGID, ws), err)
 	}
 	return nil
 }
@@ -129,7 +132,21 @@ func grantNode(n *node, uid uint32) error {
 		return err
 	}
 	owner, _ := a.find(tagUserObj, aclUndefinedID)
-	if err := writeACL(n, xattrACLAccess, a.withUser(uid, owner.perm)); err != nil {
+	perm := owner.perm
+	if n.isRegular() {
+		priv, err := privileged(n)
+		if err != nil {
+			return err
+		}
+		if priv {
+			// A write through a shared mapping keeps set-id bits and
+			// file capabilities (write(2) and truncate drop them), so a
+			// writable privileged file would become the caller's
+			// privileged program with the sandbox's content.
+			perm &^= 2
+		}
+	}
+	if err := writeACL(n, xattrACLAccess, a.withUser(uid, perm)); err != nil {
 		return err
 	}
 	if !n.isDir() {
@@ -152,6 +169,23 @@ func grantNode(n *node, uid uint32) error {
 		}
 	}
 	return writeACL(n, xattrACLDefault, d.withUser(uid, 7))
+}
+
+// privileged reports whether running the file gains privileges: set-user-id,
+// set-group-id with group execute (without it the bit means mandatory
+// locking), or file capabilities.
+func privileged(n *node) (bool, error) {
+	if n.st.Mode&unix.S_ISUID != 0 || n.st.Mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
+		return true, nil
+	}
+	_, err := unix.Getxattr(n.procPath(), xattrCapability, nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.ENODATA), errors.Is(err, unix.EOPNOTSUPP):
+		return false, nil
+	}
+	return false, xattrError(n, "read", xattrCapability, err)
 }
 
 // ownACL refuses ACLs with entries sandboxrun did not add: their mask could

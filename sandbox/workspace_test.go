@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -241,4 +242,80 @@ func TestCheckHostPaths(t *testing.T) {
 	require.ErrorContains(t, err, "chmod o+rx")
 	require.NoError(t, checkHostPaths(&Spec{SkillDir: skill, Workspace: ws, WorkspaceWritable: true}, rootCaller),
 		"a writable workspace is shared by ACL instead")
+}
+
+// TestShareWorkspaceKeepsPrivilegedFilesReadOnly: a write through a shared
+// mapping keeps a file's set-id bits and capabilities (only write(2) and
+// truncate drop them), so the sandbox user must never be able to write a
+// privileged file of the caller's: it would become the caller's privileged
+// program with the sandbox's content.
+func TestShareWorkspaceKeepsPrivilegedFilesReadOnly(t *testing.T) {
+	requireRoot(t)
+	// VFS_CAP_REVISION_2 granting cap_net_raw, effective.
+	fcap := []byte{0x01, 0x00, 0x00, 0x02, 0x00, 0x20, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	tests := []struct {
+		name     string
+		mode     os.FileMode
+		fcap     bool
+		wantPerm uint16
+	}{
+		{"setuid", 0o755 | os.ModeSetuid, false, 5},
+		{"setgid executable", 0o755 | os.ModeSetgid, false, 5},
+		{"file capabilities", 0o755, true, 5},
+		{"setgid without group exec is not privileged", 0o744 | os.ModeSetgid, false, 7},
+		{"plain executable", 0o755, false, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := newWorkspace(t)
+			p := filepath.Join(ws, "prog")
+			require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+			require.NoError(t, os.Chmod(p, tt.mode))
+			if tt.fcap {
+				require.NoError(t, unix.Setxattr(p, "security.capability", fcap, 0))
+			}
+			release, err := shareWorkspace(context.Background(), writableSpec(ws), rootCaller, discard)
+			require.NoError(t, err)
+			e, ok := xattrACL(t, p, xattrACLAccess).find(tagUser, SandboxUID)
+			require.True(t, ok)
+			require.Equal(t, tt.wantPerm, e.perm)
+			if tt.wantPerm&2 == 0 {
+				cmd := exec.Command("/bin/sh", "-c", "exec 3<>prog")
+				cmd.Dir = ws
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: SandboxUID, Gid: SandboxGID}}
+				out, err := cmd.CombinedOutput()
+				require.Error(t, err, "the sandbox user opened a privileged file for writing: %s", out)
+			}
+			require.NoError(t, release())
+			fi, err := os.Stat(p)
+			require.NoError(t, err)
+			require.Equal(t, tt.mode, fi.Mode(), "the mode is the caller's, exactly")
+		})
+	}
+}
+
+// TestReclaimGoesOnPastWhatItCannotHandBack: a script can make part of the
+// tree too deep to walk; that part stays the sandbox's and is reported, but
+// it must not stop everything else from being handed back and revoked.
+func TestReclaimGoesOnPastWhatItCannotHandBack(t *testing.T) {
+	requireRoot(t)
+	ws := newWorkspace(t)
+	release, err := shareWorkspace(context.Background(), writableSpec(ws), rootCaller, discard)
+	require.NoError(t, err)
+	// Many siblings, so some surely come after the deep tree in directory
+	// order.
+	asSandbox(t, ws, fmt.Sprintf(`d=deep; for i in $(seq %d); do d=$d/d; done; mkdir -p $d &&
+		for i in $(seq 200); do echo x > f$i; done`, maxWalkDepth+10))
+
+	err = release()
+	require.ErrorIs(t, err, ErrWorkspace)
+	require.ErrorIs(t, err, errWalkLimit)
+	require.ErrorContains(t, err, "nested more than")
+	for i := 1; i <= 200; i++ {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(filepath.Join(ws, fmt.Sprintf("f%d", i)), &st))
+		require.Equal(t, uint32(0), st.Uid, "f%d handed back", i)
+	}
+	require.Nil(t, xattrACL(t, filepath.Join(ws, "sub"), xattrACLDefault), "the grant is revoked")
+	require.Nil(t, xattrACL(t, filepath.Join(ws, "a.txt"), xattrACLAccess), "the grant is revoked")
 }

@@ -239,3 +239,16 @@ func TestDurationCoversTheChild(t *testing.T) {
 	require.Less(t, o.report.DurationMS, int64(10_000))
 	require.True(t, bytes.Equal(nil, o.stdout))
 }
+
+// TestChildCannotCrashInit: the child runs under init's uid, so it may signal
+// init. Signals the Go runtime would die of must not cost the report.
+func TestChildCannotCrashInit(t *testing.T) {
+	for _, sig := range []string{"QUIT", "ABRT", "SEGV", "BUS", "FPE", "ILL", "TRAP", "SYS", "STKFLT", "USR1", "ALRM"} {
+		t.Run(sig, func(t *testing.T) {
+			t.Parallel()
+			o := runJob(t, newJob("bash", "-c", "kill -"+sig+" $PPID && sleep 0.2 && echo alive && exit 3"))
+			require.Equal(t, 3, o.report.ExitCode, "stderr: %s", o.stderr)
+			require.Equal(t, "alive\n", string(o.stdout))
+		})
+	}
+}

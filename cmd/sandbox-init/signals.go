@@ -19,7 +19,19 @@ func watchSignals() <-chan os.Signal {
 	// Notify, not Ignore: an ignored disposition survives exec and the
 	// child would start with SIGPIPE ignored.
 	signal.Notify(make(chan os.Signal, 1), unix.SIGPIPE)
+	// The child runs under init's uid and so may signal init. The Go
+	// runtime dies of these when sent by kill(2), taking the report with
+	// it; notified, a sent one is queued and dropped. A real fault in init
+	// still crashes it: only signals from kill(2) are affected.
+	signal.Notify(make(chan os.Signal, 1), crashSignals...)
 	return sigs
+}
+
+// crashSignals are the signals the Go runtime treats as fatal when another
+// process sends them.
+var crashSignals = []os.Signal{
+	unix.SIGQUIT, unix.SIGABRT, unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE,
+	unix.SIGILL, unix.SIGTRAP, unix.SIGSYS, unix.SIGSTKFLT,
 }
 
 // harden runs before the job is read.
