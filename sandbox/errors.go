@@ -40,8 +40,14 @@ func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
 
 // imageNotFound explains how to get the missing image.
 func imageNotFound(ref string, cause error) error {
-	return fmt.Errorf("%w: %q is not in the local Docker engine; build it with `sandboxrun images build` (or `make images`): %w",
-		ErrImageNotFound, ref, cause)
+	fix := "pull or build it, or run without --image"
+	switch {
+	case strings.HasPrefix(ref, "sandboxrun/runner:"):
+		fix = "build it with `sandboxrun images build` (or `make images`)"
+	case strings.HasPrefix(ref, "sandboxrun/skill-"):
+		fix = "build it with `sandboxrun build SKILL`"
+	}
+	return fmt.Errorf("%w: %q is not in the local Docker engine; %s: %w", ErrImageNotFound, ref, fix, cause)
 }
 
 // dockerUnavailable explains an unreachable daemon.

@@ -61,6 +61,13 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 		}
 		e.p.Spec.Image = image
 	}
+	// One cheap call before the rest, so an unreachable daemon is reported
+	// as such rather than as the failure of whichever step needed it first.
+	// (ImageFor comes earlier: a malformed dependency list is refused
+	// before any Docker call.)
+	if err := d.Ping(ctx); err != nil {
+		return nil, err
+	}
 	// Containers of owners that died (crash, SIGKILL) are removed first, so
 	// a crashed agent host does not leak sandboxes across restarts.
 	reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
