@@ -29,14 +29,18 @@ const MaxCommandBytes = 128 << 10
 //   - Only literal words (quotes allowed) can match a spec word. Expansions
 //     ($VAR, globs, ~, braces) may appear only in arguments after the words a
 //     ":*" spec fixes; the program name must always be literal.
+//   - Unless a bare "Bash" entry is present, every variable assignment is
+//     denied, whatever the name: prefix (X=1 cmd), standalone (X=1, X+=1)
+//     and for-loop variables. An allowed program reads its environment
+//     (GIT_*, HOME, ...), so an assignment could make it run other code.
 //   - Denied whatever the entries say, including a bare "Bash": command and
 //     process substitution, eval/exec/source/. (also via command/builtin),
-//     function definitions, arithmetic ((( )), $(( )), let, array subscripts,
-//     [[ -eq ]] and friends, which bash may evaluate as code), indirect
-//     ${!x} expansion, ${x@...} transforms, ${x:=...} assignments,
-//     declare/export/local, assignments to variables that steer program
-//     lookup or loading (PATH, IFS, BASH_ENV, LD_*, ...), background jobs,
-//     select and coproc, and any construct this walker does not know.
+//     function definitions, arithmetic ((( )), $(( )), let, array subscripts
+//     and array assignments, [[ -eq ]] and friends, which bash may evaluate
+//     as code), indirect ${!x} expansion, ${x@...} transforms, ${x:=...}
+//     assignments, declare/export/local, assignments to variables that steer
+//     program lookup or loading (PATH, IFS, BASH_ENV, LD_*, ...), background
+//     jobs, select and coproc, and any construct this walker does not know.
 //     A bare "Bash" is no security boundary (bash -c can run anything); these
 //     rules still apply so that one walker serves every entry form and what
 //     the policy reports about a command stays true.
@@ -111,7 +115,8 @@ func (c *checker) check() *DeniedError {
 
 // denyNoBash refuses a command for a skill whose allowed-tools has no Bash
 // entry. A refusal no entry could lift (substitution, eval, ...) is reported
-// as such; otherwise the suggestion names the first program the command runs.
+// as such; otherwise the suggestion names the first program the command runs,
+// unless a variable assignment comes first, which no scoped entry allows.
 func (c *checker) denyNoBash(f *syntax.File) *DeniedError {
 	// Walk as if a bare Bash were present: only the structural rules apply.
 	c.anyBash = true
@@ -125,6 +130,9 @@ func (c *checker) denyNoBash(f *syntax.File) *DeniedError {
 		st, ok := node.(*syntax.Stmt)
 		if !ok {
 			continue
+		}
+		if part := assignment(st.Cmd); part != nil {
+			return c.deny(part, reason+"; "+denyNoBashAssignment, "")
 		}
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 			return c.deny(stmtSpan(st), reason, c.suggest(c.words(call.Args)))
@@ -242,7 +250,7 @@ func (c *checker) command1(s *syntax.Stmt) *DeniedError {
 	case *syntax.ArithmCmd, *syntax.LetClause:
 		return c.deny(x, denyArithmetic, "")
 	case *syntax.DeclClause:
-		return c.deny(x, "declare, typeset, local, export, readonly and nameref change shell variables and attributes and are not allowed; set a variable for one command with a prefix, e.g. FOO=1 cmd", "")
+		return c.deny(x, "declare, typeset, local, export, readonly and nameref change shell variables and attributes and are not allowed; pass values as arguments (with a bare Bash entry, FOO=1 cmd sets a variable for one command)", "")
 	case *syntax.CoprocClause:
 		return c.deny(x, "coproc is not allowed: it runs a command in the background; run it in the foreground", "")
 	default:
@@ -270,13 +278,8 @@ func (c *checker) forClause(x *syntax.ForClause) *DeniedError {
 	}
 	switch loop := x.Loop.(type) {
 	case *syntax.WordIter:
-		if d := c.varName(x, loop.Name.Value); d != nil {
+		if d := c.loopVar(loopHeader(x, loop), loop); d != nil {
 			return d
-		}
-		for _, w := range loop.Items {
-			if d := c.word(w); d != nil {
-				return d
-			}
 		}
 	default:
 		return c.deny(x, denyArithmetic, "")

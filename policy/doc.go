@@ -3,6 +3,11 @@
 // the script path guard, the interpreter choice, the JSON-argument check, the
 // effective resource limits and the caller-environment check.
 //
+// A scoped Bash entry such as Bash(git status:*) allows that program, not a
+// changed environment for it: a command checked against scoped entries may not
+// assign variables, because the program would read them (GIT_*, HOME) and
+// could be made to run other code.
+//
 // Every function here is pure or reads only the skill's own files; none of them
 // runs a program or a shell. policy imports no other package of this module, so
 // skill/, sandbox/ and the CLI can all depend on it.

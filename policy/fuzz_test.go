@@ -67,6 +67,9 @@ func FuzzCheckCommand(f *testing.F) {
 		{"Bash(echo:*)", "case $x in a) echo;; esac"},
 		{"Bash", "if a; then b; elif c; then d; else e; fi"},
 		{"Bash(git:*)", "PATH=/tmp git status"},
+		{"Bash(git status:*)", "HOME=/workspace; GIT_DIR=x git status"},
+		{"Bash(git status:*)", "for HOME in /workspace; do git status; done"},
+		{"", "X+=1 git status | (Y=2 jq .)"},
 		{"Bash", "echo > /dev/tcp/h/1"},
 		{"Bash", "time ! { a | b; } 2>/dev/null"},
 	}

@@ -10,11 +10,17 @@ import (
 
 const denyExpandedProgram = "the program name is an expansion ($VAR, glob, ~ or {a,b}), so what runs cannot be checked; write the program name literally"
 
-// hiddenCodeBuiltins run code the policy cannot see, so no entry allows them.
-var hiddenCodeBuiltins = map[string]bool{"eval": true, "exec": true, "source": true, ".": true}
+// hiddenCodeBuiltins run code the policy cannot see, or change which code a
+// later, allowed command runs, so no entry allows them: trap runs a string on
+// a signal or at exit, hash -p rebinds a program name to any file, enable -f
+// loads a shared object, mapfile/readarray -C run a callback.
+var hiddenCodeBuiltins = map[string]bool{
+	"eval": true, "exec": true, "source": true, ".": true,
+	"trap": true, "hash": true, "enable": true, "mapfile": true, "readarray": true,
+}
 
-// call checks one simple command: its assignments, every word, then the
-// program and arguments against the Bash entries. whole is the statement the
+// call checks one simple command: its assignments (see assign.go), every
+// word, then the program and arguments against the Bash entries. whole is the statement the
 // command stands in, which a denial of the command as a whole quotes.
 func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
 	for _, a := range x.Assigns {
@@ -23,7 +29,7 @@ func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
 		}
 	}
 	if len(x.Args) == 0 {
-		// Only assignments (FOO=1): no program runs.
+		// Only assignments (FOO=1), which assign has already judged.
 		return nil
 	}
 	for _, w := range x.Args {
@@ -56,11 +62,11 @@ func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
 	return c.deny(whole, reason, c.suggest(words))
 }
 
-// hiddenCode refuses eval/exec/source/. also when reached through the
+// hiddenCode refuses hiddenCodeBuiltins also when reached through the
 // command or builtin builtins, which run a builtin by name; for those the
 // word after the options is the real program and must be literal too.
 func (c *checker) hiddenCode(x *syntax.CallExpr, whole syntax.Node, words []cmdWord) *DeniedError {
-	const reason = "eval, exec, source and . run code the policy cannot see and are never allowed; run the program directly"
+	const reason = "eval, exec, source, ., trap, hash, enable and mapfile run code the policy cannot see (or change which program a name runs) and are never allowed; run the program directly"
 	prog := words[0].value
 	if hiddenCodeBuiltins[prog] {
 		return c.deny(whole, reason, "")
@@ -89,45 +95,6 @@ func allStatic(words []cmdWord) bool {
 		}
 	}
 	return true
-}
-
-// steeringVars change how the shell finds, loads or runs programs; setting
-// one would make an allowed program name run something else (PATH=/tmp git).
-var steeringVars = map[string]bool{
-	"PATH": true, "IFS": true, "ENV": true, "BASH_ENV": true, "SHELLOPTS": true,
-	"BASHOPTS": true, "PS4": true, "GLOBIGNORE": true, "CDPATH": true,
-	"PROMPT_COMMAND": true, "HOSTFILE": true, "INPUTRC": true,
-}
-
-// steeringPrefixes cover the dynamic loader (LD_PRELOAD, ...) and bash's own
-// variables (BASH_FUNC_*, BASH_XTRACEFD, ...).
-var steeringPrefixes = []string{"LD_", "BASH_"}
-
-func (c *checker) varName(node syntax.Node, name string) *DeniedError {
-	steers := steeringVars[name]
-	for _, p := range steeringPrefixes {
-		steers = steers || strings.HasPrefix(name, p)
-	}
-	if steers {
-		return c.deny(node, fmt.Sprintf("setting %s is not allowed: it changes how the shell finds or loads programs; the sandbox sets it", name), "")
-	}
-	return nil
-}
-
-func (c *checker) assign(a *syntax.Assign) *DeniedError {
-	if a.Index != nil || a.Array != nil {
-		return c.deny(a, "array assignments are not allowed: bash evaluates subscripts as arithmetic; pass lists as arguments instead", "")
-	}
-	if a.Name == nil {
-		return c.deny(a, "this assignment is not understood by the policy and is denied", "")
-	}
-	if d := c.varName(a, a.Name.Value); d != nil {
-		return d
-	}
-	if a.Value != nil {
-		return c.word(a.Value)
-	}
-	return nil
 }
 
 // redirect allows redirections to literal paths (the sandbox mounts decide
