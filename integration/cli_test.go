@@ -129,7 +129,7 @@ func TestCLIRunExitStatuses(t *testing.T) {
 		{"no interpreter is refused", []string{"run", "cli-status", "scripts/noexec.txt"}, 2, "", "interpreter"},
 		{"traversal is refused", []string{"run", "cli-status", "scripts/../SKILL.md"}, 2, "", "scripts/"},
 		{"raising the timeout is refused", []string{"run", "--timeout", "10m", "cli-status", "scripts/ok.py"}, 2, "", "timeout"},
-		{"missing image is an environment failure", []string{"run", "--image", "sandboxrun/missing:0", "cli-status", "scripts/ok.py"}, 3, "", "images build"},
+		{"missing image is an environment failure", []string{"run", "--image", "sandboxrun/missing:0", "cli-status", "scripts/ok.py"}, 3, "", "pull or build it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
