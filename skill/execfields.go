@@ -203,7 +203,7 @@ func parseRuntime(n *yaml.Node) (string, error) {
 // built, so anything that could read as an option or carry shell syntax is
 // refused here.
 var (
-	pythonPackage = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._\-\[\]<>=!~*+]*$`)
+	pythonPackage = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._\-\[\]<>=!~*+,]*$`)
 	systemPackage = regexp.MustCompile(`^[a-z0-9][a-z0-9.+\-]*(?::[a-z0-9]+)?(?:=[A-Za-z0-9.+~:\-]+)?$`)
 )
 
@@ -218,29 +218,90 @@ func parseSystemPackages(n *yaml.Node) ([]string, error) {
 // parsePackages takes a YAML list or a string of names separated by
 // whitespace and/or commas (the metadata spelling).
 func parsePackages(n *yaml.Node, valid *regexp.Regexp, want string) ([]string, error) {
-	var texts []string
+	var items []string
 	switch n.Kind {
 	case yaml.ScalarNode:
-		texts = []string{n.Value}
+		items = splitPackages(n.Value)
 	case yaml.SequenceNode:
+		// A list item is one requirement, commas and all ("foo>=1,<2");
+		// spaces inside it ("foo >= 1") carry no meaning.
 		for _, it := range n.Content {
 			s, ok := scalarText(resolveAlias(it))
 			if !ok {
 				return nil, fmt.Errorf("has a list item that is not a string; each item must be %s", want)
 			}
-			texts = append(texts, s)
+			if s = strings.Join(strings.Fields(s), ""); s != "" {
+				items = append(items, s)
+			}
 		}
 	default:
 		return nil, fmt.Errorf("is a YAML %s; write a list or a space-separated string of names", kindName(n))
 	}
 	out := []string{}
-	for _, t := range texts {
-		for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
-			if !valid.MatchString(p) {
-				return nil, fmt.Errorf("has %q, which is not %s", p, want)
-			}
-			out = append(out, p)
+	for _, p := range items {
+		if !valid.MatchString(p) {
+			return nil, fmt.Errorf("has %q, which is not %s", p, want)
 		}
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// splitPackages splits the metadata spelling, names separated by whitespace
+// and/or commas, without cutting a requirement apart: a piece that starts
+// with a version operator ("<2" in "foo>=1,<2"), or follows one that ends with
+// it ("1" in "foo >= 1"), continues the requirement before it.
+func splitPackages(s string) []string {
+	var out []string
+	var prevEndsOp bool
+	for i, piece := range splitKeepingSeparators(s) {
+		startsOp := strings.ContainsRune(versionOps, rune(piece.text[0]))
+		if i > 0 && len(out) > 0 && (startsOp || prevEndsOp) {
+			sep := ""
+			if piece.afterComma && startsOp {
+				sep = ","
+			}
+			out[len(out)-1] += sep + piece.text
+		} else {
+			out = append(out, piece.text)
+		}
+		prevEndsOp = strings.ContainsRune(versionOps, rune(piece.text[len(piece.text)-1]))
+	}
+	return out
+}
+
+// versionOps are the characters a pip version clause starts or ends with.
+const versionOps = "<>=!~"
+
+type packagePiece struct {
+	text       string
+	afterComma bool
+}
+
+// splitKeepingSeparators cuts s at commas and whitespace and remembers
+// whether a comma came before each piece.
+func splitKeepingSeparators(s string) []packagePiece {
+	var pieces []packagePiece
+	var b strings.Builder
+	comma := false
+	flush := func() {
+		if b.Len() > 0 {
+			pieces = append(pieces, packagePiece{text: b.String(), afterComma: comma})
+			b.Reset()
+			comma = false
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r == ',':
+			flush()
+			comma = true
+		case unicode.IsSpace(r):
+			flush()
+		default:
+			b.WriteRune(r)
+		}
+	}
+	flush()
+	return pieces
 }
