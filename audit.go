@@ -34,7 +34,10 @@ type AuditRecord struct {
 	ImageID         string        `json:"image_id"`
 	StdoutTruncated bool          `json:"stdout_truncated"`
 	StderrTruncated bool          `json:"stderr_truncated"`
-	Error           string        `json:"error,omitempty"`
+	// Refused marks a request policy turned down before any sandbox
+	// existed; Error says why. Hosts audit attempts, not only executions.
+	Refused bool   `json:"refused,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // NewAuditRecord describes one execution. script is the path relative to the
@@ -68,6 +71,26 @@ func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.
 	}
 	if runErr != nil && rec.Error == "" {
 		rec.Error = runErr.Error()
+	}
+	return rec
+}
+
+// NewRefusalRecord describes a request refused before anything ran: the skill,
+// the script or command it asked for, a digest of its arguments, and why.
+func NewRefusalRecord(skill, script string, argv []string, args []byte, err error) AuditRecord {
+	sum := sha256.Sum256(args)
+	rec := AuditRecord{
+		Time:       time.Now().UTC(),
+		Skill:      skill,
+		Script:     script,
+		Argv:       argv,
+		ArgsBytes:  len(args),
+		ArgsSHA256: hex.EncodeToString(sum[:]),
+		ExitCode:   -1,
+		Refused:    true,
+	}
+	if err != nil {
+		rec.Error = err.Error()
 	}
 	return rec
 }

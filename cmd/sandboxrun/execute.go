@@ -95,8 +95,9 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 }
 
 // runChecked is the shared path of run and exec: read the request flags,
-// let prepare check them against the skill's policy, run, report.
-func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *skill.Skill,
+// let prepare check them against the skill's policy, run, report. script and
+// argv describe the request for the audit log should policy refuse it.
+func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *skill.Skill, script string, argv []string,
 	prepare func(sandboxrun.Request) (*sandboxrun.Prepared, error)) error {
 	req, err := f.request(cmd.InOrStdin())
 	if err != nil {
@@ -104,6 +105,7 @@ func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *ski
 	}
 	p, err := prepare(req)
 	if err != nil {
+		auditRefusal(g, f, sk, script, argv, req.Args, err)
 		return err
 	}
 	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
@@ -112,6 +114,21 @@ func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *ski
 		return err
 	}
 	return e.finish(res)
+}
+
+// auditRefusal records a policy refusal when an audit log is configured.
+// Failing to record it is logged, not fatal: the request is refused anyway.
+func auditRefusal(g *globals, f *execFlags, sk *skill.Skill, script string, argv []string, args []byte, err error) {
+	if f.auditLog == "" || !errors.Is(err, sandboxrun.ErrRefused) {
+		return
+	}
+	log, oerr := sandboxrun.OpenAuditLog(f.auditLog)
+	if oerr == nil {
+		oerr = log.Append(sandboxrun.NewRefusalRecord(sk.Manifest.Name, script, argv, args, err))
+	}
+	if oerr != nil {
+		g.logger.Error("audit log write failed", "err", oerr, "path", f.auditLog)
+	}
 }
 
 // exitStatus is the CLI status for a finished execution: the script's own,

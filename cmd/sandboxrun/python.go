@@ -85,6 +85,7 @@ func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, cod
 	}
 	p, err := sandboxrun.PreparePython(sk, src, req)
 	if err != nil {
+		auditRefusal(g, f, sk, "", []string{"python3", "-"}, src, err)
 		return sk.Manifest.Name, nil, err
 	}
 	e := &execution{g: g, s: s, f: f, sk: sk, p: p}

@@ -33,7 +33,7 @@ nothing on stdout and the reason on stderr.`,
 			if err != nil {
 				return err
 			}
-			return runChecked(cmd, g, s, f, sk, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
+			return runChecked(cmd, g, s, f, sk, args[1], nil, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
 				return sandboxrun.PrepareScript(sk, args[1], req)
 			})
 		},
