@@ -252,3 +252,15 @@ func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
 	require.Equal(t, 130, ee.ExitCode(), "stderr: %s", errb.String())
 	requireNoSkillContainers(t, "cli-interrupt")
 }
+
+// The Agent Skills spec allows lowercase Unicode letters in names; such a
+// skill runs like any other, at /skills/<name>.
+func TestCLIUnicodeSkillName(t *testing.T) {
+	root := cliSkill(t, "café", "", map[string]string{
+		"scripts/where.sh": "echo \"$SKILL_DIR\"\n",
+	})
+	r := cli(t, root, nil, "", "--skills", root, "run", "café", "scripts/where.sh")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "/skills/café\n", r.stdout)
+	requireNoSkillContainers(t, "café")
+}

@@ -44,7 +44,7 @@ func IsReservedEnv(name string) bool { return slices.Contains(reservedEnv, name)
 func ReservedEnv() []string { return slices.Clone(reservedEnv) }
 
 var (
-	skillNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	skillNamePattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._-]{0,127}$`)
 	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -61,7 +61,7 @@ func (s *Spec) Validate() error {
 	case s.Skill == "":
 		add("Skill is empty: set the skill's name")
 	case !skillNamePattern.MatchString(s.Skill):
-		add("Skill %q: use letters, digits, '_', '.' or '-' (it becomes /skills/<name>)", s.Skill)
+		add("Skill %q: use letters (Unicode allowed), digits, '_', '.' or '-', starting with a letter or digit (it becomes /skills/<name>)", s.Skill)
 	}
 	checkAbs := func(field, path string) {
 		if !filepath.IsAbs(path) {
