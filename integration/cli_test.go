@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -263,4 +264,49 @@ func TestCLIUnicodeSkillName(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "/skills/café\n", r.stdout)
 	requireNoSkillContainers(t, "café")
+}
+
+// A developer on a laptop is not root: the sandbox then runs as the caller's
+// own uid, so files written in a writable workspace are simply theirs. Run as
+// root, the test plays such a developer (uid 1500, in the Docker socket's
+// group); otherwise it is one already.
+func TestCLINonRootCallerOwnsItsFiles(t *testing.T) {
+	uid, gid := os.Getuid(), os.Getgid()
+	var cred *syscall.Credential
+	if uid == 0 {
+		sock, err := os.Stat("/var/run/docker.sock")
+		require.NoError(t, err, "this test talks to the engine through /var/run/docker.sock")
+		uid, gid = 1500, 1500
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{sock.Sys().(*syscall.Stat_t).Gid}}
+	}
+	// The caller must reach both folders on the host, so they live under a
+	// world-traversable parent rather than the test's private temp dir.
+	base, err := os.MkdirTemp("", "sandboxrun-dev-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	root := filepath.Join(base, "skills")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "cli-dev", "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cli-dev", "SKILL.md"),
+		[]byte("---\nname: cli-dev\ndescription: CLI test skill.\nallowed-tools: Read Write\n---\nBody.\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cli-dev", "scripts", "write.sh"),
+		[]byte("id -u; echo data > /workspace/out.txt\n"), 0o644))
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.Chown(ws, uid, gid))
+	bin := sandboxrunBin(t)
+	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755))
+
+	cmd := exec.Command(bin, "--skills", root, "run", "--workspace", ws, "cli-dev", "scripts/write.sh")
+	cmd.Dir = ws
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), "stderr: %s", errb.String())
+	require.Equal(t, fmt.Sprintf("%d\n", uid), out.String(), "the script runs as the caller")
+	fi, err := os.Stat(filepath.Join(ws, "out.txt"))
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	require.Equal(t, []uint32{uint32(uid), uint32(gid)}, []uint32{st.Uid, st.Gid})
+	requireNoSkillContainers(t, "cli-dev")
 }
