@@ -46,6 +46,9 @@ type runParams struct {
 	created time.Time
 	owner   owner
 	version string
+	// ociRuntime is the engine runtime to use (runsc for gVisor, ...);
+	// empty means the engine's default.
+	ociRuntime string
 }
 
 // skillMount is where the skill folder appears inside the sandbox.
@@ -89,6 +92,7 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 	noInit, noOOMKillDisable := false, false
 	pids := spec.Limits.Pids
 	hc := &container.HostConfig{
+		Runtime:        p.ociRuntime,
 		NetworkMode:    networkMode,
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		AutoRemove:     false, // removed by Run after inspecting for OOM

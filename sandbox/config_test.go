@@ -171,3 +171,13 @@ func TestCeilMS(t *testing.T) {
 	require.Equal(t, int64(2500), ceilMS(2500*time.Millisecond))
 	require.Equal(t, int64(0), ceilMS(0))
 }
+
+func TestContainerConfigOCIRuntime(t *testing.T) {
+	spec := goldenSpec()
+	_, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
+	require.Empty(t, hc.Runtime, "the engine's default runtime unless one is chosen")
+	_, hc = containerConfig(&spec, runParams{user: "65532:65532", image: "img", ociRuntime: "runsc"})
+	require.Equal(t, "runsc", hc.Runtime)
+	require.Equal(t, []string{"ALL"}, []string(hc.CapDrop), "a runtime choice loosens nothing else")
+	require.True(t, hc.ReadonlyRootfs)
+}

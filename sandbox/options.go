@@ -31,6 +31,7 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	ociRuntime     string
 }
 
 func defaultSettings() settings {
@@ -63,6 +64,13 @@ func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurren
 // (sandboxrun/runner:<version>) and is visible to scripts as
 // SANDBOXRUN_VERSION.
 func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+
+// WithOCIRuntime runs every sandbox under the named engine runtime, e.g.
+// "runsc" for gVisor or "kata" for Kata Containers, registered in the
+// engine's daemon.json. A user-space kernel or a VM closes the kernel-escape
+// gap a plain container leaves. Default: the engine's default runtime (runc).
+// An unknown name fails each run with ErrInvalidSpec.
+func WithOCIRuntime(name string) Option { return func(s *settings) { s.ociRuntime = name } }
 
 // WithDefaultImage sets the image used when Spec.Image is empty. Default:
 // sandboxrun/runner:<version>.
@@ -152,6 +160,7 @@ type Docker struct {
 	ids            identity
 	now            func() time.Time
 	pool           *warmPool // nil when off
+	ociRuntime     string
 }
 
 var _ Runner = (*Docker)(nil)
@@ -176,6 +185,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 		removeTimeout:  s.removeTimeout,
 		callTimeout:    s.callTimeout,
 		initGrace:      s.initGrace,
+		ociRuntime:     s.ociRuntime,
 		owner:          ownerOf(s.ownerPID, s.ownerHost),
 		ids:            currentIdentity(),
 		now:            time.Now,

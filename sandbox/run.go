@@ -158,7 +158,7 @@ func (d *Docker) startContainer(ctx context.Context, spec *Spec) (*box, error) {
 }
 
 func (d *Docker) runParams(spec *Spec, created time.Time) runParams {
-	return runParams{image: spec.Image, user: d.ids.user(), created: created, owner: d.owner, version: d.version}
+	return runParams{image: spec.Image, user: d.ids.user(), created: created, owner: d.owner, version: d.version, ociRuntime: d.ociRuntime}
 }
 
 // createError names what a failed create means for the user.

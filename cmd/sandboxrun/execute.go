@@ -41,6 +41,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 		sandbox.WithLogger(e.g.logger),
 		sandbox.WithVersion(sandboxrun.Version),
 		sandbox.WithDefaultImage(sandboxrun.RunnerImage()),
+		sandbox.WithOCIRuntime(e.f.ociRuntime),
 	)
 	if err != nil {
 		return nil, err

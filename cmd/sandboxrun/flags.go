@@ -15,17 +15,18 @@ import (
 
 // execFlags are the flags shared by run, exec and python.
 type execFlags struct {
-	args      string
-	argsFile  string
-	timeout   time.Duration
-	memory    string
-	cpus      float64
-	workspace string
-	env       []string
-	json      bool
-	auditLog  string
-	image     string
-	noBuild   bool
+	args       string
+	argsFile   string
+	timeout    time.Duration
+	memory     string
+	cpus       float64
+	workspace  string
+	env        []string
+	json       bool
+	auditLog   string
+	image      string
+	ociRuntime string
+	noBuild    bool
 }
 
 // register adds the flags to fs; jsonHelp says what --json prints for this
@@ -42,6 +43,7 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 	fs.StringArrayVar(&f.env, "env", nil, "extra variable for the script, K=V (repeatable; reserved names are refused)")
 	fs.BoolVar(&f.json, "json", false, jsonHelp)
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per execution to this file (default $SANDBOXRUN_AUDIT_LOG)")
+	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for the sandbox, e.g. runsc (gVisor) or kata, as registered in the engine (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
 	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
 	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")
 }
