@@ -148,7 +148,7 @@ func TestScriptEnv(t *testing.T) {
 		"A_FIRST=1",
 		"GREETING=hi",
 	}, env)
-	for _, name := range reservedEnv {
+	for _, name := range policy.ReservedEnv {
 		require.Contains(t, envNames(env), name, "every reserved name is set by sandboxrun")
 	}
 }

@@ -2,11 +2,9 @@ package sandbox
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -29,23 +27,8 @@ const (
 	MaxStdinBytes = 64 << 20
 )
 
-// reservedEnv are the variables sandboxrun sets itself; callers may not
-// override them.
-var reservedEnv = []string{
-	"SKILL_NAME", "SKILL_VERSION", "SKILL_BASE_DIR", "SKILL_DIR", "SCRIPTS_DIR",
-	"SANDBOXRUN_VERSION", "SANDBOXRUN_RUN_ID", "PATH", "HOME", "LANG",
-}
-
-// IsReservedEnv reports whether name is set by sandboxrun for every
-// execution and so cannot be supplied by a caller.
-func IsReservedEnv(name string) bool { return slices.Contains(reservedEnv, name) }
-
-// ReservedEnv returns the reserved variable names.
-func ReservedEnv() []string { return slices.Clone(reservedEnv) }
-
 var (
 	skillNamePattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._-]{0,127}$`)
-	envNamePattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // Validate checks the Spec without touching the file system or Docker. The
@@ -81,16 +64,10 @@ func (s *Spec) Validate() error {
 			add("Argv[%d] contains a NUL byte", i)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		switch {
-		case !envNamePattern.MatchString(k):
-			add("Env name %q: use letters, digits and '_', not starting with a digit", k)
-		case IsReservedEnv(k):
-			add("Env %s is reserved: sandboxrun sets it (reserved: %s)", k, strings.Join(reservedEnv, " "))
-		}
-		if strings.ContainsRune(s.Env[k], 0) {
-			add("Env %s: value contains a NUL byte", k)
-		}
+	// The caller-environment rule is policy's: one list of reserved names
+	// for the whole product.
+	if err := policy.CheckEnv(s.Env); err != nil {
+		add("Env: %v", err)
 	}
 	if len(s.Stdin) > MaxStdinBytes {
 		add("Stdin is %d bytes: at most %d", len(s.Stdin), MaxStdinBytes)

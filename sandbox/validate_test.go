@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 func TestSpecValidate(t *testing.T) {
@@ -31,10 +33,10 @@ func TestSpecValidate(t *testing.T) {
 		{"no argv", func(s *Spec) { s.Argv = nil }, "Argv is empty"},
 		{"empty argv0", func(s *Spec) { s.Argv = []string{""} }, "Argv is empty"},
 		{"nul in argv", func(s *Spec) { s.Argv = []string{"python3", "a\x00b"} }, "Argv[1] contains a NUL"},
-		{"reserved env", func(s *Spec) { s.Env = map[string]string{"PATH": "/evil"} }, "Env PATH is reserved"},
+		{"reserved env", func(s *Spec) { s.Env = map[string]string{"PATH": "/evil"} }, "PATH is set by sandboxrun"},
 		{"reserved env home", func(s *Spec) { s.Env = map[string]string{"SANDBOXRUN_RUN_ID": "x"} }, "reserved"},
-		{"bad env name", func(s *Spec) { s.Env = map[string]string{"1X": "a"} }, `Env name "1X"`},
-		{"env name with =", func(s *Spec) { s.Env = map[string]string{"A=B": "a"} }, `Env name "A=B"`},
+		{"bad env name", func(s *Spec) { s.Env = map[string]string{"1X": "a"} }, `name "1X" must be`},
+		{"env name with =", func(s *Spec) { s.Env = map[string]string{"A=B": "a"} }, `name "A=B" must be`},
 		{"nul in env", func(s *Spec) { s.Env = map[string]string{"A": "x\x00"} }, "NUL"},
 		{"huge stdin", func(s *Spec) { s.Stdin = make([]byte, MaxStdinBytes+1) }, "Stdin is"},
 		{"writable without workspace", func(s *Spec) { s.WorkspaceWritable = true }, "WorkspaceWritable without a Workspace"},
@@ -75,13 +77,14 @@ func TestSpecValidateListsEveryProblem(t *testing.T) {
 	require.GreaterOrEqual(t, len(se.Problems), 8, "each missing field is its own problem: %v", se.Problems)
 }
 
-func TestReservedEnv(t *testing.T) {
-	for _, name := range []string{"SKILL_NAME", "SKILL_VERSION", "SKILL_BASE_DIR", "SKILL_DIR", "SCRIPTS_DIR",
-		"SANDBOXRUN_VERSION", "SANDBOXRUN_RUN_ID", "PATH", "HOME", "LANG"} {
-		require.True(t, IsReservedEnv(name), name)
+// Spec.Validate applies policy's caller-environment rule, so the two can
+// never disagree on which names are reserved.
+func TestSpecValidateReservesWhatPolicyReserves(t *testing.T) {
+	for _, name := range append(policy.ReservedEnv, "SANDBOXRUN_FUTURE") {
+		spec := goldenSpec()
+		spec.Env = map[string]string{name: "x"}
+		err := spec.Validate()
+		require.ErrorIs(t, err, ErrInvalidSpec, name)
+		require.ErrorContains(t, err, name)
 	}
-	require.False(t, IsReservedEnv("GREETING"))
-	r := ReservedEnv()
-	r[0] = "changed"
-	require.True(t, IsReservedEnv("SKILL_NAME"), "ReservedEnv returns a copy")
 }
