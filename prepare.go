@@ -86,7 +86,7 @@ func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, er
 	if err != nil {
 		return nil, refused(err)
 	}
-	return prepare(sk, []string{"bash", "-c", command}, "bash", args, req)
+	return prepare(sk, policy.BashArgv(command), "bash", args, req)
 }
 
 // CheckCommand applies the skill's allowed-tools to a Bash-tool command and

@@ -3,15 +3,9 @@ package policy
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
-
-// MaxCommandBytes bounds a Bash-tool command. It equals Linux's limit on one
-// argv string (MAX_ARG_STRLEN), which "bash -c COMMAND" is subject to anyway,
-// and keeps the parser's work bounded.
-const MaxCommandBytes = 128 << 10
 
 // CheckCommand decides whether the skill's allowed-tools allow command, a
 // Bash-tool command line as an agent passes it. It returns nil when allowed
@@ -49,11 +43,43 @@ const MaxCommandBytes = 128 << 10
 //     from expansions and /dev/tcp, /dev/udp (bash's network sockets) are
 //     denied. Here-documents and here-strings are checked like arguments.
 func (ts Tools) CheckCommand(command string) error {
+	_, err := ts.Approve(command)
+	return err
+}
+
+// Approval is a command CheckCommand allowed.
+type Approval struct {
+	// Argv runs the command in the sandbox: see BashArgv.
+	Argv []string
+	// Programs are the program names of every simple command in the
+	// command, in source order, as the checker read them (a command inside a
+	// loop is listed once). A run of Argv executes only these programs, and
+	// never a variable assignment unless a bare Bash entry allowed it.
+	Programs []string
+}
+
+// Approve is CheckCommand returning what it approved.
+func (ts Tools) Approve(command string) (Approval, error) {
 	c := newChecker(ts, command)
 	if d := c.check(); d != nil {
-		return d
+		return Approval{}, d
 	}
-	return nil
+	return Approval{Argv: BashArgv(command), Programs: c.programs}, nil
+}
+
+// BashArgv is how the sandbox runs a checked command. The options make bash
+// read the command as the checker's parser does:
+//
+//   - -O extglob: the checker always parses @(…), !(…) and friends as
+//     patterns; without the option bash reads "!(id)" as a negated subshell
+//     that runs id.
+//   - -p: bash ignores BASH_ENV, ENV, SHELLOPTS, BASHOPTS, CDPATH and
+//     GLOBIGNORE from the environment and imports no functions, so no
+//     variable can run code before the command or change how it parses. (The
+//     sandbox never runs bash set-id, so -p changes nothing else.)
+//   - --norc --noprofile: no startup files, whatever bash's defaults.
+func BashArgv(command string) []string {
+	return []string{"bash", "--norc", "--noprofile", "-p", "-O", "extglob", "-c", command}
 }
 
 // checker holds one CheckCommand evaluation.
@@ -64,6 +90,8 @@ type checker struct {
 	specs            []bashSpec
 	// entries are the Bash entries as written, for messages.
 	entries []string
+	// programs collects the program of every allowed simple command.
+	programs []string
 }
 
 func newChecker(ts Tools, command string) *checker {
@@ -88,17 +116,8 @@ func newChecker(ts Tools, command string) *checker {
 }
 
 func (c *checker) check() *DeniedError {
-	switch {
-	case len(c.command) > MaxCommandBytes:
-		return c.denyAll(fmt.Sprintf("the command is %d bytes, over the %d-byte limit; put long input in a file or in the JSON arguments", len(c.command), MaxCommandBytes))
-	case strings.TrimSpace(c.command) == "":
-		return c.denyAll("the command is empty; pass a command line such as \"git status\"")
-	case !utf8.ValidString(c.command):
-		return c.denyAll("the command is not valid UTF-8; pass text")
-	case strings.IndexByte(c.command, 0) >= 0:
-		// bash would stop reading at the NUL while the parser skips it, so
-		// the two could see different commands.
-		return c.denyAll("the command contains a NUL byte; remove it")
+	if reason := lexicalReason(c.command); reason != "" {
+		return c.denyAll(reason)
 	}
 	f, err := newShellParser().Parse(strings.NewReader(c.command), "")
 	if err != nil {

@@ -153,7 +153,7 @@ func TestCheckCommandDenied(t *testing.T) {
 		{"builtin source", "Bash", "builtin source x", "builtin source x", "", "never allowed"},
 		{"escaped eval", "Bash", `\eval ls`, `\eval ls`, "", "never allowed"},
 		{"quoted eval pieces", "Bash", `"ev"'al' ls`, `"ev"'al' ls`, "", "never allowed"},
-		{"continued eval", "Bash", "ev\\\nal ls", "ev\\\nal ls", "", "never allowed"},
+		{"continued eval", "Bash", "ev\\\nal ls", "", "", "line continuation"},
 		{"eval in pipeline", "Bash(git:*)", "git log | eval x", "eval x", "", "never allowed"},
 		{"command expansion", "Bash", "command $X", "$X", "", "program name is an expansion"},
 		// Program name expansions.

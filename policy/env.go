@@ -11,6 +11,9 @@ import (
 var (
 	ErrReservedEnv = errors.New("reserved environment variable")
 	ErrInvalidEnv  = errors.New("invalid environment variable")
+	// ErrCodeLoadingEnv refuses variables that make a program in the
+	// sandbox load or run other code (see CodeLoadingEnv).
+	ErrCodeLoadingEnv = errors.New("environment variable that loads code")
 )
 
 // ReservedEnv lists the variables sandboxrun sets for every execution, which
@@ -47,6 +50,8 @@ func CheckEnv(env map[string]string) error {
 		switch {
 		case !validEnvName(name):
 			errs = append(errs, fmt.Errorf("%w: name %q must be letters, digits and '_' and not start with a digit, e.g. MY_VAR", ErrInvalidEnv, name))
+		case codeLoadingReason(name) != "":
+			errs = append(errs, fmt.Errorf("%w: %s %s, so a caller could run code the policy never checked; pass the value as an argument or in the JSON arguments instead", ErrCodeLoadingEnv, name, codeLoadingReason(name)))
 		case IsReservedEnv(name):
 			errs = append(errs, fmt.Errorf("%w: %s is set by sandboxrun for every execution; use another name (reserved: %s and %s*)", ErrReservedEnv, name, strings.Join(reservedEnv, ", "), reservedEnvPrefix))
 		case strings.IndexByte(env[name], 0) >= 0:

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -60,4 +61,33 @@ func TestReservedEnvIsACopy(t *testing.T) {
 	t.Cleanup(func() { ReservedEnv[0] = saved })
 	require.True(t, IsReservedEnv(saved), "editing the exported list must not weaken the rule")
 	require.False(t, IsReservedEnv("CHANGED"))
+}
+
+func TestCheckEnvRefusesCodeLoadingVariables(t *testing.T) {
+	for _, name := range []string{
+		"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS",
+		"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONSTARTUP", "PYTHONPATH",
+		"PYTHONHOME", "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB",
+		"GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_CONFIG_COUNT",
+		"GIT_CONFIG_KEY_0", "GIT_EXEC_PATH", "PAGER", "EDITOR", "VISUAL", "BROWSER",
+		"BASH_FUNC_ls", "GLIBC_TUNABLES",
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := CheckEnv(map[string]string{name: "/workspace/x.sh"})
+			require.ErrorIs(t, err, ErrCodeLoadingEnv)
+			require.ErrorContains(t, err, name+" ")
+			require.ErrorContains(t, err, "pass the value as an argument")
+		})
+	}
+	// Names that merely resemble listed ones stay allowed.
+	require.NoError(t, CheckEnv(map[string]string{"MY_ENV": "x", "ENVIRONMENT": "prod", "GITHUB_TOKEN_HINT": "x", "NODE": "x", "PYTHON_VERSION": "3"}))
+}
+
+func TestCodeLoadingEnvEntriesAreNames(t *testing.T) {
+	for _, e := range CodeLoadingEnv {
+		name, _ := strings.CutSuffix(e.Name, "*")
+		require.True(t, validEnvName(name), e.Name)
+		require.NotEmpty(t, e.Reason, e.Name)
+		require.Equal(t, e.Reason, codeLoadingReason(name+"X"[:len(e.Name)-len(name)]), e.Name)
+	}
 }

@@ -44,6 +44,7 @@ func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
 	if d := c.hiddenCode(x, whole, words); d != nil {
 		return d
 	}
+	c.programs = append(c.programs, words[0].value)
 	if c.anyBash {
 		return nil
 	}
@@ -105,6 +106,9 @@ func (c *checker) redirect(r *syntax.Redirect) *DeniedError {
 	}
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
+		if !plainDelimiter(r.Word) {
+			return c.deny(r, "a here-document delimiter must be a plain word, optionally quoted as a whole: <<EOF, <<'EOF' or <<\"EOF\"; bash and the checker could end a delimiter built from expansions or mixed quoting on different lines", "")
+		}
 		if r.Hdoc != nil {
 			return c.word(r.Hdoc)
 		}
@@ -127,6 +131,45 @@ func (c *checker) redirect(r *syntax.Redirect) *DeniedError {
 	default:
 		return c.deny(r, fmt.Sprintf("the redirection %s is not understood by the policy and is denied", r.Op), "")
 	}
+}
+
+// plainDelimiter reports whether a here-document delimiter is letters,
+// digits and '_' (at most 64 of them), unquoted or quoted whole.
+func plainDelimiter(w *syntax.Word) bool {
+	if w == nil || len(w.Parts) != 1 {
+		return false
+	}
+	var text string
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		text = p.Value
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return false
+		}
+		text = p.Value
+	case *syntax.DblQuoted:
+		if p.Dollar || len(p.Parts) != 1 {
+			return false
+		}
+		lit, ok := p.Parts[0].(*syntax.Lit)
+		if !ok {
+			return false
+		}
+		text = lit.Value
+	default:
+		return false
+	}
+	if text == "" || len(text) > 64 {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func isNetRedirect(target string) bool {

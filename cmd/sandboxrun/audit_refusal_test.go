@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // Refused requests are audited too: a host wants to see what a model tried,
@@ -41,7 +43,11 @@ func TestRefusalsAreAudited(t *testing.T) {
 		require.NotEmpty(t, rec["args_sha256"])
 	}
 	require.Equal(t, "../SKILL.md", recs[0]["script"])
-	require.Equal(t, []any{"bash", "-c", "curl http://x"}, recs[1]["argv"])
+	var want []any
+	for _, a := range policy.BashArgv("curl http://x") {
+		want = append(want, a)
+	}
+	require.Equal(t, want, recs[1]["argv"])
 	require.Contains(t, recs[1]["error"], "curl")
 	require.Contains(t, recs[2]["error"], "timeout")
 }

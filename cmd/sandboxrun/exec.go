@@ -60,7 +60,7 @@ Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
 				command, err := sandboxrun.CheckCommand(sk, args[1])
 				return reportDecision(s, f.json, sk.Manifest.Name, command, err)
 			}
-			return runChecked(cmd, g, s, f, sk, "", []string{"bash", "-c", args[1]}, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
+			return runChecked(cmd, g, s, f, sk, "", policy.BashArgv(args[1]), func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
 				return sandboxrun.PrepareCommand(sk, args[1], req)
 			})
 		},
