@@ -190,7 +190,15 @@ func (c *checker) parts(parts []syntax.WordPart) *DeniedError {
 	for _, part := range parts {
 		var d *DeniedError
 		switch p := part.(type) {
-		case *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
+		case *syntax.SglQuoted:
+		case *syntax.Lit:
+			// The parser leaves some text literal that bash still reads as
+			// process substitution, e.g. the word of ${x:-<(cmd)}.
+			if strings.Contains(p.Value, "<(") || strings.Contains(p.Value, ">(") {
+				d = c.deny(p, "process substitution (<(...) or >(...)) is not allowed: it runs a command the policy cannot match; use a file or a pipe", "")
+			}
+		case *syntax.ExtGlob:
+			d = c.extGlob(p)
 		case *syntax.DblQuoted:
 			d = c.parts(p.Parts)
 		case *syntax.ParamExp:
@@ -213,6 +221,19 @@ func (c *checker) parts(parts []syntax.WordPart) *DeniedError {
 		if d != nil {
 			return d
 		}
+	}
+	return nil
+}
+
+// extGlobPattern are the characters an extended glob (@(…), !(…), …) may
+// hold. The parser keeps the pattern as raw text, while bash performs
+// process substitution and expansions inside it, so anything beyond plain
+// pattern characters is refused.
+const extGlobPattern = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/@!*?+|-[]^%="
+
+func (c *checker) extGlob(p *syntax.ExtGlob) *DeniedError {
+	if strings.Trim(p.Pattern.Value, extGlobPattern) != "" {
+		return c.deny(p, "extended glob patterns (@(…), !(…), *(…), +(…), ?(…)) may hold only letters, digits and the pattern characters _ . , : / @ ! * ? + | - [ ] ^ % =; quote the text if it is not a pattern", "")
 	}
 	return nil
 }

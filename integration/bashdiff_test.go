@@ -1,0 +1,278 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// TestCommandCheckerAgreesWithBash is the differential test of the
+// Bash-tool policy: for a generated corpus of commands, every command the
+// checker allows is run by the sandbox's real bash, exactly as a sandbox runs
+// it (policy.BashArgv) plus -x, and every simple command bash executed must
+// be one the checker approved: its program among the approved programs, and
+// no variable assignment unless a bare Bash entry allowed assignments.
+func TestCommandCheckerAgreesWithBash(t *testing.T) {
+	corpus := bashCorpus()
+	toolsets := []string{
+		"Bash(git status:*) Bash(echo:*) Bash(cat:*) Bash(printf:*) Bash(true) Bash(ls:*)",
+		"Bash",
+	}
+	type job struct {
+		Argv  []string `json:"argv"`
+		Stubs []string `json:"stubs"`
+	}
+	type approved struct {
+		tools    string
+		command  string
+		programs []string
+		assigns  bool
+	}
+	var jobs []job
+	var want []approved
+	seen := map[string]bool{}
+	for _, tools := range toolsets {
+		ts, err := policy.ParseAllowedTools(tools)
+		require.NoError(t, err)
+		for _, cmd := range corpus {
+			if seen[tools+"\x00"+cmd] {
+				continue
+			}
+			seen[tools+"\x00"+cmd] = true
+			a, err := ts.Approve(cmd)
+			if err != nil {
+				require.ErrorIs(t, err, policy.ErrDenied)
+				continue
+			}
+			argv := slices.Clone(a.Argv)
+			c := slices.Index(argv, "-c")
+			require.Positive(t, c, "BashArgv has no -c: %q", argv)
+			argv = slices.Insert(argv, c, "-x")
+			jobs = append(jobs, job{Argv: argv, Stubs: a.Programs})
+			want = append(want, approved{tools: tools, command: cmd, programs: a.Programs, assigns: tools == "Bash"})
+		}
+	}
+	t.Logf("corpus: %d commands, %d allowed under %d tool sets", len(corpus), len(jobs), len(toolsets))
+	require.Greater(t, len(jobs), 500, "the corpus should exercise many allowed commands")
+
+	in, err := json.Marshal(jobs)
+	require.NoError(t, err)
+	spec := pySpec(t, bashDriver)
+	spec.Stdin = in
+	spec.Limits.Timeout = 10 * time.Minute
+	spec.Limits.OutputBytes = 64 << 20
+	res := run(t, spec)
+	require.Equal(t, 0, res.ExitCode, "driver failed: %s", res.Stderr)
+	var traces []struct {
+		Trace   string `json:"trace"`
+		Stderr  string `json:"stderr"`
+		Timeout bool   `json:"timeout"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Stdout), &traces))
+	require.Len(t, traces, len(jobs))
+
+	failures := 0
+	for i, tr := range traces {
+		w := want[i]
+		executed, assigned, err := parseXtrace(tr.Trace)
+		if err != nil {
+			t.Errorf("tools %q, command %q: cannot read bash's trace %q: %v", w.tools, w.command, tr.Trace, err)
+			failures++
+			continue
+		}
+		for _, prog := range executed {
+			if !slices.Contains(w.programs, prog) {
+				t.Errorf("tools %q, command %q: bash ran %q, which the checker never approved (approved %q); trace:\n%s", w.tools, w.command, prog, w.programs, tr.Trace)
+				failures++
+			}
+		}
+		if assigned != "" && !w.assigns {
+			t.Errorf("tools %q, command %q: bash assigned %q although the entries allow no assignment; trace:\n%s", w.tools, w.command, assigned, tr.Trace)
+			failures++
+		}
+		if failures > 20 {
+			t.Fatal("too many disagreements; stopping")
+		}
+	}
+}
+
+var assignRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+
+// parseXtrace reads bash's -x trace: one record per traced command, each
+// starting with PS4 ("+ ", the '+' repeated per nesting level). A record
+// whose single-quoted argument holds a newline spans several lines, so lines
+// are joined until they parse. It returns the program names executed and
+// the first variable assignment seen.
+func parseXtrace(trace string) (programs []string, assigned string, err error) {
+	var rec string
+	flush := func() error {
+		if rec == "" {
+			return nil
+		}
+		// A record is one simple command's words as bash quotes them.
+		// Parsed after ": " so that a word such as "done" or "x=1" is read
+		// as an argument, never as a keyword or an assignment.
+		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(": "+rec), "")
+		if err != nil {
+			return err
+		}
+		if len(f.Stmts) != 1 {
+			return fmt.Errorf("record %q is not one command", rec)
+		}
+		call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) < 2 {
+			return fmt.Errorf("record %q is not a simple command", rec)
+		}
+		rec = ""
+		words := call.Args[1:]
+		// bash traces each assignment alone as name=value, the name
+		// unquoted; a program whose name looks like one ("x=" run as a
+		// command with no arguments) reads the same and counts as one.
+		if lit, ok := words[0].Parts[0].(*syntax.Lit); ok && len(words) == 1 && assignRe.MatchString(lit.Value) {
+			if assigned == "" {
+				assigned = lit.Value
+			}
+			return nil
+		}
+		// Fields does quote removal; without a ReadDir it never globs.
+		prog, err := expand.Fields(&expand.Config{}, words[0])
+		if err != nil || len(prog) != 1 {
+			return fmt.Errorf("program word %v: %w", prog, err)
+		}
+		programs = append(programs, prog[0])
+		return nil
+	}
+	for _, line := range strings.SplitAfter(trace, "\n") {
+		if line == "" {
+			continue
+		}
+		if rec == "" {
+			body := strings.TrimLeft(line, "+")
+			if len(body) == len(line) {
+				// The rest of a skipped [[ ]] record whose operand held a
+				// newline: every traced command starts with PS4.
+				continue
+			}
+			if !strings.HasPrefix(body, " ") {
+				return nil, "", fmt.Errorf("line %q does not start with PS4", line)
+			}
+			body = body[1:]
+			// Loop and case headers trace as "for x in …" and "case x in",
+			// [[ ]] with its operands unquoted; none is a command.
+			if strings.HasPrefix(body, "for ") || strings.HasPrefix(body, "select ") ||
+				strings.HasPrefix(body, "case ") || strings.HasPrefix(body, "[[ ") {
+				continue
+			}
+			rec = body
+		} else {
+			rec += line
+		}
+		if err := flush(); err != nil {
+			var pe syntax.ParseError
+			if errors.As(err, &pe) && pe.Incomplete {
+				continue
+			}
+			if syntax.IsIncomplete(err) {
+				continue
+			}
+			return nil, "", err
+		}
+	}
+	if rec != "" {
+		return nil, "", fmt.Errorf("trace ends inside a record: %q", rec)
+	}
+	return programs, assigned, nil
+}
+
+// bashDriver runs each job's argv with the trace on fd 9, PATH reduced to
+// stubs (symlinks to /bin/true) for the programs the checker approved, so an
+// unapproved program that bash tries to run shows in the trace and nothing
+// real is run.
+const bashDriver = `
+import json, os, subprocess, sys, tempfile
+jobs = json.load(sys.stdin)
+out = []
+stubs = tempfile.mkdtemp()
+for job in jobs:
+    for name in job["stubs"] or []:
+        if "/" in name or name in (".", ".."):
+            continue
+        p = os.path.join(stubs, name)
+        if not os.path.lexists(p):
+            os.symlink("/bin/true", p)
+with tempfile.TemporaryDirectory() as work:
+    for job in jobs:
+        tr = os.path.join(work, "trace")
+        fd = os.open(tr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if fd != 9:
+            os.dup2(fd, 9)
+            os.close(fd)
+        env = {"PATH": stubs, "PS4": "+ ", "BASH_XTRACEFD": "9", "HOME": work, "LANG": "C.UTF-8"}
+        timeout = False
+        try:
+            p = subprocess.run(["/bin/bash"] + job["argv"][1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=env, cwd=work, pass_fds=(9,), timeout=3)
+            err = p.stderr
+        except subprocess.TimeoutExpired as e:
+            timeout, err = True, e.stderr or b""
+        os.close(9)
+        with open(tr, "rb") as f:
+            trace = f.read(1 << 16)
+        out.append({"trace": trace.decode("utf-8", "replace"), "stderr": err[:2000].decode("utf-8", "replace"), "timeout": timeout})
+json.dump(out, sys.stdout)
+`
+
+// bashCorpus is the fuzz seeds' shapes plus mutations: every payload of
+// bashPayloads inserted at every position of every base command, and random
+// pairs of insertions, generated from a fixed seed so failures repeat.
+func bashCorpus() []string {
+	bases := []string{
+		"git status", "git status --short", "echo hi", "cat file", "printf '%s\\n' a b",
+		"git status | cat", "echo a && echo b || true", "(echo x)", "{ echo x; }",
+		"if git status; then echo y; fi", "cat <<EOF\nbody $HOME\nEOF", "cat <<'EOF'\n$(id)\nEOF",
+		"cat <<-EOF\n\tbody\n\tEOF", "echo \"$HOME\"", "echo 'single'", "echo $'ansi\\n'",
+		"echo @(a|b) !(c)", "echo a # comment", "case x in x) echo y;; esac", "[[ -n x ]] && echo y",
+		"echo ${X:-d}", "echo {a,b}", "echo a\\ b", "cat < /dev/null > /tmp/x 2>&1",
+		"echo \"a 'b' c\"", "ls -la /workspace", "echo `echo`", "git status; echo done",
+		"echo <<<here", "echo \"$X\"'$Y'", "true", "echo a\necho b", "echo \\$(id)",
+		"echo '\\' x", "echo \"\\\"\"", "! git status", "time echo x", "echo x |& cat",
+	}
+	payloads := []string{
+		"\\\n", "\r", "\r\n", "\n", "#", "'", "\"", "$(", "`", "\\", ";id;", "$\\\n(id)",
+		"\nid\n", "<<EOF\n", " ", "!(id)", "$[", "${", "\t", "&", "|", ")", "(", "$'", "\\'",
+		"\nEOF\nid\n", " #\nid", "<(id)", ">(id)", "{", "}", "$((", "\x01", "\x7f", "=", "~", "*",
+	}
+	var corpus []string
+	for _, b := range bases {
+		corpus = append(corpus, b)
+		for _, p := range payloads {
+			for i := 0; i <= len(b); i++ {
+				corpus = append(corpus, b[:i]+p+b[i:])
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(8, 2026))
+	for range 6000 {
+		s := bases[r.IntN(len(bases))]
+		for range 2 {
+			i := r.IntN(len(s) + 1)
+			s = s[:i] + payloads[r.IntN(len(payloads))] + s[i:]
+		}
+		corpus = append(corpus, s)
+	}
+	return corpus
+}
