@@ -60,6 +60,7 @@ fuzz:
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)

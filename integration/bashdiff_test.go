@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,7 +76,11 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	spec.Stdin = in
 	spec.Limits.Timeout = 10 * time.Minute
 	spec.Limits.OutputBytes = 64 << 20
-	res := run(t, spec)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := runner.Run(ctx, spec)
+	require.NoError(t, err)
+	requireNoContainer(t, spec.RunID)
 	require.Equal(t, 0, res.ExitCode, "driver failed: %s", res.Stderr)
 	var traces []struct {
 		Trace   string `json:"trace"`
@@ -198,14 +203,13 @@ func parseXtrace(trace string) (programs []string, assigned string, err error) {
 	return programs, assigned, nil
 }
 
-// bashDriver runs each job's argv with the trace on fd 9, PATH reduced to
+// bashDriver runs each job's argv (four at a time) with the trace on a file, PATH reduced to
 // stubs (symlinks to /bin/true) for the programs the checker approved, so an
 // unapproved program that bash tries to run shows in the trace and nothing
 // real is run.
 const bashDriver = `
-import json, os, subprocess, sys, tempfile
+import concurrent.futures, json, os, subprocess, sys, tempfile
 jobs = json.load(sys.stdin)
-out = []
 stubs = tempfile.mkdtemp()
 for job in jobs:
     for name in job["stubs"] or []:
@@ -214,25 +218,26 @@ for job in jobs:
         p = os.path.join(stubs, name)
         if not os.path.lexists(p):
             os.symlink("/bin/true", p)
-with tempfile.TemporaryDirectory() as work:
-    for job in jobs:
-        tr = os.path.join(work, "trace")
-        fd = os.open(tr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        if fd != 9:
-            os.dup2(fd, 9)
-            os.close(fd)
-        env = {"PATH": stubs, "PS4": "+ ", "BASH_XTRACEFD": "9", "HOME": work, "LANG": "C.UTF-8"}
-        timeout = False
-        try:
-            p = subprocess.run(["/bin/bash"] + job["argv"][1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=env, cwd=work, pass_fds=(9,), timeout=3)
-            err = p.stderr
-        except subprocess.TimeoutExpired as e:
-            timeout, err = True, e.stderr or b""
-        os.close(9)
-        with open(tr, "rb") as f:
-            trace = f.read(1 << 16)
-        out.append({"trace": trace.decode("utf-8", "replace"), "stderr": err[:2000].decode("utf-8", "replace"), "timeout": timeout})
+work = tempfile.mkdtemp()
+def one(i):
+    job = jobs[i]
+    tr = os.path.join(work, "trace%d" % i)
+    fd = os.open(tr, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    env = {"PATH": stubs, "PS4": "+ ", "BASH_XTRACEFD": str(fd), "HOME": work, "LANG": "C.UTF-8"}
+    timeout = False
+    try:
+        p = subprocess.run(["/bin/bash"] + job["argv"][1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, env=env, cwd=work, pass_fds=(fd,), timeout=3)
+        err = p.stderr
+    except subprocess.TimeoutExpired as e:
+        timeout, err = True, e.stderr or b""
+    os.lseek(fd, 0, 0)
+    trace = os.read(fd, 1 << 16)
+    os.close(fd)
+    os.unlink(tr)
+    return {"trace": trace.decode("utf-8", "replace"), "stderr": err[:2000].decode("utf-8", "replace"), "timeout": timeout}
+with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    out = list(pool.map(one, range(len(jobs))))
 json.dump(out, sys.stdout)
 `
 

@@ -2,8 +2,11 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 func FuzzParseAllowedTools(f *testing.F) {
@@ -113,6 +116,54 @@ func FuzzCheckCommand(f *testing.F) {
 		}
 		if err := sts.CheckCommand(de.Part); err != nil {
 			t.Fatalf("suggestion %q does not allow %q: %v", de.Suggest, de.Part, err)
+		}
+	})
+}
+
+// FuzzApprove is the unit half of the differential test in integration/:
+// whatever the checker allows is free of the input classes bash and the
+// parser read differently, lists its programs deterministically, and means
+// the same programs when the parser's own re-print of it is checked again.
+func FuzzApprove(f *testing.F) {
+	for _, seed := range []string{
+		"git status", "git status \"$\\\n(id)\"", "cat <<EOF\n$X\nEOF", "echo @(a|b>(id))",
+		"echo ${X:-<(id)}", "git status # x \\\nid", "git status\r\nid", "cat <<E'O'F\nx\nEOF",
+		"echo a; (git status) | cat && { echo b; }", "if git status; then echo; fi",
+		"echo $'\\x41' \"$HOME\" 'x' e\\ f", "case x in y) echo;; esac", "! git status",
+	} {
+		f.Add(seed)
+	}
+	ts := Tools{
+		{Name: "Bash", Spec: "git status:*", HasSpec: true}, {Name: "Bash", Spec: "echo:*", HasSpec: true},
+		{Name: "Bash", Spec: "cat:*", HasSpec: true},
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		a, err := ts.Approve(cmd)
+		if err != nil {
+			return
+		}
+		if reason := lexicalReason(cmd); reason != "" {
+			t.Fatalf("%q allowed although %s", cmd, reason)
+		}
+		again, err := ts.Approve(cmd)
+		if err != nil || !slices.Equal(a.Programs, again.Programs) {
+			t.Fatalf("%q: second check differs: %v %v", cmd, again.Programs, err)
+		}
+		for _, p := range a.Programs {
+			if p != "git" && p != "echo" && p != "cat" {
+				t.Fatalf("%q: approved program %q that no entry names", cmd, p)
+			}
+		}
+		file, err := newShellParser().Parse(strings.NewReader(cmd), "")
+		if err != nil {
+			t.Fatalf("%q allowed but does not parse: %v", cmd, err)
+		}
+		var buf strings.Builder
+		if err := syntax.NewPrinter().Print(&buf, file); err != nil {
+			t.Fatalf("print %q: %v", cmd, err)
+		}
+		if re, err := ts.Approve(buf.String()); err == nil && !slices.Equal(re.Programs, a.Programs) {
+			t.Fatalf("%q and its re-print %q approve different programs: %v vs %v", cmd, buf.String(), a.Programs, re.Programs)
 		}
 	})
 }
