@@ -1,0 +1,63 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCLICommandBashWouldReadDifferently runs the known splicing forms
+// through the CLI: each is refused before a container exists, and the
+// marker file the spliced command would write never appears.
+func TestCLICommandBashWouldReadDifferently(t *testing.T) {
+	root := cliSkill(t, "tb-cmd", "allowed-tools: Bash(git status:*) Bash(cat:*) Write\n", nil)
+	ws := t.TempDir()
+	require.NoError(t, os.Chmod(ws, 0o777))
+	for name, cmd := range map[string]string{
+		"continuation in double quotes": "git status \"$\\\n(touch /workspace/pwned)\"",
+		"continuation after comment":    "git status # \\\ntouch /workspace/pwned",
+		"crlf":                          "git status\r\ntouch /workspace/pwned",
+		"extglob process substitution":  "git status @(a|>(touch /workspace/pwned))",
+		"default word substitution":     "git status ${X:-<(touch /workspace/pwned)}",
+		"spliced heredoc delimiter":     "cat <<E\\\nOF\nx\nEOF\ntouch /workspace/pwned\nEOF",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := cli(t, ws, nil, "", "--skills", root, "exec", "--workspace", ws, "tb-cmd", "--", cmd)
+			require.Equal(t, 2, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			require.Contains(t, r.stderr, "command denied")
+			require.NoFileExists(t, filepath.Join(ws, "pwned"))
+			requireNoSkillContainers(t, "tb-cmd")
+		})
+	}
+}
+
+// TestCLIRefusesCodeLoadingEnv: a variable that makes bash, Python or the
+// loader run other code is refused on every path, before any container.
+func TestCLIRefusesCodeLoadingEnv(t *testing.T) {
+	root := cliSkill(t, "tb-env", "allowed-tools: Bash(true)\n", map[string]string{
+		"scripts/ok.py": "print('ran')\n",
+	})
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "x.sh"), []byte("touch /tmp/pwned\n"), 0o644))
+	for _, args := range [][]string{
+		{"exec", "--env", "BASH_ENV=/workspace/x.sh", "tb-env", "--", "true"},
+		{"run", "--env", "PYTHONSTARTUP=/workspace/x.py", "tb-env", "scripts/ok.py"},
+		{"python", "--env", "LD_PRELOAD=/workspace/x.so", "tb-env", "--code", "print(1)"},
+		{"exec", "--env", "GIT_SSH_COMMAND=sh /workspace/x.sh", "tb-env", "--", "true"},
+		{"exec", "--env", "BASH_FUNC_true%%=() { id; }", "tb-env", "--", "true"},
+	} {
+		t.Run(args[2], func(t *testing.T) {
+			full := append([]string{"--skills", root}, args[:1]...)
+			full = append(full, "--workspace", ws)
+			full = append(full, args[1:]...)
+			r := cli(t, ws, nil, "", full...)
+			require.Equal(t, 2, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			require.Contains(t, r.stderr, "environment variable")
+			requireNoSkillContainers(t, "tb-env")
+		})
+	}
+}
