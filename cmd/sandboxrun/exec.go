@@ -32,6 +32,13 @@ simple command in it must be allowed by a Bash(...) entry of the skill's
 allowed-tools. Command and process substitution, eval and exec are refused.
 A skill without allowed-tools allows no commands.
 
+Refused too, because bash could read them differently from the check: a
+backslash at the end of a line (write the command on one line), carriage
+returns (use \n line ends), control bytes, here-document delimiters other than
+a plain word (<<EOF, <<'EOF'), commands over 64 KiB or nested over 64 deep.
+--env refuses variables that make programs load code (BASH_ENV, LD_*,
+PYTHONPATH, NODE_OPTIONS, GIT_*, ...).
+
 An allowed command runs under bash inside the sandbox, with /workspace as its
 working directory: name the skill's scripts by their sandbox path,
 /skills/<name>/scripts/x.py (what 'sandboxrun show' prints for {baseDir}); a
