@@ -38,6 +38,9 @@ type AuditRecord struct {
 	// existed; Error says why. Hosts audit attempts, not only executions.
 	Refused bool   `json:"refused,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// PolicyDigest is the sha256 of the operator policy file that decided,
+	// or "builtin".
+	PolicyDigest string `json:"policy_digest,omitempty"`
 }
 
 // NewAuditRecord describes one execution. script is the path relative to the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,7 +27,8 @@ type Request struct {
 	Workspace string
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
-	// Timeout, MemoryMiB and CPUs can only lower the skill's limits.
+	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the
+	// policy's ceilings.
 	Timeout   time.Duration
 	MemoryMiB int64
 	CPUs      float64
@@ -37,6 +37,16 @@ type Request struct {
 	// Stdout and Stderr receive the script's output live when set.
 	Stdout io.Writer
 	Stderr io.Writer
+	// Policy is the operator's policy; nil means policy.BuiltinPolicy. It
+	// is the host's to set, never a remote caller's.
+	Policy *policy.Operator
+}
+
+func (r Request) policy() *policy.Operator {
+	if r.Policy != nil {
+		return r.Policy
+	}
+	return policy.BuiltinPolicy()
 }
 
 // Prepared is a checked execution, ready for a sandbox.Runner.
@@ -47,6 +57,9 @@ type Prepared struct {
 	Script string
 	// Args are the exact bytes the script gets on stdin, for the audit log.
 	Args []byte
+	// PolicyDigest identifies the operator policy that decided, for the
+	// audit log: the file's sha256, or "builtin".
+	PolicyDigest string
 }
 
 // PrepareScript checks a request to run one of the skill's scripts: the path
@@ -78,7 +91,7 @@ func PrepareScript(sk *skill.Skill, script string, req Request) (*Prepared, erro
 // command in it must be allowed by the skill's allowed-tools. The checked
 // command then runs under bash inside the sandbox, never on the host.
 func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, error) {
-	command, err := CheckCommand(sk, command)
+	command, err := CheckCommand(sk, req.Policy, command)
 	if err != nil {
 		return nil, err
 	}
@@ -89,17 +102,31 @@ func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, er
 	return prepare(sk, policy.BashArgv(command), "bash", args, req)
 }
 
-// CheckCommand applies the skill's allowed-tools to a Bash-tool command and
-// returns the command that would run. A {baseDir} in it, as a skill's
-// instructions write it, becomes the skill's folder in the sandbox before the
-// check, so the policy judges exactly what runs. A denial matches ErrRefused
-// and, with errors.As, *policy.DeniedError.
-func CheckCommand(sk *skill.Skill, command string) (string, error) {
+// CheckCommand applies the skill's allowed-tools, plus what the operator's
+// policy (nil: built-in) grants it, to a Bash-tool command and returns the
+// command that would run. A {baseDir} in it, as a skill's instructions write
+// it, becomes the skill's folder in the sandbox before the check, so the
+// policy judges exactly what runs. A denial matches ErrRefused and, with
+// errors.As, *policy.DeniedError.
+func CheckCommand(sk *skill.Skill, pol *policy.Operator, command string) (string, error) {
 	command = strings.ReplaceAll(command, skill.BaseDirPlaceholder, policy.SandboxDir(sk.Manifest.Name))
-	if err := sk.Manifest.AllowedTools.CheckCommand(command); err != nil {
+	if err := AllowedTools(sk, pol).CheckCommand(command); err != nil {
 		return command, refused(err)
 	}
 	return command, nil
+}
+
+// AllowedTools are the skill's allowed-tools with the policy's grants for it
+// added; pol nil means the built-in policy, which grants nothing.
+func AllowedTools(sk *skill.Skill, pol *policy.Operator) policy.Tools {
+	if pol == nil {
+		return sk.Manifest.AllowedTools
+	}
+	extra := pol.ExtraTools(sk.Manifest.Name)
+	if len(extra) == 0 {
+		return sk.Manifest.AllowedTools
+	}
+	return append(append(policy.Tools{}, sk.Manifest.AllowedTools...), extra...)
 }
 
 // MaxCodeBytes bounds inline code for PreparePython.
@@ -122,7 +149,8 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 	if err := policy.CheckEnv(req.Env); err != nil {
 		return nil, refused(err)
 	}
-	limits, err := policy.EffectiveLimits(sk.Limits(), policy.Request{
+	pol := req.policy()
+	limits, err := pol.Decide(sk.Manifest.Name, sk.Limits(), policy.Request{
 		Timeout:   req.Timeout,
 		MemoryMiB: req.MemoryMiB,
 		CPUs:      req.CPUs,
@@ -130,8 +158,11 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 	if err != nil {
 		return nil, refused(err)
 	}
-	workspace, err := checkWorkspace(req.Workspace)
+	workspace, err := policy.ResolveWorkspace(req.Workspace, os.Getenv("DOCKER_HOST"))
 	if err != nil {
+		return nil, refused(err)
+	}
+	if err := pol.CheckWorkspaceRoot(workspace); err != nil {
 		return nil, refused(err)
 	}
 	image := req.Image
@@ -147,13 +178,13 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 		Env:               req.Env,
 		Stdin:             stdin,
 		Workspace:         workspace,
-		WorkspaceWritable: workspace != "" && sk.Manifest.AllowedTools.Grants("Write"),
+		WorkspaceWritable: workspace != "" && pol.WorkspaceWritable(AllowedTools(sk, pol).Grants("Write")),
 		Image:             image,
 		Limits:            limits,
 		Stdout:            req.Stdout,
 		Stderr:            req.Stderr,
 	}
-	return &Prepared{Spec: spec, Args: stdin}, nil
+	return &Prepared{Spec: spec, Args: stdin, PolicyDigest: pol.Digest}, nil
 }
 
 // refusedError marks err as a refusal without changing its message.
@@ -164,23 +195,3 @@ func (e *refusedError) Unwrap() error        { return e.err }
 func (e *refusedError) Is(target error) bool { return target == ErrRefused }
 
 func refused(err error) error { return &refusedError{err: err} }
-
-// checkWorkspace returns the absolute form of dir, which must be an existing
-// directory.
-func checkWorkspace(dir string) (string, error) {
-	if dir == "" {
-		return "", nil
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %w", dir, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %w (pass an existing directory with --workspace)", dir, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("workspace %q is not a directory: pass a directory with --workspace", dir)
-	}
-	return abs, nil
-}

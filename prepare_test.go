@@ -173,12 +173,21 @@ func TestPrepareSkillLimits(t *testing.T) {
 	require.Empty(t, p.Spec.Workspace)
 }
 
+// strictPolicy caps limits below what the example skills declare.
+func strictPolicy(t *testing.T) *policy.Operator {
+	t.Helper()
+	pol, err := policy.ParsePolicy("strict.yaml", []byte("limits:\n  memory: {max: 128Mi}\n  timeout: {default: 5s, max: 10s}\n  cpus: {max: 1}\nworkspace:\n  roots: [/srv/none]\n"))
+	require.NoError(t, err)
+	return pol
+}
+
 func TestPrepareScriptRefusals(t *testing.T) {
 	hello := loadExample(t, "hello")
 	noInterp := tempSkill(t, "plain", nil, map[string]string{"scripts/data": "no shebang here\n"})
 	missingWS := filepath.Join(t.TempDir(), "missing")
 	fileWS := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(fileWS, nil, 0o600))
+	strict := strictPolicy(t)
 
 	tests := []struct {
 		name   string
@@ -197,9 +206,12 @@ func TestPrepareScriptRefusals(t *testing.T) {
 		{"args too large", hello, "scripts/echo.py", sandboxrun.Request{Args: []byte(`{"a":"` + strings.Repeat("x", policy.MaxArgsBytes) + `"}`)}, policy.ErrBadArgs, ""},
 		{"reserved env", hello, "scripts/echo.py", sandboxrun.Request{Env: map[string]string{"SKILL_DIR": "/"}}, policy.ErrReservedEnv, "SKILL_DIR"},
 		{"invalid env name", hello, "scripts/echo.py", sandboxrun.Request{Env: map[string]string{"A-B": "1"}}, policy.ErrInvalidEnv, "A-B"},
-		{"memory above skill", hello, "scripts/echo.py", sandboxrun.Request{MemoryMiB: 129}, policy.ErrLimit, "max_memory"},
-		{"timeout above skill", hello, "scripts/echo.py", sandboxrun.Request{Timeout: 11 * time.Second}, policy.ErrLimit, "max_execution_time"},
-		{"cpus above default", hello, "scripts/echo.py", sandboxrun.Request{CPUs: 2}, policy.ErrLimit, "cpus"},
+		{"memory above ceiling", hello, "scripts/echo.py", sandboxrun.Request{MemoryMiB: 129, Policy: strict}, policy.ErrLimit, "limits.memory.max"},
+		{"timeout above ceiling", hello, "scripts/echo.py", sandboxrun.Request{Timeout: 11 * time.Second, Policy: strict}, policy.ErrLimit, "limits.timeout.max"},
+		{"cpus above ceiling", hello, "scripts/echo.py", sandboxrun.Request{CPUs: 2, Policy: strict}, policy.ErrLimit, "cpus"},
+		{"timeout above absolute bound", hello, "scripts/echo.py", sandboxrun.Request{Timeout: 601 * time.Second}, policy.ErrLimit, "600 s"},
+		{"workspace is the root", hello, "scripts/echo.py", sandboxrun.Request{Workspace: "/"}, policy.ErrWorkspace, "--workspace"},
+		{"workspace outside the roots", hello, "scripts/echo.py", sandboxrun.Request{Workspace: t.TempDir(), Policy: strict}, policy.ErrWorkspaceRoot, "/srv/none"},
 		{"workspace missing", hello, "scripts/echo.py", sandboxrun.Request{Workspace: missingWS}, fs.ErrNotExist, "--workspace"},
 		{"workspace is a file", hello, "scripts/echo.py", sandboxrun.Request{Workspace: fileWS}, nil, "not a directory"},
 	}
@@ -287,7 +299,7 @@ func TestPreparePython(t *testing.T) {
 		{"empty slice", []byte{}, sandboxrun.Request{}, nil, "no code"},
 		{"oversize", bytes.Repeat([]byte("#"), sandboxrun.MaxCodeBytes+1), sandboxrun.Request{}, nil, "scripts/"},
 		{"reserved env", []byte("print(1)"), sandboxrun.Request{Env: map[string]string{"HOME": "/root"}}, policy.ErrReservedEnv, "HOME"},
-		{"timeout above skill", []byte("print(1)"), sandboxrun.Request{Timeout: time.Minute}, policy.ErrLimit, "max_execution_time"},
+		{"timeout above ceiling", []byte("print(1)"), sandboxrun.Request{Timeout: time.Minute, Policy: strictPolicy(t)}, policy.ErrLimit, "limits.timeout.max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,7 +347,7 @@ func TestCheckCommandResolvesBaseDir(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			got, err := sandboxrun.CheckCommand(sk, tt.command)
+			got, err := sandboxrun.CheckCommand(sk, nil, tt.command)
 			require.Equal(t, tt.want, got)
 			if tt.allowed {
 				require.NoError(t, err)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -39,6 +41,9 @@ type BuildOptions struct {
 	// its CheckImage, an Engine API call that keeps the lookup before every
 	// run to about a millisecond.
 	Lookup func(ctx context.Context, ref string) (string, error)
+	// Policy adds the operator's package grants and default package source
+	// (find_links) for the skill; nil adds nothing.
+	Policy *policy.Operator
 }
 
 func (o BuildOptions) runner() string {
@@ -78,6 +83,16 @@ func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, er
 	deps, err := sk.Dependencies()
 	if err != nil {
 		return images.SkillOptions{}, refused(err)
+	}
+	if o.Policy != nil {
+		system, python := o.Policy.ExtraPackages(sk.Manifest.Name)
+		deps.System = appendNew(deps.System, system...)
+		deps.Python = appendNew(deps.Python, python...)
+		slices.Sort(deps.System)
+		slices.Sort(deps.Python)
+		if fl := o.Policy.FindLinks(); fl != "" && !slices.Contains(o.Pip.FindLinks, fl) {
+			o.Pip.FindLinks = append(slices.Clone(o.Pip.FindLinks), fl)
+		}
 	}
 	if deps.Empty() {
 		return images.SkillOptions{}, fmt.Errorf("skill %s: %w: it runs in the runner image %s", sk.Manifest.Name, ErrNoDependencies, o.runner())
@@ -198,4 +213,14 @@ func PruneSkillImages(ctx context.Context, root string, o BuildOptions, dryRun b
 	}
 	pruned, err = images.Prune(ctx, keep, dryRun)
 	return pruned, warnings, err
+}
+
+// appendNew appends the values not already in list.
+func appendNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
 }

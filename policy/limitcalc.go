@@ -22,6 +22,9 @@ const (
 	DefaultPids        = 256
 	DefaultOutputBytes = 10 << 20
 	DefaultTmpBytes    = 64 << 20
+	// DefaultWorkspaceWriteBytes caps what one run may write to a
+	// writable workspace.
+	DefaultWorkspaceWriteBytes = 1 << 30
 )
 
 // maxMemoryMiB keeps MiB-to-bytes conversion inside int64.
@@ -54,6 +57,8 @@ func DefaultLimits() Limits {
 		Pids:        DefaultPids,
 		OutputBytes: DefaultOutputBytes,
 		TmpBytes:    DefaultTmpBytes,
+
+		WorkspaceWriteBytes: DefaultWorkspaceWriteBytes,
 	}
 }
 
@@ -65,48 +70,6 @@ func (s SkillLimits) Validate() error {
 		skillMemory.memory(s.MemoryMiB, maxMemoryMiB),
 		skillCPUs.cpus(s.CPUs, math.Inf(1)),
 	)
-}
-
-// EffectiveLimits combines defaults, the skill's declared limits and the
-// request. A skill's value replaces the default; a request may lower the
-// result but never raise it: asking for more than the skill's (or the
-// default) value is an error naming the ceiling, because silently clamping
-// would hide that the run got less than it asked for.
-func EffectiveLimits(s SkillLimits, r Request) (Limits, error) {
-	if err := s.Validate(); err != nil {
-		return Limits{}, err
-	}
-	l := DefaultLimits()
-	if s.Timeout != 0 {
-		l.Timeout = s.Timeout
-	}
-	if s.MemoryMiB != 0 {
-		l.MemoryBytes = s.MemoryMiB << 20
-	}
-	if s.CPUs != 0 {
-		l.CPUs = s.CPUs
-	}
-	l.Network = s.Network
-
-	err := errors.Join(
-		reqTimeout.timeout(r.Timeout, l.Timeout),
-		reqMemory.memory(r.MemoryMiB, l.MemoryBytes>>20),
-		reqCPUs.cpus(r.CPUs, l.CPUs),
-	)
-	if err != nil {
-		return Limits{}, err
-	}
-	if r.Timeout != 0 {
-		l.Timeout = r.Timeout
-	}
-	if r.MemoryMiB != 0 {
-		l.MemoryBytes = r.MemoryMiB << 20
-	}
-	if r.CPUs != 0 {
-		l.CPUs = r.CPUs
-	}
-	l.TimeoutSec = l.Timeout.Seconds()
-	return l, nil
 }
 
 // limitCheck names one limit in errors: what it is and the SKILL.md key that

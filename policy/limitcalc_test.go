@@ -18,6 +18,8 @@ func TestDefaultLimits(t *testing.T) {
 		OutputBytes: 10 << 20,
 		TmpBytes:    64 << 20,
 		Network:     false,
+
+		WorkspaceWriteBytes: 1 << 30,
 	}, DefaultLimits())
 }
 
@@ -53,13 +55,18 @@ func TestEffectiveLimits(t *testing.T) {
 			withDefaults(func(l *Limits) { l.Timeout = 120 * time.Second; l.MemoryBytes = 1024 << 20; l.CPUs = 2 })},
 		{"request equal to ceiling", SkillLimits{Timeout: 60 * time.Second}, Request{Timeout: 60 * time.Second},
 			withDefaults(func(l *Limits) { l.Timeout = 60 * time.Second })},
+		{"request raises default timeout", SkillLimits{}, Request{Timeout: 60 * time.Second},
+			withDefaults(func(l *Limits) { l.Timeout = 60 * time.Second })},
+		{"request raises skill values", SkillLimits{Timeout: 45 * time.Second, MemoryMiB: 256}, Request{Timeout: 46 * time.Second, MemoryMiB: 512, CPUs: 1.5},
+			withDefaults(func(l *Limits) { l.Timeout = 46 * time.Second; l.MemoryBytes = 512 << 20; l.CPUs = 1.5 })},
 		{"fractional timeout", SkillLimits{}, Request{Timeout: 1500 * time.Millisecond},
 			withDefaults(func(l *Limits) { l.Timeout = 1500 * time.Millisecond })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EffectiveLimits(tt.skill, tt.req)
+			got, err := BuiltinPolicy().Decide("s", tt.skill, tt.req)
 			require.NoError(t, err)
+			got.Sources, got.Clamped = nil, nil
 			require.Equal(t, tt.want, got)
 			require.InDelta(t, got.Timeout.Seconds(), got.TimeoutSec, 1e-9)
 		})
@@ -73,14 +80,10 @@ func TestEffectiveLimitsRefused(t *testing.T) {
 		req   Request
 		msg   []string
 	}{
-		{"request raises default timeout", SkillLimits{}, Request{Timeout: 60 * time.Second},
-			[]string{"requested timeout is 60 s", "ceiling of 30 s", "max_execution_time"}},
-		{"request raises skill timeout", SkillLimits{Timeout: 45 * time.Second}, Request{Timeout: 46 * time.Second},
-			[]string{"ceiling of 45 s"}},
-		{"request raises memory", SkillLimits{MemoryMiB: 256}, Request{MemoryMiB: 512},
-			[]string{"requested memory is 512 MiB", "ceiling of 256 MiB", "max_memory"}},
-		{"request raises cpus", SkillLimits{}, Request{CPUs: 1.5},
-			[]string{"requested cpus is 1.5", "ceiling of 1", "max_cpus"}},
+		{"request above the absolute timeout", SkillLimits{}, Request{Timeout: 601 * time.Second},
+			[]string{"601 s", "outside 1 s–600 s"}},
+		{"several at once", SkillLimits{}, Request{Timeout: 700 * time.Second, MemoryMiB: 8},
+			[]string{"timeout", "memory"}},
 		{"request timeout too small", SkillLimits{}, Request{Timeout: 500 * time.Millisecond},
 			[]string{"0.5 s", "outside 1 s–600 s"}},
 		{"request negative timeout", SkillLimits{}, Request{Timeout: -time.Second},
@@ -103,12 +106,10 @@ func TestEffectiveLimitsRefused(t *testing.T) {
 			[]string{"max_cpus is -0.5"}},
 		{"skill infinite cpus", SkillLimits{CPUs: math.Inf(1)}, Request{},
 			[]string{"max_cpus"}},
-		{"several at once", SkillLimits{}, Request{Timeout: 31 * time.Second, MemoryMiB: 513},
-			[]string{"timeout", "memory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := EffectiveLimits(tt.skill, tt.req)
+			got, err := BuiltinPolicy().Decide("s", tt.skill, tt.req)
 			require.ErrorIs(t, err, ErrLimit)
 			require.Equal(t, Limits{}, got)
 			for _, m := range tt.msg {

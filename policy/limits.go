@@ -13,6 +13,16 @@ type Limits struct {
 	// OutputBytes caps each of stdout and stderr.
 	OutputBytes int64 `json:"output_bytes"`
 	TmpBytes    int64 `json:"tmp_bytes"`
-	// Network is true only when the skill declares network_access.
+	// WorkspaceWriteBytes caps what a run may write to a writable
+	// workspace.
+	WorkspaceWriteBytes int64 `json:"workspace_write_bytes"`
+	// Network is true when the skill declares network_access and the
+	// operator's policy lets it have the network.
 	Network bool `json:"network"`
+	// Sources says where each of timeout, memory, cpus, pids and network
+	// came from: the request, the skill, a policy default or ceiling (with
+	// the file's line), or a built-in default.
+	Sources map[string]string `json:"sources,omitempty"`
+	// Clamped names the limits that were lowered to a policy ceiling.
+	Clamped []string `json:"clamped,omitempty"`
 }

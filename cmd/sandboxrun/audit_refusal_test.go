@@ -22,7 +22,7 @@ func TestRefusalsAreAudited(t *testing.T) {
 
 	cli(t, "", append([]string{"run"}, append(common, "hello", "../SKILL.md", "--args", `{"secret":"s3cret"}`)...)...).requireCode(t, exitRefused)
 	cli(t, "", append([]string{"exec"}, append(common, "hello", "--", "curl http://x")...)...).requireCode(t, exitRefused)
-	cli(t, "", append([]string{"python"}, append(common, "--timeout", "10m", "hello", "--code", "print(1)")...)...).requireCode(t, exitRefused)
+	cli(t, "", append([]string{"python"}, append(common, "--timeout", "11m", "hello", "--code", "print(1)")...)...).requireCode(t, exitRefused)
 
 	f, err := os.Open(audit)
 	require.NoError(t, err)
@@ -41,6 +41,7 @@ func TestRefusalsAreAudited(t *testing.T) {
 		require.Equal(t, "hello", rec["skill"])
 		require.NotEmpty(t, rec["error"])
 		require.NotEmpty(t, rec["args_sha256"])
+		require.Equal(t, "builtin", rec["policy_digest"])
 	}
 	require.Equal(t, "../SKILL.md", recs[0]["script"])
 	var want []any

@@ -64,7 +64,7 @@ Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
 				return err
 			}
 			if dryRun {
-				command, err := sandboxrun.CheckCommand(sk, args[1])
+				command, err := sandboxrun.CheckCommand(sk, g.pol, args[1])
 				return reportDecision(s, f.json, sk.Manifest.Name, command, err)
 			}
 			return runChecked(cmd, g, s, f, sk, "", policy.BashArgv(args[1]), func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {

@@ -37,11 +37,15 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 	if relay {
 		e.p.Spec.Stdout, e.p.Spec.Stderr = e.s.out, e.s.err
 	}
+	ociRuntime, err := e.g.pol.CheckRuntime(e.f.ociRuntime)
+	if err != nil {
+		return nil, withCode(exitRefused, err)
+	}
 	d, err := sandbox.NewDocker(
 		sandbox.WithLogger(e.g.logger),
 		sandbox.WithVersion(sandboxrun.Version),
 		sandbox.WithDefaultImage(sandboxrun.RunnerImage()),
-		sandbox.WithOCIRuntime(e.f.ociRuntime),
+		sandbox.WithOCIRuntime(ociRuntime),
 	)
 	if err != nil {
 		return nil, err
@@ -56,6 +60,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 			NoBuild:  e.f.noBuild,
 			Progress: e.s.err,
 			Lookup:   d.CheckImage,
+			Policy:   e.g.pol,
 		})
 		if err != nil {
 			return nil, err
@@ -85,6 +90,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 	res, runErr := d.Run(ctx, e.p.Spec)
 	if audit != nil {
 		rec := sandboxrun.NewAuditRecord(e.p.Spec, e.p.Script, e.p.Args, res, runErr)
+		rec.PolicyDigest = e.p.PolicyDigest
 		if err := audit.Append(rec); err != nil {
 			e.g.logger.Error("audit log write failed", "err", err, "path", e.f.auditLog)
 			if runErr == nil {
@@ -100,7 +106,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 // argv describe the request for the audit log should policy refuse it.
 func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *skill.Skill, script string, argv []string,
 	prepare func(sandboxrun.Request) (*sandboxrun.Prepared, error)) error {
-	req, err := f.request(cmd.InOrStdin())
+	req, err := f.request(cmd.InOrStdin(), g.pol)
 	if err != nil {
 		return err
 	}
@@ -125,7 +131,9 @@ func auditRefusal(g *globals, f *execFlags, sk *skill.Skill, script string, argv
 	}
 	log, oerr := sandboxrun.OpenAuditLog(f.auditLog)
 	if oerr == nil {
-		oerr = log.Append(sandboxrun.NewRefusalRecord(sk.Manifest.Name, script, argv, args, err))
+		rec := sandboxrun.NewRefusalRecord(sk.Manifest.Name, script, argv, args, err)
+		rec.PolicyDigest = g.pol.Digest
+		oerr = log.Append(rec)
 	}
 	if oerr != nil {
 		g.logger.Error("audit log write failed", "err", oerr, "path", f.auditLog)

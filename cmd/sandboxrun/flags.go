@@ -17,7 +17,7 @@ import (
 type execFlags struct {
 	args       string
 	argsFile   string
-	timeout    time.Duration
+	timeout    string
 	memory     string
 	cpus       float64
 	workspace  string
@@ -36,9 +36,9 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 		fs.StringVar(&f.args, "args", "", "JSON object passed to the script on stdin ('-' reads it from stdin)")
 		fs.StringVar(&f.argsFile, "args-file", "", "read the JSON arguments from a file")
 	}
-	fs.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 10s (can only lower the skill's max_execution_time; default 30s)")
-	fs.StringVar(&f.memory, "memory", "", "memory limit in MiB, or with a unit: 256m, 1g (can only lower the skill's max_memory)")
-	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit, e.g. 0.5 (can only lower the skill's max_cpus)")
+	fs.StringVar(&f.timeout, "timeout", "", "wall-clock limit: seconds (10) or a duration (10s, 2m); replaces the skill's max_execution_time, up to the policy's ceiling (default: the skill's, else the policy's default, 30s built in)")
+	fs.StringVar(&f.memory, "memory", "", "memory limit in MiB, or with a unit: 256m, 1g; replaces the skill's max_memory, up to the policy's ceiling")
+	fs.Float64Var(&f.cpus, "cpus", 0, "CPU limit, e.g. 0.5; replaces the skill's max_cpus, up to the policy's ceiling")
 	fs.StringVar(&f.workspace, "workspace", ".", "host folder mounted at /workspace (read-only unless allowed-tools grants Write)")
 	fs.StringArrayVar(&f.env, "env", nil, "extra variable for the script, K=V (repeatable; reserved names are refused)")
 	fs.BoolVar(&f.json, "json", false, jsonHelp)
@@ -49,7 +49,7 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 }
 
 // request turns the flags into a library request; stdin serves --args -.
-func (f *execFlags) request(stdin io.Reader) (sandboxrun.Request, error) {
+func (f *execFlags) request(stdin io.Reader, pol *policy.Operator) (sandboxrun.Request, error) {
 	var req sandboxrun.Request
 	args, err := f.readArgs(stdin)
 	if err != nil {
@@ -63,17 +63,24 @@ func (f *execFlags) request(stdin io.Reader) (sandboxrun.Request, error) {
 	if err != nil {
 		return req, err
 	}
-	if f.timeout < 0 || f.cpus < 0 {
-		return req, usageError("--timeout and --cpus must not be negative")
+	var timeout time.Duration
+	if f.timeout != "" {
+		if timeout, err = policy.ParseSeconds(f.timeout); err != nil {
+			return req, usageError("--timeout: %v", err)
+		}
+	}
+	if f.cpus < 0 {
+		return req, usageError("--cpus must not be negative")
 	}
 	return sandboxrun.Request{
 		Args:      args,
 		Workspace: f.workspace,
 		Env:       env,
-		Timeout:   f.timeout,
+		Timeout:   timeout,
 		MemoryMiB: mem,
 		CPUs:      f.cpus,
 		Image:     f.image,
+		Policy:    pol,
 	}, nil
 }
 

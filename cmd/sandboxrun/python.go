@@ -79,7 +79,7 @@ func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, cod
 	if err != nil {
 		return ref, nil, err
 	}
-	req, err := f.request(cmd.InOrStdin())
+	req, err := f.request(cmd.InOrStdin(), g.pol)
 	if err != nil {
 		return sk.Manifest.Name, nil, err
 	}

@@ -16,6 +16,8 @@ import (
 // before any container exists. isolateEnv points DOCKER_HOST at a socket that
 // does not exist, so a request that slipped through to Docker would end with
 // exit status 3, not 2.
+const strictPolicy = "testdata/strict-policy.yaml"
+
 func TestRefusedBeforeDocker(t *testing.T) {
 	isolateEnv(t)
 	tmp := t.TempDir()
@@ -70,16 +72,18 @@ func TestRefusedBeforeDocker(t *testing.T) {
 		{"env bad name", with(script, "--env", "1X=y"), "", []string{"1X"}},
 
 		// Limits: hello declares max_memory 128 and max_execution_time 10.
-		{"memory above skill", with(script, "--memory", "256"), "", []string{"256 MiB", "128 MiB", "max_memory"}},
-		{"memory above skill with unit", with(script, "--memory", "1g"), "", []string{"1024 MiB", "max_memory"}},
+		{"memory above ceiling", with(script, "--policy", strictPolicy, "--memory", "256"), "", []string{"256MiB", "128MiB", "limits.memory.max", "strict-policy.yaml line 4"}},
+		{"memory above ceiling with unit", with(script, "--policy", strictPolicy, "--memory", "1g"), "", []string{"1GiB", "limits.memory.max"}},
 		{"memory unparsable", with(script, "--memory", "lots"), "", []string{`--memory "lots"`, "256m"}},
 		{"memory zero", with(script, "--memory", "0"), "", []string{`--memory "0"`}},
 		{"memory below minimum", with(script, "--memory", "8"), "", []string{"memory"}},
-		{"timeout above skill", with(script, "--timeout", "11s"), "", []string{"11 s", "10 s", "max_execution_time"}},
+		{"timeout above ceiling", with(script, "--policy", strictPolicy, "--timeout", "11"), "", []string{"11s", "10s", "limits.timeout.max"}},
+		{"timeout above absolute bound", with(script, "--timeout", "11m"), "", []string{"660 s", "1 s–600 s"}},
 		{"timeout below minimum", with(script, "--timeout", "100ms"), "", []string{"timeout"}},
 		{"timeout negative", with(script, "--timeout", "-1s"), "", []string{"--timeout"}},
 		{"timeout unparsable", with(script, "--timeout", "soon"), "", []string{"--timeout"}},
-		{"cpus above default", with(script, "--cpus", "4"), "", []string{"cpus"}},
+		{"cpus above ceiling", with(script, "--policy", strictPolicy, "--cpus", "4"), "", []string{"cpus 4", "limits.cpus.max"}},
+		{"policy file missing", with(script, "--policy", filepath.Join(tmp, "nope.yaml")), "", []string{"invalid policy file", "nope.yaml"}},
 		{"cpus negative", with(script, "--cpus", "-1"), "", []string{"--cpus"}},
 
 		// Workspace.
@@ -100,7 +104,7 @@ func TestRefusedBeforeDocker(t *testing.T) {
 		{"python code and file", with(python, "--code", "print(1)", "--file", codeFile), "", []string{"--code and --file are exclusive"}},
 		{"python file missing", with(python, "--file", filepath.Join(tmp, "nope.py")), "", []string{"--file", "nope.py"}},
 		{"python code too large", with(python, "--code", oversized), "", []string{"over the", "scripts/"}},
-		{"python timeout above skill", with(python, "--code", "print(1)", "--timeout", "1m"), "", []string{"max_execution_time"}},
+		{"python timeout above ceiling", with(python, "--policy", strictPolicy, "--code", "print(1)", "--timeout", "1m"), "", []string{"limits.timeout.max"}},
 		{"python reserved env", with(python, "--code", "print(1)", "--env", "LANG=C"), "", []string{"LANG", "reserved"}},
 		{"python no args flag", with(python, "--code", "print(1)", "--args", "{}"), "", []string{"unknown flag: --args"}},
 		{"python unknown skill", []string{"python", "--skills", exampleSkills, "nope", "--code", "print(1)"}, "", []string{`"nope"`}},
@@ -192,7 +196,7 @@ func TestPythonJSONRefusals(t *testing.T) {
 		{"no code", append(append([]string{}, base...), "hello"), "hello", "--code CODE or --file F"},
 		{"unknown skill", append(append([]string{}, base...), "nope", "--code", "print(1)"), "nope", `"nope"`},
 		{"reserved env", append(append([]string{}, base...), "hello", "--code", "print(1)", "--env", "PATH=/x"), "hello", "PATH"},
-		{"timeout above skill", append(append([]string{}, base...), "hello", "--code", "print(1)", "--timeout", "1m"), "hello", "max_execution_time"},
+		{"timeout above ceiling", append(append([]string{}, base...), "--policy", strictPolicy, "hello", "--code", "print(1)", "--timeout", "1m"), "hello", "limits.timeout.max"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 type streams struct {
@@ -20,9 +21,12 @@ type streams struct {
 
 // globals are the flags every command shares.
 type globals struct {
-	skills  string
-	verbose bool
-	logger  *slog.Logger
+	skills     string
+	policyFile string
+	verbose    bool
+	logger     *slog.Logger
+	// pol is the operator policy, loaded when a command starts.
+	pol *policy.Operator
 	// ran is set once a command starts; an error before that is cobra's
 	// own (unknown command or flag), a usage error.
 	ran bool
@@ -69,13 +73,21 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		Version:       sandboxrun.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRunE: func(*cobra.Command, []string) error {
 			g.ran = true
 			level := slog.LevelWarn
 			if g.verbose {
 				level = slog.LevelDebug
 			}
 			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: level}))
+			// A broken policy file stops every command at start, not at
+			// the first run.
+			pol, err := policy.LoadPolicy(policy.PolicyPath(g.policyFile, os.Getenv))
+			if err != nil {
+				return withCode(exitRefused, err)
+			}
+			g.pol = pol
+			return nil
 		},
 	}
 	root.SetIn(s.in)
@@ -86,6 +98,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.skills, "skills", "", "skills root folder (default $SANDBOXRUN_SKILLS, else ./skills)")
+	pf.StringVar(&g.policyFile, "policy", "", "operator policy file (default $SANDBOXRUN_POLICY, else "+policy.DefaultPolicyPath+" when it exists, else the built-in policy)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug details to stderr")
 
 	root.AddCommand(
@@ -98,6 +111,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newReapCmd(g, s),
 		newImagesCmd(g, s),
 		newBuildCmd(g, s),
+		newPolicyCmd(g, s),
 	)
 	// Every Use line already spells out its flags.
 	var plain func(*cobra.Command)

@@ -1,0 +1,99 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Decide decides the effective limits of one execution of skill. Each value
+// is the caller's request, else the skill's, else the policy's default; it is
+// then held to the policy's ceiling (per skill, else global): lowered to it
+// when on_exceed is clamp (Limits.Clamped and Sources say so), refused with
+// ErrLimit when it is refuse. A skill's value is a request, never a grant:
+// the caller may ask for more than the skill declares, up to the ceiling.
+func (o *Operator) Decide(skill string, s SkillLimits, r Request) (Limits, error) {
+	if err := s.Validate(); err != nil {
+		return Limits{}, err
+	}
+	if err := r.validate(); err != nil {
+		return Limits{}, err
+	}
+	g := o.grants(skill).Limits
+	l := DefaultLimits()
+	l.Sources = map[string]string{}
+	d := decider{o: o, skill: skill, l: &l}
+	timeout, e1 := decide(d, "timeout", "max_execution_time", Duration(r.Timeout), Duration(s.Timeout), g.Timeout, o.Limits.Timeout)
+	memory, e2 := decide(d, "memory", "max_memory", Size(r.MemoryMiB<<20), Size(s.MemoryMiB<<20), g.Memory, o.Limits.Memory)
+	cpus, e3 := decide(d, "cpus", "max_cpus", Number(r.CPUs), Number(s.CPUs), g.CPUs, o.Limits.CPUs)
+	pids, e4 := decide(d, "pids", "", Count(0), Count(0), g.Pids, o.Limits.Pids)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return Limits{}, err
+	}
+	l.Timeout, l.TimeoutSec = time.Duration(timeout), time.Duration(timeout).Seconds()
+	l.MemoryBytes, l.CPUs, l.Pids = int64(memory), float64(cpus), int64(pids)
+	l.OutputBytes = int64(g.Output.Max.or(o.Limits.Output.Max).Value)
+	l.WorkspaceWriteBytes = int64(g.WorkspaceWrite.Max.or(o.Limits.WorkspaceWrite.Max).Value)
+
+	mode, from := o.network(skill)
+	switch {
+	case !s.Network:
+		l.Sources["network"] = "skill (no network_access)"
+	case mode == NetworkNone:
+		l.Sources["network"] = "off: " + from + " is none (the skill asked for network_access)"
+	default:
+		l.Network = true
+		l.Sources["network"] = "skill network_access, allowed by " + from
+	}
+	return l, nil
+}
+
+func (r Request) validate() error {
+	return errors.Join(
+		reqTimeout.timeout(r.Timeout, MaxTimeout),
+		reqMemory.memory(r.MemoryMiB, maxMemoryMiB),
+		reqCPUs.cpus(r.CPUs, math.Inf(1)),
+	)
+}
+
+type decider struct {
+	o     *Operator
+	skill string
+	l     *Limits
+}
+
+// decide picks one limit's value and holds it to its ceiling. A zero req or
+// skl means "not given".
+func decide[T scalar](d decider, field, key string, req, skl T, rules, global Range[T]) (T, error) {
+	def := rules.Default.or(global.Default)
+	ceiling := rules.Max.or(global.Max)
+	value, who := def.Value, def.origin("policy limits."+field+".default", d.o.Source)
+	if rules.Default.Set {
+		who = rules.Default.origin("policy skills."+d.skill+".limits."+field+".default", d.o.Source)
+	}
+	switch {
+	case req != 0:
+		value, who = req, "request"
+	case skl != 0:
+		value, who = skl, "skill "+key
+	}
+	d.l.Sources[field] = who
+	if !ceiling.Has() || ceiling.Value == 0 || value <= ceiling.Value {
+		return value, nil
+	}
+	where := ceiling.origin("policy limits."+field+".max", d.o.Source)
+	if rules.Max.Set {
+		where = ceiling.origin("policy skills."+d.skill+".limits."+field+".max", d.o.Source)
+	}
+	if d.o.OnExceed.Value == OnExceedClamp {
+		d.l.Sources[field] = fmt.Sprintf("%s (the %s asked for %s)", where, who, value)
+		d.l.Clamped = append(d.l.Clamped, field)
+		return ceiling.Value, nil
+	}
+	fix := "ask for at most " + ceiling.Value.String()
+	if who != "request" {
+		fix = "pass a lower --" + field + ", or have the operator raise the ceiling"
+	}
+	return value, fmt.Errorf("%w: the %s asks for %s %s, above the ceiling of %s set by %s; %s", ErrLimit, who, field, value, ceiling.Value, where, fix)
+}

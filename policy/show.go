@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Entry is one effective setting of a policy, for `policy show`.
+type Entry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// From is "line N" of the policy file, or "builtin default".
+	From string `json:"from"`
+}
+
+// Entries lists every setting the policy has, with where it came from.
+// Limits without a ceiling show "none" (the host's size still bounds them).
+func (o *Operator) Entries() []Entry {
+	var out []Entry
+	limits := func(prefix string, r *LimitRules, all bool) {
+		add := func(key string, has bool, value fmt.Stringer, from string) {
+			switch {
+			case has:
+				out = append(out, Entry{prefix + key, value.String(), from})
+			case all:
+				out = append(out, Entry{prefix + key, "none", "builtin default"})
+			}
+		}
+		add("timeout.default", r.Timeout.Default.Has(), r.Timeout.Default.Value, r.Timeout.Default.from())
+		add("timeout.max", r.Timeout.Max.Has(), r.Timeout.Max.Value, r.Timeout.Max.from())
+		add("memory.default", r.Memory.Default.Has(), r.Memory.Default.Value, r.Memory.Default.from())
+		add("memory.max", r.Memory.Max.Has(), r.Memory.Max.Value, r.Memory.Max.from())
+		add("cpus.default", r.CPUs.Default.Has(), r.CPUs.Default.Value, r.CPUs.Default.from())
+		add("cpus.max", r.CPUs.Max.Has(), r.CPUs.Max.Value, r.CPUs.Max.from())
+		add("pids.default", r.Pids.Default.Has(), r.Pids.Default.Value, r.Pids.Default.from())
+		add("pids.max", r.Pids.Max.Has(), r.Pids.Max.Value, r.Pids.Max.from())
+		add("output.max", r.Output.Max.Has(), r.Output.Max.Value, r.Output.Max.from())
+		add("workspace_write.max", r.WorkspaceWrite.Max.Has(), r.WorkspaceWrite.Max.Value, r.WorkspaceWrite.Max.from())
+	}
+	str := func(key string, s Setting[string], empty string) {
+		v := s.Value
+		if v == "" {
+			v = empty
+		}
+		out = append(out, Entry{key, v, s.from()})
+	}
+	limits("limits.", &o.Limits, true)
+	str("on_exceed", o.OnExceed, "")
+	str("network", o.Network, "")
+	str("workspace.write", o.Workspace.Write, "")
+	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
+	str("runtime", o.Runtime, "engine default")
+	out = append(out, Entry{"build.source_builds", fmt.Sprint(o.Build.SourceBuilds.Value), o.Build.SourceBuilds.from()})
+	str("build.find_links", o.Build.FindLinks, "none")
+	names := make([]string, 0, len(o.Skills))
+	for name := range o.Skills {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		g := o.Skills[name]
+		p := "skills." + name + "."
+		if g.AllowedTools.Set {
+			out = append(out, Entry{p + "allowed-tools", g.AllowedTools.Value, g.AllowedTools.from()})
+		}
+		if g.SystemPackages.Set {
+			out = append(out, Entry{p + "system_packages", listOr(g.SystemPackages.Value, "none"), g.SystemPackages.from()})
+		}
+		if g.PythonPackages.Set {
+			out = append(out, Entry{p + "python_packages", listOr(g.PythonPackages.Value, "none"), g.PythonPackages.from()})
+		}
+		if g.Network.Set {
+			out = append(out, Entry{p + "network", g.Network.Value, g.Network.from()})
+		}
+		limits(p+"limits.", &g.Limits, false)
+	}
+	return out
+}
+
+func listOr(list []string, empty string) string {
+	if len(list) == 0 {
+		return empty
+	}
+	return strings.Join(list, ", ")
+}
