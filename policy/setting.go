@@ -105,7 +105,9 @@ type scalar interface {
 // seconds.
 type Duration time.Duration
 
-func (d Duration) String() string { return strconv.FormatFloat(time.Duration(d).Seconds(), 'f', -1, 64) + "s" }
+func (d Duration) String() string {
+	return strconv.FormatFloat(time.Duration(d).Seconds(), 'f', -1, 64) + "s"
+}
 
 // MarshalJSON writes the duration as a string such as "30s".
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
