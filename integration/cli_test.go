@@ -129,7 +129,7 @@ func TestCLIRunExitStatuses(t *testing.T) {
 		{"SIGKILL is 137", []string{"run", "cli-status", "scripts/killed.sh"}, 137, "", "SIGKILL"},
 		{"no interpreter is refused", []string{"run", "cli-status", "scripts/noexec.txt"}, 2, "", "interpreter"},
 		{"traversal is refused", []string{"run", "cli-status", "scripts/../SKILL.md"}, 2, "", "scripts/"},
-		{"raising the timeout is refused", []string{"run", "--timeout", "10m", "cli-status", "scripts/ok.py"}, 2, "", "timeout"},
+		{"a timeout past the absolute bound is refused", []string{"run", "--timeout", "11m", "cli-status", "scripts/ok.py"}, 2, "", "timeout"},
 		{"missing image is an environment failure", []string{"run", "--image", "sandboxrun/missing:0", "cli-status", "scripts/ok.py"}, 3, "", "pull or build it"},
 	}
 	for _, tt := range tests {

@@ -261,3 +261,19 @@ func TestEntriesShowOrigins(t *testing.T) {
 	}
 	require.Equal(t, Entry{"limits.memory.max", "none", "builtin default"}, b["limits.memory.max"])
 }
+
+// TestExamplePolicies keeps the README's example files valid.
+func TestExamplePolicies(t *testing.T) {
+	for _, name := range []string{"policy-ci.yaml", "policy-agent-host.yaml"} {
+		o, err := LoadPolicy(filepath.Join("..", "examples", name))
+		require.NoError(t, err, name)
+		l, err := o.Decide("any", SkillLimits{Timeout: 600 * time.Second, MemoryMiB: 20480, Network: true}, Request{})
+		if o.OnExceed.Value == OnExceedRefuse {
+			require.ErrorIs(t, err, ErrLimit, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		require.False(t, l.Network, name)
+		require.Equal(t, []string{"timeout", "memory"}, l.Clamped, name)
+	}
+}

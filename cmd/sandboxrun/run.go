@@ -15,8 +15,9 @@ func newRunCmd(g *globals, s streams) *cobra.Command {
 
 SCRIPT is scripts/x.py, {baseDir}/scripts/x.py or /skills/<name>/scripts/x.py;
 it must resolve inside the skill's scripts/ folder. The JSON arguments arrive on
-the script's stdin. Limits come from the skill's frontmatter; --timeout,
---memory and --cpus can only lower them.
+the script's stdin. Limits: --timeout, --memory and --cpus, else the
+skill's frontmatter, else the operator policy's defaults, held to the policy's
+ceilings (--policy FILE; see 'sandboxrun policy show').
 
 Exit status: the script's own; 124 on timeout; 128+N when killed by signal N;
 2 when refused before running (policy, path, arguments, usage); 3 when the
