@@ -61,3 +61,24 @@ func TestCLIRefusesCodeLoadingEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestCLILimitsBeyondTheHost: the engine would accept memory above the
+// host's (no cap in practice) and fail on CPUs with a raw error; both are
+// refused with the host's figure before any container.
+func TestCLILimitsBeyondTheHost(t *testing.T) {
+	root := cliSkill(t, "tb-host", "metadata:\n  max_memory: \"1048576\"\n", map[string]string{"scripts/ok.py": "print('ran')\n"})
+	ws := t.TempDir()
+	r := cli(t, ws, nil, "", "--skills", root, "run", "--workspace", ws, "tb-host", "scripts/ok.py")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "max_memory / --memory")
+	require.Contains(t, r.stderr, "engine host's")
+
+	r = cli(t, ws, nil, "", "--skills", root, "run", "--workspace", ws, "--memory", "256m", "--cpus", "4096", "tb-host", "scripts/ok.py")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "max_cpus / --cpus")
+	requireNoSkillContainers(t, "tb-host")
+
+	r = cli(t, ws, nil, "", "--skills", root, "run", "--workspace", ws, "--memory", "256m", "tb-host", "scripts/ok.py")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "ran\n", r.stdout)
+}

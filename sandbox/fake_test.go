@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -40,6 +41,8 @@ type fakeClient struct {
 	inspectErr  error
 	removeErr   error
 	state       container.State
+	// info is what Info reports; zero fields get a roomy host.
+	info system.Info
 
 	mu         sync.Mutex
 	calls      []string
@@ -55,6 +58,22 @@ type fakeContainer struct {
 	killed  chan struct{}
 	once    sync.Once
 	running bool
+}
+
+// Info reports a host of 64 CPUs and 1 TiB with runc, unless f.info says
+// otherwise. It is not recorded in calls: it is asked once per Docker.
+func (f *fakeClient) Info(context.Context) (system.Info, error) {
+	info := f.info
+	if info.NCPU == 0 {
+		info.NCPU = 64
+	}
+	if info.MemTotal == 0 {
+		info.MemTotal = 1 << 40
+	}
+	if info.Runtimes == nil {
+		info.Runtimes = map[string]system.RuntimeWithStatus{"runc": {}}
+	}
+	return info, nil
 }
 
 func (f *fakeClient) record(call string) {

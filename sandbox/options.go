@@ -161,6 +161,7 @@ type Docker struct {
 	now            func() time.Time
 	pool           *warmPool // nil when off
 	ociRuntime     string
+	engine         engineCache
 }
 
 var _ Runner = (*Docker)(nil)

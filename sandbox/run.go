@@ -32,6 +32,9 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkEngine(ctx, &spec); err != nil {
+		return nil, err
+	}
 	log := d.log.With("skill", spec.Skill)
 
 	select {
