@@ -3,11 +3,20 @@
 package integration
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // TestCLICommandBashWouldReadDifferently runs the known splicing forms
@@ -81,4 +90,44 @@ func TestCLILimitsBeyondTheHost(t *testing.T) {
 	r = cli(t, ws, nil, "", "--skills", root, "run", "--workspace", ws, "--memory", "256m", "tb-host", "scripts/ok.py")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "ran\n", r.stdout)
+}
+
+// TestCLIResultWhenKilledFromOutside: a sandbox killed by someone else
+// (docker kill, an engine failure) still ends in a Result with error set and
+// exit status 125, and leaves no container.
+func TestCLIResultWhenKilledFromOutside(t *testing.T) {
+	root := cliSkill(t, "tb-killed", "", map[string]string{"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n"})
+	ws := t.TempDir()
+	cmd := exec.Command(sandboxrunBin(t), "--skills", root, "run", "--json", "--workspace", ws, "tb-killed", "scripts/wait.py")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	var ids []string
+	require.Eventually(t, func() bool {
+		list, err := runner.Client().ContainerList(context.Background(), container.ListOptions{
+			Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelSkill+"=tb-killed")),
+		})
+		if err != nil || len(list) == 0 {
+			return false
+		}
+		ids = []string{list[0].ID}
+		return true
+	}, 30*time.Second, 50*time.Millisecond)
+	// Let the script start, then kill the container from outside.
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, runner.Client().ContainerKill(context.Background(), ids[0], "KILL"))
+
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout: %s\nstderr: %s", out.String(), errb.String())
+	require.Equal(t, 125, ee.ExitCode(), errb.String())
+	var res sandbox.Result
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res), "stdout: %q", out.String())
+	require.NotEmpty(t, res.Error)
+	require.False(t, res.Success)
+	require.NotEmpty(t, res.ID)
+	require.Contains(t, errb.String(), "failed mid-run")
+	requireNoSkillContainers(t, "tb-killed")
 }

@@ -110,6 +110,7 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 	if err != nil {
 		return err
 	}
+	res.Started = true
 	// The next run with this configuration finds a container waiting.
 	d.pool.refill(spec, key)
 	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)

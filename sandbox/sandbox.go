@@ -86,4 +86,8 @@ type Result struct {
 	Runtime         string          `json:"runtime"`
 	CPUTimeMS       int64           `json:"cpu_time_ms"`
 	PeakRSSKB       int64           `json:"peak_rss_kb"`
+	// Started is true once the sandbox's container was running: a Run
+	// error with Started set means the sandbox failed mid-run (killed from
+	// outside, engine failure), and the Result says as much as is known.
+	Started bool `json:"-"`
 }

@@ -48,7 +48,8 @@ running anything: exit 0 when allowed, 2 when denied; with --json it prints
 {allowed, skill, command, part, reason, suggest}.
 
 Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
-2 when denied or refused before running; 3 when the environment failed.`,
+2 when denied or refused before running; 3 when the environment failed before
+the start; 125 when the sandbox failed mid-run (--json still prints the Result).`,
 		Example: `  sandboxrun exec --dry-run hello -- 'python3 /skills/hello/scripts/echo.py | jq .'
   sandboxrun exec hello -- 'echo hi && python3 /skills/hello/scripts/echo.py'
   sandboxrun exec --args '{"n": 1}' hello -- 'python3 /skills/hello/scripts/echo.py'`,

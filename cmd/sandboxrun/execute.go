@@ -118,9 +118,31 @@ func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *ski
 	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
 	res, err := e.run(cmd.Context(), !f.json)
 	if err != nil {
-		return err
+		return e.failed(res, err)
 	}
 	return e.finish(res)
+}
+
+// failed reports a run that did not end normally. One that never started
+// is a plain error; one whose sandbox started still gets its Result (with
+// error set) under --json, and exit status 125, or 130 when interrupted.
+func (e *execution) failed(res *sandbox.Result, err error) error {
+	if res == nil || !res.Started {
+		return err
+	}
+	if res.Error == "" {
+		res.Error = err.Error()
+	}
+	code := exitSandboxFailed
+	if errors.Is(err, context.Canceled) {
+		code = 130
+	}
+	if e.f.json {
+		if werr := writeJSON(e.s.out, res); werr != nil {
+			return withCode(exitEnv, werr)
+		}
+	}
+	return withCode(code, fmt.Errorf("the sandbox failed mid-run: %w", err))
 }
 
 // auditRefusal records a policy refusal when an audit log is configured.

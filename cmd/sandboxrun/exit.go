@@ -13,6 +13,10 @@ const (
 	exitRefused = 2 // usage error, or refused before anything ran
 	exitEnv     = 3 // the environment failed: Docker, images, files
 	exitTimeout = 124
+	// exitSandboxFailed: the sandbox started but failed mid-run (killed
+	// from outside, engine failure); with --json the Result is printed with
+	// error set. 125 is what docker run uses for its own failures.
+	exitSandboxFailed = 125
 )
 
 // exitError carries the status a command wants main to exit with. A nil err

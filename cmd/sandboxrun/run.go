@@ -21,9 +21,11 @@ ceilings (--policy FILE; see 'sandboxrun policy show').
 
 Exit status: the script's own; 124 on timeout; 128+N when killed by signal N;
 2 when refused before running (policy, path, arguments, usage); 3 when the
-environment failed (Docker unreachable, image missing). With --json the Result
-is printed only when the script ran; a refusal or environment failure prints
-nothing on stdout and the reason on stderr.`,
+environment failed before the sandbox started (Docker unreachable, image
+missing); 125 when the sandbox started but failed mid-run (killed from outside,
+engine failure). With --json the Result is printed whenever the sandbox
+started (with error set on 125); a refusal or environment failure before the
+start prints nothing on stdout and the reason on stderr.`,
 		Example: `  sandboxrun run hello scripts/echo.py --args '{"name": "world"}'
   echo '{"columns": ["price"]}' > args.json
   sandboxrun run --json data-analysis scripts/stats.py --args-file args.json
