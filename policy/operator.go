@@ -118,9 +118,9 @@ func (o *Operator) setBuiltins() {
 	o.Build.SourceBuilds.orBuiltin(false)
 }
 
-// PolicyPath picks the policy file: flag, else $SANDBOXRUN_POLICY, else
+// FilePath picks the policy file: flag, else $SANDBOXRUN_POLICY, else
 // DefaultPolicyPath when it exists; "" means the built-in policy.
-func PolicyPath(flag string, getenv func(string) string) string {
+func FilePath(flag string, getenv func(string) string) string {
 	if flag != "" {
 		return flag
 	}

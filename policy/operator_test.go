@@ -18,7 +18,7 @@ func mustPolicy(t *testing.T, text string) *Operator {
 
 func TestParsePolicyErrorsNameTheLine(t *testing.T) {
 	tests := []struct{ name, text, want string }{
-		{"unknown top-level key", "limits: {}\nnetwrok: none\n", "line 2"},
+		{"unknown top-level key", "limits: {}\negress: none\n", "line 2"},
 		{"unknown limit", "limits:\n  disk: {max: 1Gi}\n", "line 2"},
 		{"unknown range key", "limits:\n  memory: {maximum: 1Gi}\n", "line 2"},
 		{"bare size", "limits:\n  memory:\n    max: 512\n", "line 3: \"512\" is not a size"},
@@ -234,15 +234,15 @@ func TestParseSecondsAndSize(t *testing.T) {
 	}
 }
 
-func TestPolicyPath(t *testing.T) {
+func TestFilePath(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }
-	require.Equal(t, "flag.yaml", PolicyPath("flag.yaml", env("env.yaml")))
-	require.Equal(t, "env.yaml", PolicyPath("", env("env.yaml")))
+	require.Equal(t, "flag.yaml", FilePath("flag.yaml", env("env.yaml")))
+	require.Equal(t, "env.yaml", FilePath("", env("env.yaml")))
 	want := ""
 	if _, err := os.Stat(DefaultPolicyPath); err == nil {
 		want = DefaultPolicyPath
 	}
-	require.Equal(t, want, PolicyPath("", env("")))
+	require.Equal(t, want, FilePath("", env("")))
 }
 
 func TestEntriesShowOrigins(t *testing.T) {

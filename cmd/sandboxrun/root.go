@@ -82,7 +82,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: level}))
 			// A broken policy file stops every command at start, not at
 			// the first run.
-			pol, err := policy.LoadPolicy(policy.PolicyPath(g.policyFile, os.Getenv))
+			pol, err := policy.LoadPolicy(policy.FilePath(g.policyFile, os.Getenv))
 			if err != nil {
 				return withCode(exitRefused, err)
 			}
