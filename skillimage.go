@@ -41,6 +41,9 @@ type BuildOptions struct {
 	// its CheckImage, an Engine API call that keeps the lookup before every
 	// run to about a millisecond.
 	Lookup func(ctx context.Context, ref string) (string, error)
+	// SourceBuilds lets pip build packages without a wheel (as an
+	// unprivileged user); off, skill images take wheels only.
+	SourceBuilds bool
 	// Policy adds the operator's package grants and default package source
 	// (find_links) for the skill; nil adds nothing.
 	Policy *policy.Operator
@@ -111,6 +114,7 @@ func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, er
 		Version:        Version,
 		Progress:       o.Progress,
 		NoCache:        o.NoCache,
+		SourceBuilds:   o.SourceBuilds || (o.Policy != nil && o.Policy.SourceBuilds()),
 	}, nil
 }
 

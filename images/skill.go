@@ -96,6 +96,13 @@ type SkillOptions struct {
 	Progress io.Writer
 	// NoCache rebuilds even when an image with the same content hash exists.
 	NoCache bool
+	// SourceBuilds lets pip build packages that have no wheel, running
+	// their build code as an unprivileged user without capabilities. Off,
+	// pip installs wheels only (--only-binary :all:), so no package code
+	// runs while building. Source builds and an index URL carrying
+	// credentials are refused together: the package's build code runs
+	// beside pip and could read them.
+	SourceBuilds bool
 }
 
 // Validate checks the options before anything is run: names that could
@@ -136,6 +143,9 @@ func (o SkillOptions) normalized() (SkillOptions, error) {
 	pip, err := o.Pip.normalized()
 	if err != nil {
 		return o, err
+	}
+	if o.SourceBuilds && urlHasCredentials(pip.IndexURL) {
+		return o, fmt.Errorf("source builds are allowed but the index URL %s carries credentials, which a package's build code could read; serve wheels from --find-links, or use an index without credentials", redactURL(pip.IndexURL))
 	}
 	o.PythonPackages = sortedUnique(py)
 	o.SystemPackages = sortedUnique(o.SystemPackages)
@@ -377,3 +387,9 @@ func indentLines(s, prefix string) string {
 // skillImageTime is when a skill image was made, for its created label;
 // a variable so tests can pin it.
 var skillImageTime = time.Now
+
+// urlHasCredentials reports whether an index URL carries a user or password.
+func urlHasCredentials(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.User != nil
+}

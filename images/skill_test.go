@@ -233,6 +233,11 @@ func TestSkillScriptGolden(t *testing.T) {
 			o.SystemPackages = nil
 			o.Pip = PipConfig{FindLinks: []string{wheels}}
 		}},
+		{"skill-source-builds", func(o *SkillOptions) {
+			o.SystemPackages = nil
+			o.SourceBuilds = true
+			o.Pip = PipConfig{FindLinks: []string{wheels}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -249,6 +254,30 @@ func TestSkillScriptGolden(t *testing.T) {
 			require.Equal(t, len(steps), strings.Count(script, "\nstep "))
 		})
 	}
+}
+
+func TestSkillScriptWheelsOnlyUnlessSourceBuilds(t *testing.T) {
+	wheels, _ := skillScript(goldenPlan(t, func(o *SkillOptions) {}))
+	require.Contains(t, wheels, "--only-binary :all:")
+	require.NotContains(t, wheels, "setpriv")
+	src, _ := skillScript(goldenPlan(t, func(o *SkillOptions) { o.SourceBuilds = true }))
+	require.NotContains(t, src, "--only-binary")
+	require.Contains(t, src, "setpriv --reuid=65532 --regid=65532 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs")
+	for _, s := range []string{wheels, src} {
+		require.Contains(t, s, "timeout --kill-after=10 600 apt-get install")
+	}
+}
+
+func TestSourceBuildsRefuseIndexCredentials(t *testing.T) {
+	o := SkillOptions{Skill: "x", Runner: "sandboxrun/runner:1", PythonPackages: []string{"a"}, SourceBuilds: true,
+		Pip: PipConfig{IndexURL: "https://user:SECRET@pypi.example.com/simple"}}
+	err := o.Validate()
+	require.ErrorContains(t, err, "carries credentials")
+	require.NotContains(t, err.Error(), "SECRET")
+	o.SourceBuilds = false
+	require.NoError(t, o.Validate())
+	o.SourceBuilds, o.Pip.IndexURL = true, "https://pypi.example.com/simple"
+	require.NoError(t, o.Validate())
 }
 
 func TestSkillScriptProperties(t *testing.T) {

@@ -24,6 +24,14 @@ import (
 // container by `docker cp` into a scratch folder that the build script
 // deletes, so the one committed layer holds only what was installed.
 
+// Bounds of a build container: it runs the package managers on the skill's
+// behalf, so it gets caps like a run's, sized for installing.
+const (
+	buildMemory  = "2g"
+	buildPids    = "1024"
+	buildTimeout = 20 * time.Minute
+)
+
 // stepOutputLines bounds the output quoted in a SkillBuildError.
 const stepOutputLines = 25
 
@@ -56,6 +64,11 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 		"create", "--name", name,
 		"--user", "0:0", "--entrypoint", "/bin/sh", "--workdir", "/",
 		"--security-opt", "no-new-privileges", "--log-driver", "none",
+		// Only the capabilities apt and dpkg need as root (owners, modes,
+		// file capabilities, the _apt user); pip never gets any.
+		"--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_OVERRIDE", "--cap-add", "FOWNER",
+		"--cap-add", "FSETID", "--cap-add", "SETUID", "--cap-add", "SETGID", "--cap-add", "SETFCAP",
+		"--memory", buildMemory, "--memory-swap", buildMemory, "--pids-limit", buildPids,
 		p.runnerID, buildScript,
 	}}); err != nil {
 		return Image{}, fmt.Errorf("creating the build container for %s: %w", p.ref, err)
@@ -66,7 +79,12 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 
 	tracker := newStepTracker(rep, steps)
 	stdout, stderr := tracker.stream(), tracker.stream()
-	err = run(ctx, cmdSpec{name: dockerProgram, args: []string{"start", "--attach", name}, stdout: stdout, stderr: stderr})
+	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	err = run(bctx, cmdSpec{name: dockerProgram, args: []string{"start", "--attach", name}, stdout: stdout, stderr: stderr})
+	if bctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		err = fmt.Errorf("the build ran past its %s limit: %w", buildTimeout, err)
+	}
 	stdout.flush()
 	stderr.flush()
 	if err != nil {

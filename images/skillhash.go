@@ -1,6 +1,7 @@
 package images
 
 import (
+	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,7 +16,7 @@ import (
 // skillRecipeVersion changes when the way a skill image is made changes
 // (the build script, what it cleans up), so that images made the old way
 // stop matching and get rebuilt.
-const skillRecipeVersion = "1"
+const skillRecipeVersion = "2"
 
 // skillTagLen is how many hex digits of the deps hash make the tag: 64
 // bits, plenty to tell apart the images of one skill.
@@ -82,6 +83,7 @@ func depsHash(o SkillOptions, runnerID string) string {
 		[]byte(strings.Join(o.SystemPackages, "\n")),
 		[]byte(strings.Join(o.PythonPackages, "\n")),
 		[]byte(strings.Join(o.RequiresPython, "\n")),
+		[]byte(strconv.FormatBool(o.SourceBuilds)),
 	)
 }
 

@@ -30,6 +30,29 @@ const (
 	pipInstallCmd = venvPython + ` "$pip_whl/pip" install --no-cache-dir --root-user-action=ignore --progress-bar off`
 )
 
+// The build's own bounds. apt keeps root (it must write /usr) but each apt
+// call has a time limit; pip building from source runs as buildUser.
+const (
+	aptTimeout = "timeout --kill-after=10 600 "
+	buildUID   = "65532"
+	buildUser  = buildUID + ":" + buildUID
+)
+
+func pipStepHint(sourceBuilds bool) string {
+	if sourceBuilds {
+		return pipHint
+	}
+	return pipHint + "; a package that has no wheel (only a source archive) needs source builds, which run its build code: " +
+		"provide a wheel, or allow them with --allow-source-builds (policy: build.source_builds: true)"
+}
+
+func pipMode(sourceBuilds bool) string {
+	if sourceBuilds {
+		return "source builds allowed, as uid " + buildUID + " without capabilities"
+	}
+	return "wheels only"
+}
+
 // buildStep is one step of the build script, announced on stdout with
 // stepMarker and its index so progress can say what is running and how long
 // each step took.
@@ -78,13 +101,18 @@ step() { printf '%s%%s\n' "$1"; }
 	apt := append([]string(nil), o.SystemPackages...)
 	if len(o.PythonPackages) > 0 {
 		apt = appendMissing(apt, venvAptPkg)
+		if o.SourceBuilds {
+			// Build isolation takes setuptools and wheel from Debian's
+			// wheels, so a source build needs no index.
+			apt = appendMissing(appendMissing(apt, "python3-setuptools-whl"), "python3-wheel-whl")
+		}
 	}
 	if len(apt) > 0 {
 		step("apt-get update", "updating Debian's package lists (apt-get update)",
 			"the build container could not reach the Debian archive; check the Docker host's network and proxy settings",
-			"apt-get update -q")
+			aptTimeout+"apt-get update -q")
 		step("apt-get install", "installing Debian packages: "+strings.Join(apt, ", "), aptHint,
-			"apt-get install -y -q --no-install-recommends "+quoteAll(apt))
+			aptTimeout+"apt-get install -y -q --no-install-recommends "+quoteAll(apt))
 	}
 	if len(o.PythonPackages) > 0 {
 		step("venv", "creating the virtual environment "+VenvPath+" (with the system site packages)", "",
@@ -93,8 +121,22 @@ step() { printf '%s%%s\n' "$1"; }
 			step("requires-python", "checking requires-python "+strings.Join(o.RequiresPython, " and "), "",
 				`PYTHONPATH="$pip_whl" `+venvPython+" - "+quoteAll(o.RequiresPython)+" <<'PY'\n"+requiresPythonCheck+"PY")
 		}
-		step("pip install", "installing Python packages: "+strings.Join(o.PythonPackages, ", ")+" (pip, from "+describeSources(p)+")", pipHint,
-			pipInstallCmd+pipSourceArgs(p)+" -- "+quoteAll(o.PythonPackages))
+		install := pipInstallCmd + pipSourceArgs(p)
+		if o.SourceBuilds {
+			// Packages without a wheel run their own build code: pip runs
+			// as the sandbox user with no capabilities, owning only the
+			// environment it installs into.
+			// Its inputs must be readable to it; they hold no credentials
+			// (refused with source builds).
+			install = "chown -R " + buildUser + " " + VenvPath + "\nchmod -R a+rX " + buildDir + "\n" +
+				"setpriv --reuid=" + buildUID + " --regid=" + buildUID + " --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env HOME=/tmp " +
+				install + " --find-links /usr/share/python-wheels -- " + quoteAll(o.PythonPackages) + "\n" +
+				"chown -R 0:0 " + VenvPath
+		} else {
+			// Wheels only: no package's code runs while building.
+			install += " --only-binary :all: -- " + quoteAll(o.PythonPackages)
+		}
+		step("pip install", "installing Python packages: "+strings.Join(o.PythonPackages, ", ")+" (pip, from "+describeSources(p)+", "+pipMode(o.SourceBuilds)+")", pipStepHint(o.SourceBuilds), install)
 	}
 	step("cleanup", "removing package caches and the build inputs", "",
 		"apt-get clean\nrm -rf /var/lib/apt/lists/* /root/.cache "+buildDir)

@@ -204,6 +204,7 @@ func TestSkillImage(t *testing.T) {
 
 		full := docker(t, "image", "inspect", img.Ref) + docker(t, "history", "--no-trunc", img.Ref)
 		require.NotContains(t, full, secret)
+		requireNotInLayers(t, img.Ref, secret)
 		require.NotContains(t, full, wheels)
 		// The wheelhouse and the script were deleted before the commit.
 		res := runIn(t, sk, img.Ref, "bash", "-c", "test ! -e /tmp/sandboxrun-build && ls /var/lib/apt/lists | wc -l")

@@ -45,9 +45,9 @@ func (f *pipFlags) config() images.PipConfig {
 
 func newBuildCmd(g *globals, s streams) *cobra.Command {
 	var pip pipFlags
-	var all, noCache bool
+	var all, noCache, sourceBuilds bool
 	cmd := &cobra.Command{
-		Use:   "build [SKILL...|--all] [--find-links DIR] [--index-url URL] [--no-cache]",
+		Use:   "build [SKILL...|--all] [--find-links DIR] [--index-url URL] [--no-cache] [--allow-source-builds]",
 		Short: "Build the images of skills that declare packages",
 		Long: `build makes the image a skill with dependencies runs in:
 sandboxrun/skill-<name>:<hash>, built FROM the runner image. apt installs the
@@ -76,7 +76,7 @@ a build failed (unknown package, version that does not resolve, no network).`,
 			if err != nil {
 				return err
 			}
-			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err}
+			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err, SourceBuilds: sourceBuilds, Policy: g.pol}
 			var errs []error
 			withDeps := 0
 			for _, sk := range skills {
@@ -102,6 +102,7 @@ a build failed (unknown package, version that does not resolve, no network).`,
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "build every skill under the skills root that declares packages")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "rebuild even when an up-to-date image exists")
+	cmd.Flags().BoolVar(&sourceBuilds, "allow-source-builds", false, "let pip build packages that have no wheel, running their build code as uid 65532 without capabilities (default: wheels only, so no package code runs while building; policy: build.source_builds)")
 	pip.register(cmd.Flags())
 	return cmd
 }
