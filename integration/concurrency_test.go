@@ -122,9 +122,9 @@ func TestEngineRefusalIsInvalidSpec(t *testing.T) {
 	spec.Limits.CPUs = 1000 // more than any host here
 	res, err := runner.Run(context.Background(), spec)
 	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
+	require.ErrorIs(t, err, sandbox.ErrBeyondHost)
 	require.ErrorContains(t, err, "CPUs")
-	require.NotNil(t, res)
-	require.False(t, res.Success)
+	require.Nil(t, res, "refused before any container, from the engine's Info")
 	requireNoContainer(t, spec.RunID)
 }
 

@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,7 +100,7 @@ func requireNotInLayers(t *testing.T, ref, secret string) {
 	files := 0
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
@@ -111,7 +112,7 @@ func requireNotInLayers(t *testing.T, ref, secret string) {
 			lr := tar.NewReader(bytes.NewReader(data))
 			for {
 				lh, err := lr.Next()
-				if err == io.EOF {
+				if errors.Is(err, io.EOF) {
 					break
 				}
 				require.NoError(t, err)
