@@ -33,9 +33,14 @@ type session struct {
 	report    *frame.Report
 	decodeErr error
 
-	ready     chan struct{} // bound to a run: captures and live writers set
-	copied    chan struct{} // demultiplexing ended
-	decoded   chan struct{} // frame decoding ended
+	ready   chan struct{} // bound to a run: captures and live writers set
+	copied  chan struct{} // demultiplexing ended
+	decoded chan struct{} // frame decoding ended
+	// heard closes when the result frame arrives or decoding ends, which
+	// ever is first; reported says which (set before heard closes).
+	heard     chan struct{}
+	heardOnce sync.Once
+	reported  bool
 	sent      chan struct{} // the job writer ended
 	sending   bool
 	bindOnce  sync.Once
@@ -84,6 +89,7 @@ func (d *Docker) attachAndStart(ctx context.Context, id string) (*session, error
 		ready:   make(chan struct{}),
 		copied:  make(chan struct{}),
 		decoded: make(chan struct{}),
+		heard:   make(chan struct{}),
 		sent:    make(chan struct{}),
 	}
 	s.read()
@@ -110,7 +116,9 @@ func (s *session) read() {
 		defer close(s.decoded)
 		<-s.ready
 		s.report, s.decodeErr = decodeFrames(pr,
-			io.MultiWriter(s.stdout, s.live[0]), io.MultiWriter(s.stderr, s.live[1]))
+			io.MultiWriter(s.stdout, s.live[0]), io.MultiWriter(s.stderr, s.live[1]),
+			func() { s.reported = true; s.hear() })
+		s.hear()
 		// Unblock the demultiplexer if the stream goes on regardless.
 		pr.CloseWithError(errStopped)
 	}()
@@ -121,16 +129,23 @@ var errStopped = errors.New("frame decoding stopped")
 // send writes the job and closes stdin, so init sees the end of the job.
 // It runs in its own goroutine: a container that never reads its stdin
 // must not block the host.
-func (s *session) send(job []byte) {
+func (s *session) send(job []byte, keepOpen bool) {
 	s.sending = true
 	go func() {
 		defer close(s.sent)
 		if _, err := s.hj.Conn.Write(job); err != nil {
 			return // the stream ended; the outcome says why
 		}
-		_ = s.hj.CloseWrite()
+		if !keepOpen {
+			_ = s.hj.CloseWrite()
+		}
 	}()
 }
+
+func (s *session) hear() { s.heardOnce.Do(func() { close(s.heard) }) }
+
+// release closes stdin, which ends a held sandbox-init.
+func (s *session) release() { _ = s.hj.CloseWrite() }
 
 // close ends the stream and waits for every goroutine of the session.
 func (s *session) close() {
@@ -146,7 +161,7 @@ func (s *session) close() {
 // decodeFrames relays output frames until the stream ends and returns the
 // report of the result frame. Frames after the result are protocol
 // violations and dropped.
-func decodeFrames(r io.Reader, stdout, stderr io.Writer) (*frame.Report, error) {
+func decodeFrames(r io.Reader, stdout, stderr io.Writer, onReport func()) (*frame.Report, error) {
 	fr := frame.NewReader(r)
 	var rep *frame.Report
 	for {
@@ -171,6 +186,9 @@ func decodeFrames(r io.Reader, stdout, stderr io.Writer) (*frame.Report, error) 
 				return nil, fmt.Errorf("decode sandbox-init report: %w", err)
 			}
 			rep = &r
+			if onReport != nil {
+				onReport()
+			}
 		default:
 			return rep, fmt.Errorf("read frames from sandbox-init: unknown %s", t)
 		}

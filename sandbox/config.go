@@ -49,6 +49,8 @@ type runParams struct {
 	// ociRuntime is the engine runtime to use (runsc for gVisor, ...);
 	// empty means the engine's default.
 	ociRuntime string
+	// workspaceVolume, when set, is mounted at /workspace (writable runs).
+	workspaceVolume string
 }
 
 // skillMount is where the skill folder appears inside the sandbox.
@@ -86,8 +88,13 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 		networkMode = "bridge"
 	}
 	mounts := []mount.Mount{bindMount(spec.SkillDir, skillMount(spec.Skill), true)}
-	if spec.Workspace != "" {
-		mounts = append(mounts, bindMount(spec.Workspace, workspaceDir, !spec.WorkspaceWritable))
+	switch {
+	case spec.Workspace == "":
+	case p.workspaceVolume != "":
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.workspaceVolume, Target: workspaceDir})
+	default:
+		// Writes go only through a capped volume, never a bind mount.
+		mounts = append(mounts, bindMount(spec.Workspace, workspaceDir, true))
 	}
 	noInit, noOOMKillDisable := false, false
 	pids := spec.Limits.Pids

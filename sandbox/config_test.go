@@ -55,7 +55,11 @@ func TestContainerConfigGolden(t *testing.T) {
 		{"default", func(*Spec, *runParams) {}},
 		{"network", func(s *Spec, _ *runParams) { s.Limits.Network = true }},
 		{"workspace_readonly", func(s *Spec, _ *runParams) { s.Workspace = "/home/dev/project" }},
-		{"workspace_writable", func(s *Spec, _ *runParams) {
+		{"workspace_writable", func(s *Spec, p *runParams) {
+			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
+			p.workspaceVolume = workspaceVolumeName(s.RunID)
+		}},
+		{"workspace_writable_without_volume_is_read_only", func(s *Spec, _ *runParams) {
 			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
 		}},
 		{"custom_limits", func(s *Spec, p *runParams) {

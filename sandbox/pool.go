@@ -124,7 +124,7 @@ func (p *warmPool) start(tmpl *Spec) (*box, error) {
 		return nil, err
 	}
 	tmpl.RunID = id
-	return p.d.startContainer(context.Background(), tmpl)
+	return p.d.startContainer(context.Background(), tmpl, nil)
 }
 
 // expire removes a container that waited too long.

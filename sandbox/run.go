@@ -11,6 +11,8 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the
@@ -44,9 +46,13 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	}
 	defer func() { <-d.sem }()
 
-	unshare, err := shareWorkspace(ctx, &spec, d.ids, log)
-	if err != nil {
-		return nil, err
+	// A writable workspace reaches the sandbox through a capped volume
+	// (wsvolume.go), never as a writable bind mount.
+	unshare := func() error { return nil }
+	if !spec.WorkspaceWritable {
+		if unshare, err = shareWorkspace(ctx, &spec, d.ids, log); err != nil {
+			return nil, err
+		}
 	}
 	res = newResult(&spec)
 	// Deferred calls run last first: files are handed back once the
@@ -73,6 +79,9 @@ func (d *Docker) prepare(spec *Spec) (generatedID bool, err error) {
 	if spec.Image == "" {
 		spec.Image = d.image
 	}
+	if spec.Limits.WorkspaceWriteBytes == 0 {
+		spec.Limits.WorkspaceWriteBytes = policy.DefaultWorkspaceWriteBytes
+	}
 	if err := spec.Validate(); err != nil {
 		return false, err
 	}
@@ -89,7 +98,23 @@ func (d *Docker) prepare(spec *Spec) (generatedID bool, err error) {
 func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generatedID bool, log *slog.Logger) (err error) {
 	began := time.Now()
 	key := d.pool.key(spec)
-	b := d.pool.take(key)
+	held := spec.Workspace != "" && spec.WorkspaceWritable
+	var vol *workspaceVolume
+	var b *box
+	if held {
+		if vol, err = d.createWorkspaceVolume(ctx, spec); err != nil {
+			return err
+		}
+		// Runs after the container's removal (deferred below, so earlier).
+		defer func() {
+			if rerr := d.removeWorkspaceVolume(ctx, vol); rerr != nil {
+				log.Warn("remove workspace volume", "volume", vol.name, "error", rerr)
+				err = errors.Join(err, rerr)
+			}
+		}()
+	} else {
+		b = d.pool.take(key)
+	}
 	if b != nil {
 		if generatedID {
 			// The container's own id names the run, so labels, env and
@@ -97,7 +122,7 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 			spec.RunID, res.ID = b.runID, b.runID
 		}
 	} else {
-		b, err = d.startContainer(ctx, spec)
+		b, err = d.startContainer(ctx, spec, vol)
 	}
 	if b != nil {
 		defer func() {
@@ -111,20 +136,35 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 		return err
 	}
 	res.Started = true
-	// The next run with this configuration finds a container waiting.
-	d.pool.refill(spec, key)
+	if !held {
+		// The next run with this configuration finds a container waiting.
+		d.pool.refill(spec, key)
+	}
 	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)
 	defer b.s.close()
 
-	job, err := json.Marshal(jobFor(spec, d.version, d.initGrace))
+	jf := jobFor(spec, d.version, d.initGrace)
+	var handBack func() error
+	if held {
+		if err := d.copyIn(ctx, b.id, spec, vol); err != nil {
+			return err
+		}
+		jf.HoldDir = workspaceDir
+		handBack = func() error { return d.copyOut(ctx, b.id, spec, vol) }
+	}
+	job, err := json.Marshal(jf)
 	if err != nil {
 		return fmt.Errorf("encode job: %w", err)
 	}
 	b.s.bind(spec)
-	b.s.send(job)
-	o, err := d.await(ctx, b.id, spec, b.s, log)
+	b.s.send(job, held)
+	o, err := d.await(ctx, b.id, spec, b.s, log, handBack)
 	o.duration = time.Since(began)
 	finish(res, b.s.stdout, b.s.stderr, o)
+	if held && o.report != nil {
+		res.WorkspaceUsedBytes = o.report.HoldUsedBytes
+		res.WorkspaceFull = o.report.HoldFreeBytes < pageSize
+	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return err
@@ -142,8 +182,12 @@ type box struct {
 // startContainer creates, attaches to and starts a container for spec; the
 // container waits for its job. On error the box, when not nil, still names
 // what to remove.
-func (d *Docker) startContainer(ctx context.Context, spec *Spec) (*box, error) {
-	cfg, hc := containerConfig(spec, d.runParams(spec, d.now()))
+func (d *Docker) startContainer(ctx context.Context, spec *Spec, vol *workspaceVolume) (*box, error) {
+	params := d.runParams(spec, d.now())
+	if vol != nil {
+		params.workspaceVolume = vol.name
+	}
+	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
@@ -178,17 +222,27 @@ func createError(image string, err error) error {
 
 // await waits for the report and the end of the stream, or kills the
 // container when the backstop fires or ctx ends, then inspects it.
-func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, log *slog.Logger) (outcome, error) {
+//
+// handBack, when set, runs once the report has arrived, while sandbox-init
+// holds the container up; then stdin is closed and init exits.
+func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, log *slog.Logger, handBack func() error) (outcome, error) {
 	o := outcome{initExit: -1}
 	backstop := time.NewTimer(effectiveTimeout(spec.Limits) + d.initGrace + d.backstopMargin)
 	defer backstop.Stop()
 
-	var killed error
+	var killed, handed error
 	select {
-	case <-s.decoded:
-		if s.report == nil && s.decodeErr != nil {
-			// A broken stream: init may still be running, unheard.
-			killed = d.kill(ctx, id)
+	case <-s.heard:
+		switch {
+		case s.reported && handBack != nil:
+			handed = handBack()
+			s.release()
+		case !s.reported:
+			<-s.decoded
+			if s.decodeErr != nil {
+				// A broken stream: init may still be running, unheard.
+				killed = d.kill(ctx, id)
+			}
 		}
 	case <-backstop.C:
 		o.backstop = true
@@ -217,7 +271,7 @@ func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, l
 		log.Warn("sandbox-init ended without a report", "exit_code", st.ExitCode, "init_stderr", s.initErr.String())
 		return o, errors.Join(noReport(st.ExitCode, o.initLog, s.decodeErr), killed)
 	}
-	return o, killed
+	return o, errors.Join(killed, handed)
 }
 
 func noReport(status int, initLog string, decodeErr error) error {

@@ -86,6 +86,11 @@ type Result struct {
 	Runtime         string          `json:"runtime"`
 	CPUTimeMS       int64           `json:"cpu_time_ms"`
 	PeakRSSKB       int64           `json:"peak_rss_kb"`
+	// WorkspaceFull is true when a writable workspace reached its write cap
+	// (writes past it failed with ENOSPC); WorkspaceUsedBytes is what the
+	// workspace held when the script ended.
+	WorkspaceFull      bool  `json:"workspace_full,omitempty"`
+	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
 	// Started is true once the sandbox's container was running: a Run
 	// error with Started set means the sandbox failed mid-run (killed from
 	// outside, engine failure), and the Result says as much as is known.

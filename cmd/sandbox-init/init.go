@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
@@ -23,7 +27,10 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	sigs := watchSignals()
 	out := newFrameWriter(stdout)
 
-	rep := serve(stdin, out, sigs, log)
+	rep, job := serve(stdin, out, sigs, log)
+	if job != nil && job.HoldDir != "" {
+		rep.HoldUsedBytes, rep.HoldFreeBytes = usage(job.HoldDir)
+	}
 	payload, err := json.Marshal(rep)
 	if err != nil {
 		log.Error("encode result", "err", err)
@@ -33,22 +40,63 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 		log.Error("write result frame", "err", err)
 		return 1
 	}
+	if job != nil && job.HoldDir != "" {
+		hold(stdin, sigs)
+	}
 	return 0
+}
+
+// maxHold bounds how long init waits for the host to copy HoldDir out.
+const maxHold = 10 * time.Minute
+
+// hold keeps init, and with it the container and its volumes, up until the
+// host closes stdin (it has copied the workspace out), a signal arrives, or
+// maxHold passes.
+func hold(stdin io.Reader, sigs <-chan os.Signal) {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stdin)
+		close(done)
+	}()
+	t := time.NewTimer(maxHold)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-sigs:
+	case <-t.C:
+	}
+}
+
+// usage reports the used and free bytes of the file system holding dir.
+func usage(dir string) (used, free int64) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, 0
+	}
+	bs := uint64(max(st.Bsize, 0))
+	return clampInt64((st.Blocks - st.Bfree) * bs), clampInt64(st.Bavail * bs)
+}
+
+func clampInt64(u uint64) int64 {
+	if u > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(u)
 }
 
 // serve runs one job and returns its report; every failure becomes a report
 // with Error set, never a crash, so the host always gets a Result frame.
-func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) frame.Report {
+func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (frame.Report, *frame.Job) {
 	if err := harden(); err != nil {
-		return failed(err)
+		return failed(err), nil
 	}
 	job, err := awaitJob(stdin, sigs)
 	if err != nil {
-		return failed(err)
+		return failed(err), nil
 	}
 	c, err := startChild(job)
 	if err != nil {
-		return failed(err)
+		return failed(err), job
 	}
-	return supervise(job, c, out, sigs, log)
+	return supervise(job, c, out, sigs, log), job
 }

@@ -19,6 +19,11 @@ type Job struct {
 	// OutputCap is the number of bytes per stream relayed to the host; the
 	// rest is read and counted but dropped.
 	OutputCap int64 `json:"output_cap"`
+	// HoldDir, when set, is a folder (the writable workspace) whose usage
+	// init reports, and init stays up after the Result frame until stdin
+	// closes, so the host can copy the folder out of a volume that ends
+	// with the container.
+	HoldDir string `json:"hold_dir,omitempty"`
 }
 
 // Report is the payload of the Result frame, the last frame init writes.
@@ -42,6 +47,10 @@ type Report struct {
 	// PeakRSSKB is the largest resident set of the child or a descendant.
 	PeakRSSKB  int64 `json:"peak_rss_kb"`
 	DurationMS int64 `json:"duration_ms"`
+	// HoldUsedBytes and HoldFreeBytes are the HoldDir file system's usage
+	// when the child ended; free 0 means writes there failed with ENOSPC.
+	HoldUsedBytes int64 `json:"hold_used_bytes,omitempty"`
+	HoldFreeBytes int64 `json:"hold_free_bytes,omitempty"`
 	// Error is set when init could not run the job at all (bad job, exec
 	// failure); ExitCode is then 127 for "not found", 126 otherwise.
 	Error string `json:"error,omitempty"`

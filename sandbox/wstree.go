@@ -1,0 +1,292 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// pageSize is what tmpfs charges a file at least.
+const pageSize = 4096
+
+// treeSize is what root's files take in a tmpfs: every regular file rounded
+// up to whole pages. Symlinks are not followed.
+func treeSize(root string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += (fi.Size() + pageSize - 1) / pageSize * pageSize
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, root, err)
+	}
+	return total, nil
+}
+
+// writeTree writes root's folders, regular files and symlinks (never
+// followed) as a tar stream with paths relative to root, owned by uid:gid
+// (the sandbox user), set-id bits dropped, and returns the relative paths of
+// the files and links written.
+func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) {
+	tw := tar.NewWriter(w)
+	seen := map[string]bool{}
+	// Files are opened through the root, so a symlink swapped in during
+	// the walk cannot lead outside it.
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return seen, err
+	}
+	defer func() { _ = dir.Close() }() // read-only
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		h := &tar.Header{Name: rel, Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime(), Uid: uid, Gid: gid}
+		switch {
+		case d.IsDir():
+			h.Typeflag, h.Name = tar.TypeDir, rel+"/"
+			return tw.WriteHeader(h)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := dir.Readlink(rel)
+			if err != nil {
+				return err
+			}
+			h.Typeflag, h.Linkname = tar.TypeSymlink, target
+			seen[rel] = true
+			return tw.WriteHeader(h)
+		case d.Type().IsRegular():
+			if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+				// The caller's set-id files are shared read-only and
+				// owned by root, and never handed back (readTree).
+				h.Uid, h.Gid, h.Mode = 0, 0, int64(fi.Mode().Perm()&0o555)
+			}
+			f, err := dir.Open(rel)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			h.Typeflag, h.Size = tar.TypeReg, fi.Size()
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+			seen[rel] = true
+		}
+		return nil // sockets, devices, fifos stay behind
+	})
+	if err != nil {
+		return seen, err
+	}
+	return seen, tw.Close()
+}
+
+// errUnsafePath refuses a name in a returned tree that would leave the
+// workspace.
+var errUnsafePath = errors.New("unsafe path in the returned workspace")
+
+// readTree applies a tar stream of the sandbox's workspace to root: folders
+// are created, files and symlinks replaced whole (written to a temporary
+// name, then renamed, so no reader ever sees half a file), set-id bits
+// dropped, nothing outside root touched and no symlink on the host followed.
+// Files and links that were in before but are gone from the stream are
+// removed: the script deleted them. A file whose size and modification time
+// did not change is left alone.
+func readTree(r io.Reader, root string, before map[string]bool) error {
+	tr := tar.NewReader(r)
+	after := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		rel, ok := cleanRel(h.Name)
+		if !ok {
+			return fmt.Errorf("%w: %q", errUnsafePath, h.Name)
+		}
+		if rel == "" {
+			continue
+		}
+		dst := filepath.Join(root, filepath.FromSlash(rel))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := ensureDir(root, rel, h.FileInfo().Mode().Perm()); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			after[rel] = true
+			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
+				return err
+			}
+			if unchanged(dst, h) || isSetID(dst) {
+				continue
+			}
+			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, tr); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			after[rel] = true
+			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
+				return err
+			}
+			if cur, err := os.Readlink(dst); err == nil && cur == h.Linkname {
+				continue
+			}
+			if err := replaceLink(dst, h.Linkname); err != nil {
+				return err
+			}
+		}
+	}
+	for rel := range before {
+		if after[rel] {
+			continue
+		}
+		if err := ensureDir(root, path.Dir(rel), 0); err != nil {
+			continue // its folder went too, or became something else
+		}
+		if isSetID(filepath.Join(root, filepath.FromSlash(rel))) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(root, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanRel turns a tar name into a clean slash path relative to the
+// workspace; "" is the workspace itself.
+func cleanRel(name string) (string, bool) {
+	name = strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(name, "./")), "/")
+	if name == "." {
+		name = ""
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", false
+		}
+	}
+	return name, true
+}
+
+// ensureDir makes every component of rel under root a real folder: a
+// symlink or file in the way is replaced (the script replaced it inside the
+// sandbox), so no later write follows a link out of root. perm 0 only
+// checks, creating nothing.
+func ensureDir(root, rel string, perm os.FileMode) error {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	cur := root
+	for _, part := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case perm == 0:
+			return fmt.Errorf("%s is not a folder", cur)
+		case err == nil:
+			if err := os.RemoveAll(cur); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := os.Mkdir(cur, perm|0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isSetID reports whether p is a set-id regular file of the caller's: the
+// hand-back never replaces or removes one.
+func isSetID(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0
+}
+
+func unchanged(dst string, h *tar.Header) bool {
+	fi, err := os.Lstat(dst)
+	if err != nil {
+		return false
+	}
+	// Tar times have whole seconds.
+	d := fi.ModTime().Sub(h.ModTime)
+	return fi.Mode().IsRegular() && fi.Size() == h.Size && d < time.Second && d > -time.Second &&
+		fi.Mode().Perm() == h.FileInfo().Mode().Perm()
+}
+
+func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) error {
+	f, err := os.CreateTemp(filepath.Dir(dst), ".sandboxrun-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = io.Copy(f, r)
+	err = errors.Join(err, f.Chmod(perm), f.Close())
+	if err == nil {
+		err = os.Chtimes(tmp, mtime, mtime)
+	}
+	if err == nil {
+		err = replace(tmp, dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+func replaceLink(dst, target string) error {
+	tmp := filepath.Join(filepath.Dir(dst), ".sandboxrun-link-"+filepath.Base(dst))
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := replace(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// replace renames tmp over dst; a folder at dst (the script replaced it with
+// a file) is removed first.
+func replace(tmp, dst string) error {
+	if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, dst)
+}

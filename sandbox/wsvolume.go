@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
+)
+
+// A writable workspace is never bind-mounted. The run gets a tmpfs volume of
+// the write cap's size (Limits.WorkspaceWriteBytes), the workspace's files
+// are copied in before the job starts, and, once the script has ended,
+// copied back out while sandbox-init holds the container (and so the
+// volume) up. The script sees ENOSPC past the cap and cannot fill the
+// host's disk; the price is a copy each way, and the volume's pages count
+// against the run's memory limit as well. Nothing lands in the caller's
+// folder unless the script ran to a report: a refused run, an engine
+// failure or a killed sandbox leave it as it was.
+
+// ErrWorkspaceTooLarge refuses a writable workspace whose files alone fill
+// the write cap.
+var ErrWorkspaceTooLarge = errors.New("workspace larger than its write cap")
+
+// workspaceVolume is the per-run volume behind a writable /workspace.
+type workspaceVolume struct {
+	name string
+	// before are the workspace's entries when copied in, for mirroring
+	// deletions on the way back.
+	before map[string]bool
+}
+
+func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID }
+
+// createWorkspaceVolume makes the tmpfs volume for spec, owned by the
+// sandbox user, after checking the workspace fits the cap.
+func (d *Docker) createWorkspaceVolume(ctx context.Context, spec *Spec) (*workspaceVolume, error) {
+	size, err := treeSize(spec.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if limit := spec.Limits.WorkspaceWriteBytes; size >= limit {
+		return nil, fmt.Errorf("%w: %s holds %d bytes, and a writable workspace is capped at %d bytes; use a smaller folder, or have the operator raise limits.workspace_write.max", ErrWorkspaceTooLarge, spec.Workspace, size, limit)
+	}
+	v := &workspaceVolume{name: workspaceVolumeName(spec.RunID)}
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	_, err = d.client.VolumeCreate(cctx, volume.CreateOptions{
+		Name:   v.name,
+		Driver: "local",
+		DriverOpts: map[string]string{
+			"type":   "tmpfs",
+			"device": "tmpfs",
+			"o": "size=" + strconv.FormatInt(spec.Limits.WorkspaceWriteBytes, 10) +
+				",uid=" + strconv.FormatUint(uint64(d.ids.uid), 10) + ",gid=" + strconv.FormatUint(uint64(d.ids.gid), 10) +
+				",mode=0755,nosuid,nodev",
+		},
+		Labels: map[string]string{LabelManaged: "true", LabelRunID: spec.RunID},
+	})
+	if err != nil {
+		return nil, apiError("create the workspace volume", err)
+	}
+	return v, nil
+}
+
+// removeWorkspaceVolume deletes the volume; the container using it must be
+// gone. It runs detached from ctx's cancellation.
+func (d *Docker) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) error {
+	if v == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.removeTimeout)
+	defer cancel()
+	if err := d.client.VolumeRemove(cctx, v.name, true); err != nil && !cerrdefs.IsNotFound(err) {
+		return apiError("remove the workspace volume", err)
+	}
+	return nil
+}
+
+// copyIn puts the workspace's files into the started container's volume.
+func (d *Docker) copyIn(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
+	pr, pw := io.Pipe()
+	entries := make(chan map[string]bool, 1)
+	go func() {
+		seen, err := writeTree(pw, spec.Workspace, int(d.ids.uid), int(d.ids.gid))
+		entries <- seen
+		pw.CloseWithError(err)
+	}()
+	err := d.client.CopyToContainer(ctx, id, workspaceDir, pr, container.CopyToContainerOptions{})
+	pr.CloseWithError(errStopped)
+	v.before = <-entries
+	if err != nil {
+		return fmt.Errorf("%w: copy %s into the sandbox: %w", ErrWorkspace, spec.Workspace, err)
+	}
+	return nil
+}
+
+// copyOut brings the volume's files back into the workspace.
+func (d *Docker) copyOut(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
+	rc, _, err := d.client.CopyFromContainer(context.WithoutCancel(ctx), id, workspaceDir+"/.")
+	if err != nil {
+		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", ErrWorkspace, err)
+	}
+	defer rc.Close()
+	if err := readTree(rc, spec.Workspace, v.before); err != nil {
+		return fmt.Errorf("%w: hand the workspace back to %s: %w", ErrWorkspace, spec.Workspace, err)
+	}
+	return nil
+}
