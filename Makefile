@@ -68,6 +68,7 @@ fuzz:
 BENCH_N ?= 30
 bench: images
 	$(GO) run ./bench -n $(BENCH_N)
+	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
 
 # Removes sandbox containers whose owner process is gone.
 reap: build
