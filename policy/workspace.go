@@ -13,15 +13,16 @@ var ErrWorkspace = errors.New("unusable workspace")
 
 // systemTrees are host folders that are never a workspace, nor is anything
 // under them: the system's programs, libraries and configuration, kernel
-// interfaces, root's home (credentials), and the engine's state.
+// interfaces, and the engine's state.
 var systemTrees = []string{
 	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
-	"/dev", "/proc", "/sys", "/run", "/var/run", "/var/lib/docker", "/root",
+	"/dev", "/proc", "/sys", "/run", "/var/run", "/var/lib/docker",
 }
 
-// sharedParents are folders that hold everyone's files; they are refused
-// themselves, while a folder under them is fine.
-var sharedParents = []string{"/", "/home", "/var", "/var/lib", "/tmp", "/srv", "/opt", "/mnt", "/media"}
+// sharedParents are folders that hold everyone's files, or root's
+// credentials (/root/.ssh, /root/.docker); they are refused themselves,
+// while a project folder under them is fine.
+var sharedParents = []string{"/", "/root", "/home", "/var", "/var/lib", "/tmp", "/srv", "/opt", "/mnt", "/media"}
 
 // ResolveWorkspace checks a host folder to mount at /workspace and returns
 // its resolved path (absolute, symlinks followed), which is what must be

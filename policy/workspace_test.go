@@ -54,7 +54,7 @@ func TestResolveWorkspace(t *testing.T) {
 		{"/run", "", "/run"},
 		{"/var/run", "", "/run"},
 		{"/var/lib/docker", "", "/var/lib/docker"},
-		{"/root", "", "/root"},
+		{"/root", "", "is /root,"},
 		{"/home", "", "/home"},
 		{"/tmp", "", "/tmp"},
 		{"/var", "", "/var"},
