@@ -86,6 +86,13 @@ func decide[T scalar](d decider, field, key string, req, skl T, rules, global Ra
 	if rules.Max.Set {
 		where = ceiling.origin("policy skills."+d.skill+".limits."+field+".max", d.o.Source)
 	}
+	if req == 0 && skl == 0 {
+		// The operator's own default above its own ceiling (a built-in
+		// default, or a global one above a skill's max): the ceiling is
+		// the default.
+		d.l.Sources[field] = where
+		return ceiling.Value, nil
+	}
 	if d.o.OnExceed.Value == OnExceedClamp {
 		d.l.Sources[field] = fmt.Sprintf("%s (the %s asked for %s)", where, who, value)
 		d.l.Clamped = append(d.l.Clamped, field)

@@ -277,3 +277,13 @@ func TestExamplePolicies(t *testing.T) {
 		require.Equal(t, []string{"timeout", "memory"}, l.Clamped, name)
 	}
 }
+
+func TestDefaultAboveCeilingIsTheCeiling(t *testing.T) {
+	o := mustPolicy(t, "limits: {timeout: {max: 10s}}\nskills:\n  s:\n    limits: {memory: {max: 256Mi}}\n")
+	l, err := o.Decide("s", SkillLimits{}, Request{})
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, l.Timeout)
+	require.Equal(t, int64(256<<20), l.MemoryBytes)
+	require.Empty(t, l.Clamped)
+	require.Contains(t, l.Sources["timeout"], "limits.timeout.max")
+}
