@@ -35,22 +35,13 @@ type node struct {
 // /proc/self/fd link resolves to the inode the descriptor holds.
 func (n *node) procPath() string { return "/proc/self/fd/" + strconv.Itoa(n.fd) }
 
-func (n *node) isDir() bool     { return n.st.Mode&unix.S_IFMT == unix.S_IFDIR }
-func (n *node) isRegular() bool { return n.st.Mode&unix.S_IFMT == unix.S_IFREG }
+func (n *node) isDir() bool { return n.st.Mode&unix.S_IFMT == unix.S_IFDIR }
 
 // walkTree calls visit for root and everything below it on the same file
 // system, parents before children, never following symbolic links. It
 // stops at the first error.
 func walkTree(root string, visit func(*node) error) error {
 	return (&walker{visit: visit}).run(root)
-}
-
-// walkTreeAll is walkTree for undoing: it goes on past a node it cannot
-// handle and past a subtree nested too deep, so that one bad spot (which a
-// script can make on purpose) does not leave the rest undone, and returns
-// the errors joined. Only maxWalkEntries still stops it.
-func walkTreeAll(root string, visit func(*node) error) error {
-	return (&walker{visit: visit, keepGoing: true}).run(root)
 }
 
 // maxWalkErrors bounds the errors a walkTreeAll keeps; the rest are counted.

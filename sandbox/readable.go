@@ -69,6 +69,9 @@ func checkDir(field, path string) error {
 	return nil
 }
 
+// xattrACLAccess holds a file's POSIX access ACL.
+const xattrACLAccess = "system.posix_acl_access"
+
 // canRead reports whether the sandbox user can read a file or search and
 // list a directory, from the permission bits. Objects with an ACL are given
 // the benefit of the doubt: the engine will enforce whatever it says.

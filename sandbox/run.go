@@ -46,23 +46,12 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	}
 	defer func() { <-d.sem }()
 
-	// A writable workspace reaches the sandbox through a capped volume
-	// (wsvolume.go), never as a writable bind mount.
-	unshare := func() error { return nil }
-	if !spec.WorkspaceWritable {
-		if unshare, err = shareWorkspace(ctx, &spec, d.ids, log); err != nil {
-			return nil, err
-		}
-	}
 	res = newResult(&spec)
-	// Deferred calls run last first: files are handed back once the
-	// container is gone (execute removes it), then the error is recorded.
 	defer func() {
 		if err != nil && res.Error == "" {
 			res.Error = err.Error()
 		}
 	}()
-	defer func() { err = errors.Join(err, unshare()) }()
 	return res, d.execute(ctx, &spec, res, generatedID, log)
 }
 
