@@ -62,9 +62,11 @@ func CheckEnv(env map[string]string) error {
 }
 
 func validEnvName(s string) bool {
-	if s == "" || (s[0] >= '0' && s[0] <= '9') {
-		return false
-	}
+	return s != "" && (s[0] < '0' || s[0] > '9') && wordChars(s)
+}
+
+// wordChars reports whether s is only ASCII letters, digits and '_'.
+func wordChars(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {

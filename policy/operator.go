@@ -189,12 +189,7 @@ func (o *Operator) validate() []error {
 		}
 	}
 	add(o.Limits.validate("limits", nil))
-	names := make([]string, 0, len(o.Skills))
-	for name := range o.Skills {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range o.skillNames() {
 		g := o.Skills[name]
 		if g == nil {
 			o.Skills[name] = &Grants{}
@@ -272,6 +267,16 @@ func defaultWithinMax[T scalar](where string, r, global Range[T]) error {
 		return fmt.Errorf("line %d: %s default %v is above its max %v; lower the default or raise the max", line, where, d.Value, m.Value)
 	}
 	return nil
+}
+
+// skillNames are the skills the policy names, sorted.
+func (o *Operator) skillNames() []string {
+	names := make([]string, 0, len(o.Skills))
+	for name := range o.Skills {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // grants returns the rules for skill, never nil.

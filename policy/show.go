@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -53,12 +52,7 @@ func (o *Operator) Entries() []Entry {
 	str("runtime", o.Runtime, "engine default")
 	out = append(out, Entry{"build.source_builds", fmt.Sprint(o.Build.SourceBuilds.Value), o.Build.SourceBuilds.from()})
 	str("build.find_links", o.Build.FindLinks, "none")
-	names := make([]string, 0, len(o.Skills))
-	for name := range o.Skills {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range o.skillNames() {
 		g := o.Skills[name]
 		p := "skills." + name + "."
 		if g.AllowedTools.Set {

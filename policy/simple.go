@@ -160,16 +160,7 @@ func plainDelimiter(w *syntax.Word) bool {
 	default:
 		return false
 	}
-	if text == "" || len(text) > 64 {
-		return false
-	}
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
+	return text != "" && len(text) <= 64 && wordChars(text)
 }
 
 func isNetRedirect(target string) bool {
