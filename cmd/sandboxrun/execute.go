@@ -133,14 +133,20 @@ func (e *execution) failed(res *sandbox.Result, err error) error {
 	if res.Error == "" {
 		res.Error = err.Error()
 	}
-	code := exitSandboxFailed
-	if errors.Is(err, context.Canceled) {
-		code = 130
-	}
 	if e.f.json {
 		if werr := writeJSON(e.s.out, res); werr != nil {
 			return withCode(exitEnv, werr)
 		}
+	}
+	return midRunFailure(err)
+}
+
+// midRunFailure is the exit for a sandbox that started and then failed:
+// 125, or 130 when interrupted.
+func midRunFailure(err error) error {
+	code := exitSandboxFailed
+	if errors.Is(err, context.Canceled) {
+		code = 130
 	}
 	return withCode(code, fmt.Errorf("the sandbox failed mid-run: %w", err))
 }

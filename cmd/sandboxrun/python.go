@@ -35,13 +35,25 @@ With --json it answers as agent tools expect:
 returncode -1, timed_out true and an error naming the limit. A refusal or an
 environment failure also answers in that shape (returncode -1, error set).
 
-Exit status: as for run (the code's own, 124, 128+N, 2 or 3).`,
+Exit status: as for run (the code's own, 124, 128+N, 2, 3 or 125).`,
 		Example: `  sandboxrun python data-analysis --code 'print(sum(range(10)))'
   sandboxrun python --json hello --code 'import os; print(os.listdir("/skills/hello/scripts"))'
   sandboxrun python --timeout 5s hello --file snippet.py`,
 		Args: exactArgs(1, "one SKILL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, res, err := runPython(cmd, g, s, f, args[0], code, file)
+			if err != nil && res != nil && res.Started {
+				// The sandbox failed mid-run: what it printed so far, and why.
+				if f.json {
+					pr := toPythonResult(res)
+					pr.ReturnCode = -1
+					if pr.Error == "" {
+						pr.Error = err.Error()
+					}
+					_ = writeJSON(s.out, pr)
+				}
+				return midRunFailure(err)
+			}
 			if err != nil {
 				// An agent tool reads stdout: a refusal or an environment
 				// failure still answers in its shape (the exit status and
