@@ -21,6 +21,7 @@ import (
 type ReapClient interface {
 	ContainerList(ctx context.Context, options container.ListOptions) ([]container.Summary, error)
 	ContainerRemove(ctx context.Context, containerID string, options container.RemoveOptions) error
+	VolumeRemove(ctx context.Context, volumeID string, force bool) error
 }
 
 // Client is the subset of the Docker Engine API client that this package
@@ -39,7 +40,6 @@ type Client interface {
 	Info(ctx context.Context) (system.Info, error)
 	// The writable workspace's volume and its copies in and out.
 	VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error)
-	VolumeRemove(ctx context.Context, volumeID string, force bool) error
 	CopyToContainer(ctx context.Context, containerID, dstPath string, content io.Reader, options container.CopyToContainerOptions) error
 	CopyFromContainer(ctx context.Context, containerID, srcPath string) (io.ReadCloser, container.PathStat, error)
 }

@@ -49,6 +49,7 @@ type fakeClient struct {
 	cfg        *container.Config
 	runIDs     []string // run-id labels in create order
 	removed    []string
+	volumesRm  []string
 	containers map[string]*fakeContainer
 	n          int
 }
@@ -219,6 +220,15 @@ func (f *fakeClient) ContainerWait(_ context.Context, _ string, _ container.Wait
 	f.state.Running = false
 	f.mu.Unlock()
 	return ch, make(chan error)
+}
+
+// VolumeRemove records the volume; it is not in calls, which tests of the
+// container sequence compare whole.
+func (f *fakeClient) VolumeRemove(_ context.Context, name string, _ bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.volumesRm = append(f.volumesRm, name)
+	return nil
 }
 
 func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error {

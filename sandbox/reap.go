@@ -80,6 +80,15 @@ func Reap(ctx context.Context, c ReapClient, opts ReapOptions) ([]Reaped, error)
 			switch {
 			case err == nil || ignorableRemoveError(err):
 				r.Removed = true
+				// A writable run's workspace volume outlives a killed owner.
+				if r.RunID != "" {
+					vctx, cancel := context.WithTimeout(ctx, reapCallTimeout)
+					verr := c.VolumeRemove(vctx, workspaceVolumeName(r.RunID), true)
+					cancel()
+					if verr != nil && !ignorableRemoveError(verr) {
+						errs = append(errs, apiError("remove workspace volume of run "+r.RunID, verr))
+					}
+				}
 			default:
 				errs = append(errs, apiError("remove sandbox container "+shortID(s.ID), err))
 			}

@@ -99,6 +99,8 @@ func TestReap(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		require.Equal(t, []string{"dead1", "dead2"}, f.Removed())
+		require.Equal(t, []string{"sandboxrun-ws-run-dead1", "sandboxrun-ws-run-dead2"}, f.volumesRm,
+			"a killed owner's workspace volumes go with its containers")
 		require.True(t, got[0].Removed)
 		require.Equal(t, []string{LabelManaged + "=true"}, f.opts.Filters.Get("label"))
 		require.True(t, f.opts.All, "stopped containers are listed too")
