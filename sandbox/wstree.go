@@ -17,8 +17,9 @@ import (
 const pageSize = 4096
 
 // treeSize is what root's files take in a tmpfs: every regular file rounded
-// up to whole pages. Symlinks are not followed.
-func treeSize(root string) (int64, error) {
+// up to whole pages. Symlinks are not followed. It stops counting once the
+// total reaches limit.
+func treeSize(root string, limit int64) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -30,6 +31,9 @@ func treeSize(root string) (int64, error) {
 				return err
 			}
 			total += (fi.Size() + pageSize - 1) / pageSize * pageSize
+			if total >= limit {
+				return filepath.SkipAll
+			}
 		}
 		return nil
 	})

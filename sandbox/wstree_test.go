@@ -116,7 +116,7 @@ func TestWriteTreeRoundTrip(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dst, "a", "l"))
 	require.NoError(t, err)
 	require.Equal(t, "data", string(b))
-	size, err := treeSize(src)
+	size, err := treeSize(src, 1<<30)
 	require.NoError(t, err)
 	require.Equal(t, int64(pageSize), size)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -34,16 +35,21 @@ type workspaceVolume struct {
 	before map[string]bool
 }
 
+// handBackTimeout bounds copying a workspace back (sandbox-init holds the
+// container for up to ten minutes).
+const handBackTimeout = 5 * time.Minute
+
 func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID }
 
 // createWorkspaceVolume makes the tmpfs volume for spec, owned by the
 // sandbox user, after checking the workspace fits the cap.
 func (d *Docker) createWorkspaceVolume(ctx context.Context, spec *Spec) (*workspaceVolume, error) {
-	size, err := treeSize(spec.Workspace)
+	limit := spec.Limits.WorkspaceWriteBytes
+	size, err := treeSize(spec.Workspace, limit)
 	if err != nil {
 		return nil, err
 	}
-	if limit := spec.Limits.WorkspaceWriteBytes; size >= limit {
+	if size >= limit {
 		return nil, fmt.Errorf("%w: %s holds %d bytes, and a writable workspace is capped at %d bytes; use a smaller folder, or have the operator raise limits.workspace_write.max", ErrWorkspaceTooLarge, spec.Workspace, size, limit)
 	}
 	v := &workspaceVolume{name: workspaceVolumeName(spec.RunID)}
@@ -101,7 +107,11 @@ func (d *Docker) copyIn(ctx context.Context, id string, spec *Spec, v *workspace
 
 // copyOut brings the volume's files back into the workspace.
 func (d *Docker) copyOut(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
-	rc, _, err := d.client.CopyFromContainer(context.WithoutCancel(ctx), id, workspaceDir+"/.")
+	// The hand-back finishes even when the caller gives up meanwhile: half
+	// a tree is worse than a late one. It is bounded by the cap's size.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handBackTimeout)
+	defer cancel()
+	rc, _, err := d.client.CopyFromContainer(cctx, id, workspaceDir+"/.")
 	if err != nil {
 		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", ErrWorkspace, err)
 	}
