@@ -14,7 +14,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-// Paths inside the sandbox (DESIGN.md, "Inside the sandbox").
+// Paths inside the sandbox (README, "Security model").
 const (
 	initPath     = "/usr/local/bin/sandbox-init"
 	skillsRoot   = "/skills"

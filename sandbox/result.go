@@ -47,8 +47,8 @@ func newResult(spec *Spec) *Result {
 	}
 }
 
-// finish maps what was observed onto the Result conventions (DESIGN.md,
-// "Result"): exit 124 and a "Timeout:" line on timeout, -N and the signal
+// finish maps what was observed onto the Result conventions (README, "The
+// result"): exit 124 and a "Timeout:" line on timeout, -N and the signal
 // name on death by signal N, oom_killed on OOM, valid UTF-8 output, and
 // output parsed as JSON when it is JSON.
 func finish(res *Result, stdout, stderr *capture, o outcome) {

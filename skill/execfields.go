@@ -14,7 +14,7 @@ import (
 )
 
 // Bounds on the execution fields. The timeout and memory floor are
-// sandboxrun's limits (DESIGN.md); the memory and CPU ceilings only keep the
+// sandboxrun's absolute bounds (policy/limitcalc.go); the memory and CPU ceilings only keep the
 // byte and nano-CPU values Docker is given from overflowing.
 const (
 	minTimeoutSec = 1
