@@ -255,11 +255,22 @@ func bashCorpus() []string {
 		"echo \"a 'b' c\"", "ls -la /workspace", "echo `echo`", "git status; echo done",
 		"echo <<<here", "echo \"$X\"'$Y'", "true", "echo a\necho b", "echo \\$(id)",
 		"echo '\\' x", "echo \"\\\"\"", "! git status", "time echo x", "echo x |& cat",
+		"cat <<A <<B\na\nA\nb\nB", "cat <<'E O'\nx\nE O", "cat <<\"EOF\" | cat\n$x `y`\nEOF",
+		"cat <<EOF; echo after\n$(echo)\nEOF", "cat <<-'X'\n\t$(id)\n\tX", "cat<<EOF\nEOF",
+		"case $x in a|b) echo 1;; *) echo 2;; esac", "case x in (x) echo;; esac",
+		"[[ $x == a* ]] && echo", "[[ -f /etc/x && ! -d y ]] || echo", "[[ x =~ ^a(b|c)$ ]] && echo",
+		"echo ${x#*/} ${x%%.*} ${x/a/b} ${x^^} ${#x}", "echo \"${x:-$HOME}\"", "echo $((1))",
+		"for f in a b; do echo $f; done", "if ! git status; then :; fi",
+		"echo a 2>&1 >/dev/null", "echo a &>/dev/null", "cat < /dev/null 3<&0", "echo {1..3}",
+		"echo $'a\\'b' c", "echo $\"x\"", "echo a#b #c", "echo \\#x", "{ echo a; } > /tmp/o",
+		"(cd /tmp && ls)", "ls -- -x", "echo ~root ~/x", "echo *.txt ?.md [ab]", "echo \\\\n",
 	}
 	payloads := []string{
 		"\\\n", "\r", "\r\n", "\n", "#", "'", "\"", "$(", "`", "\\", ";id;", "$\\\n(id)",
 		"\nid\n", "<<EOF\n", " ", "!(id)", "$[", "${", "\t", "&", "|", ")", "(", "$'", "\\'",
 		"\nEOF\nid\n", " #\nid", "<(id)", ">(id)", "{", "}", "$((", "\x01", "\x7f", "=", "~", "*",
+		"$'\\n'", "$'\\'", "'\\''", ";;", "\t#", "\nX\nid\n", "<<-", "<<<", "$\"", "${x:-", "@(",
+		"!(", "`id`", "$(id)", "\\\"", ";", "&&", "||", "\n\n", "\\ ", "[[", "]]", "((", "))",
 	}
 	var corpus []string
 	for _, b := range bases {
