@@ -121,8 +121,10 @@ var errUnsafePath = errors.New("unsafe path in the returned workspace")
 // dropped, nothing outside root touched and no symlink on the host followed.
 // Files and links that were in before but are gone from the stream are
 // removed: the script deleted them. A file whose size and modification time
-// did not change is left alone.
-func readTree(r io.Reader, root string, before map[string]bool) error {
+// (whole seconds, as tar keeps them) did not change is left alone, when it
+// was last modified on the host over a second before copiedAt: any write in
+// the sandbox would have given it a later time.
+func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Time) error {
 	tr := tar.NewReader(r)
 	after := map[string]bool{}
 	for {
@@ -151,7 +153,7 @@ func readTree(r io.Reader, root string, before map[string]bool) error {
 			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
 				return err
 			}
-			if unchanged(dst, h) || isSetID(dst) {
+			if unchanged(dst, h, copiedAt) || isSetID(dst) {
 				continue
 			}
 			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, tr); err != nil {
@@ -240,9 +242,9 @@ func isSetID(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0
 }
 
-func unchanged(dst string, h *tar.Header) bool {
+func unchanged(dst string, h *tar.Header, copiedAt time.Time) bool {
 	fi, err := os.Lstat(dst)
-	if err != nil {
+	if err != nil || !fi.ModTime().Before(copiedAt.Add(-time.Second)) {
 		return false
 	}
 	// Tar times have whole seconds.

@@ -46,7 +46,7 @@ func tarOf(t *testing.T, entries ...entry) *bytes.Buffer {
 func TestReadTreeStaysInside(t *testing.T) {
 	for _, name := range []string{"../evil", "a/../../evil", "/../evil"} {
 		root := t.TempDir()
-		err := readTree(tarOf(t, entry{name: name, body: "x"}), root, nil)
+		err := readTree(tarOf(t, entry{name: name, body: "x"}), root, nil, time.Now())
 		if err == nil {
 			// A leading slash or .. that cleans to inside is kept inside.
 			_, statErr := os.Stat(filepath.Join(filepath.Dir(root), "evil"))
@@ -63,7 +63,7 @@ func TestReadTreeNeverFollowsHostSymlinks(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "f"), filepath.Join(root, "f")))
 	// The script replaced the link d with a folder and wrote into it, and
 	// wrote a file where the link f was.
-	err := readTree(tarOf(t, entry{name: "d", dir: true, mode: 0o755}, entry{name: "d/x", body: "in"}, entry{name: "f", body: "new"}), root, nil)
+	err := readTree(tarOf(t, entry{name: "d", dir: true, mode: 0o755}, entry{name: "d/x", body: "in"}, entry{name: "f", body: "new"}), root, nil, time.Now())
 	require.NoError(t, err)
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func TestReadTreeModesDeletionsAndSetID(t *testing.T) {
 		entry{name: "suid", body: "replaced", mode: 0o4755},
 		entry{name: "new", body: "n", mode: 0o6777},
 		entry{name: "l", link: "/etc/passwd"},
-	), root, map[string]bool{"suid": true, "gone": true})
+	), root, map[string]bool{"suid": true, "gone": true}, time.Now())
 	require.NoError(t, err)
 	b, err := os.ReadFile(suid)
 	require.NoError(t, err)
@@ -112,11 +112,43 @@ func TestWriteTreeRoundTrip(t *testing.T) {
 	seen, err := writeTree(&buf, src, 65532, 65532)
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"a/b/f": true, "a/l": true}, seen)
-	require.NoError(t, readTree(&buf, dst, nil))
+	require.NoError(t, readTree(&buf, dst, nil, time.Now()))
 	b, err := os.ReadFile(filepath.Join(dst, "a", "l"))
 	require.NoError(t, err)
 	require.Equal(t, "data", string(b))
 	size, err := treeSize(src, 1<<30)
 	require.NoError(t, err)
 	require.Equal(t, int64(pageSize), size)
+}
+
+// TestReadTreeQuickCheck: a file with the same size and time is skipped only
+// when its host copy is older than the copy in, so a write in the sandbox
+// (which moves the time forward) is never mistaken for no change.
+func TestReadTreeQuickCheck(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	path := filepath.Join(root, "f")
+	write := func(mtime time.Time) {
+		require.NoError(t, os.WriteFile(path, []byte("host"), 0o644))
+		require.NoError(t, os.Chtimes(path, mtime, mtime))
+	}
+	stream := func(mtime time.Time) *bytes.Buffer {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4, ModTime: mtime}))
+		_, err := tw.Write([]byte("box!"))
+		require.NoError(t, err)
+		require.NoError(t, tw.Close())
+		return &buf
+	}
+	write(old)
+	require.NoError(t, readTree(stream(old), root, nil, time.Now()))
+	b, _ := os.ReadFile(path)
+	require.Equal(t, "host", string(b), "same size and time, older than the copy: left alone")
+
+	recent := time.Now().Truncate(time.Second)
+	write(recent)
+	require.NoError(t, readTree(stream(recent), root, nil, time.Now()))
+	b, _ = os.ReadFile(path)
+	require.Equal(t, "box!", string(b), "a file touched around the copy is always written back")
 }

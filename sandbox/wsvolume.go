@@ -33,6 +33,8 @@ type workspaceVolume struct {
 	// before are the workspace's entries when copied in, for mirroring
 	// deletions on the way back.
 	before map[string]bool
+	// copiedAt is when the copy in began.
+	copiedAt time.Time
 }
 
 // handBackTimeout bounds copying a workspace back (sandbox-init holds the
@@ -89,6 +91,7 @@ func (d *Docker) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 
 // copyIn puts the workspace's files into the started container's volume.
 func (d *Docker) copyIn(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
+	v.copiedAt = time.Now()
 	pr, pw := io.Pipe()
 	entries := make(chan map[string]bool, 1)
 	go func() {
@@ -116,7 +119,7 @@ func (d *Docker) copyOut(ctx context.Context, id string, spec *Spec, v *workspac
 		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", ErrWorkspace, err)
 	}
 	defer rc.Close()
-	if err := readTree(rc, spec.Workspace, v.before); err != nil {
+	if err := readTree(rc, spec.Workspace, v.before, v.copiedAt); err != nil {
 		return fmt.Errorf("%w: hand the workspace back to %s: %w", ErrWorkspace, spec.Workspace, err)
 	}
 	return nil
