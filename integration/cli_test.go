@@ -294,6 +294,11 @@ func TestCLINonRootCallerOwnsItsFiles(t *testing.T) {
 	ws := filepath.Join(base, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	require.NoError(t, os.Chown(ws, uid, gid))
+	// A file and a folder the caller cannot read stay out of the sandbox's
+	// copy, and the run goes on (they are root's when the test runs as root).
+	private := filepath.Join(ws, "private.txt")
+	require.NoError(t, os.WriteFile(private, []byte("root's"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "private"), 0o700))
 	bin := sandboxrunBin(t)
 	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755))
 
@@ -308,5 +313,8 @@ func TestCLINonRootCallerOwnsItsFiles(t *testing.T) {
 	require.NoError(t, err)
 	st := fi.Sys().(*syscall.Stat_t)
 	require.Equal(t, []uint32{uint32(uid), uint32(gid)}, []uint32{st.Uid, st.Gid})
+	b, err := os.ReadFile(private)
+	require.NoError(t, err)
+	require.Equal(t, "root's", string(b), "an unreadable file is neither copied nor deleted")
 	requireNoSkillContainers(t, "cli-dev")
 }

@@ -22,7 +22,10 @@ const pageSize = 4096
 func treeSize(root string, limit int64) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrPermission) && p != root:
+			return skipUnreadable(d) // not copied either (writeTree)
+		case err != nil:
 			return err
 		}
 		if d.Type().IsRegular() {
@@ -43,6 +46,14 @@ func treeSize(root string, limit int64) (int64, error) {
 	return total, nil
 }
 
+// skipUnreadable passes over an entry the caller may not read.
+func skipUnreadable(d fs.DirEntry) error {
+	if d != nil && d.IsDir() {
+		return filepath.SkipDir
+	}
+	return nil
+}
+
 // writeTree writes root's folders, regular files and symlinks (never
 // followed) as a tar stream with paths relative to root, owned by uid:gid
 // (the sandbox user), set-id bits dropped, and returns the relative paths of
@@ -58,7 +69,12 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 	}
 	defer func() { _ = dir.Close() }() // read-only
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrPermission) && p != root:
+			// The caller cannot read it, so neither may the sandbox; it
+			// stays out of the copy (and out of the hand-back's deletions).
+			return skipUnreadable(d)
+		case err != nil:
 			return err
 		}
 		rel, err := filepath.Rel(root, p)
@@ -90,6 +106,9 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 				h.Uid, h.Gid, h.Mode = 0, 0, int64(fi.Mode().Perm()&0o555)
 			}
 			f, err := dir.Open(rel)
+			if errors.Is(err, fs.ErrPermission) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
