@@ -32,14 +32,19 @@ type Request struct {
 	Timeout   time.Duration
 	MemoryMiB int64
 	CPUs      float64
-	// Image overrides the image to run (default: the runner image).
+	// Image overrides the image to run (default: the skill's own image when
+	// it declares packages, else the runner image).
 	Image string
+	// NoBuild makes a missing skill image an error (ErrNeedsBuild) instead
+	// of a build before the run.
+	NoBuild bool
 	// Stdout and Stderr receive the script's output live when set.
 	Stdout io.Writer
 	Stderr io.Writer
 	// Policy is the operator's policy; nil means policy.BuiltinPolicy. It
-	// is the host's to set, never a remote caller's.
-	Policy *policy.Operator
+	// is the host's to set, never a remote caller's: a Service replaces it
+	// with its own.
+	Policy *policy.Operator `json:"-"`
 }
 
 func (r Request) policy() *policy.Operator {

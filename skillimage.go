@@ -125,11 +125,17 @@ func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, er
 // the wheelhouse again.
 func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, error) {
 	opts, err := SkillImageOptions(sk, o)
-	if errors.Is(err, ErrNoDependencies) {
+	return imageFromOptions(ctx, sk, opts, err, o)
+}
+
+// imageFromOptions is ImageFor once the skill's image options (or the
+// error SkillImageOptions gave) are known.
+func imageFromOptions(ctx context.Context, sk *skill.Skill, opts images.SkillOptions, optsErr error, o BuildOptions) (string, error) {
+	if errors.Is(optsErr, ErrNoDependencies) {
 		return o.runner(), nil
 	}
-	if err != nil {
-		return "", err
+	if optsErr != nil {
+		return "", optsErr
 	}
 	runnerID, err := o.lookup(ctx, opts.Runner)
 	if isNotFound(err) {

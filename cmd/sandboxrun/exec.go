@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // decision is `exec --dry-run --json` output.
@@ -60,17 +62,19 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sk, err := loadSkill(g, args[0])
-			if err != nil {
-				return err
-			}
 			if dryRun {
+				sk, err := loadSkill(g, args[0])
+				if err != nil {
+					return err
+				}
 				command, err := sandboxrun.CheckCommand(sk, g.pol, args[1])
 				return reportDecision(s, f.json, sk.Manifest.Name, command, err)
 			}
-			return runChecked(cmd, g, s, f, sk, "", policy.BashArgv(args[1]), func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
-				return sandboxrun.PrepareCommand(sk, args[1], req)
-			})
+			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
+					return svc.RunCommand(ctx, args[0], args[1], req)
+				})
+			return report(s, f, res, err)
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the policy decision and exit: 0 allowed, 2 denied")

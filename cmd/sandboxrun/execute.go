@@ -8,133 +8,87 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
-// execution is one checked run/exec/python call on its way to a sandbox.
-type execution struct {
-	g  *globals
-	s  streams
-	f  *execFlags
-	sk *skill.Skill
-	p  *sandboxrun.Prepared
-}
-
-// run starts the sandbox, writes the audit record, and returns the Result.
-// Output is relayed live unless --json asked for the whole Result.
-func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error) {
-	var audit *sandboxrun.AuditLog
-	if e.f.auditLog != "" {
+// service builds the Service one run, exec or python call goes through: the
+// skills root, the operator policy, the engine runtime and the audit log
+// from the flags. A local user may name a skill by its folder's path.
+func (g *globals) service(s streams, f *execFlags) (*sandboxrun.Service, error) {
+	var log *audit.Log
+	if f.auditLog != "" {
 		var err error
-		if audit, err = sandboxrun.OpenAuditLog(e.f.auditLog); err != nil {
+		if log, err = audit.Open(f.auditLog); err != nil {
 			return nil, withCode(exitEnv, err)
 		}
 	}
-	if relay {
-		e.p.Spec.Stdout, e.p.Spec.Stderr = e.s.out, e.s.err
-	}
-	ociRuntime, err := e.g.pol.CheckRuntime(e.f.ociRuntime)
-	if err != nil {
-		return nil, withCode(exitRefused, err)
-	}
-	d, err := sandbox.NewDocker(
-		sandbox.WithLogger(e.g.logger),
-		sandbox.WithVersion(sandboxrun.Version),
-		sandbox.WithDefaultImage(sandboxrun.RunnerImage()),
-		sandbox.WithOCIRuntime(ociRuntime),
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	if e.f.image == "" {
-		// A skill with packages runs in its own image, built here (with
-		// progress on stderr) when missing, unless --no-build. A malformed
-		// dependency declaration is refused before any Docker call.
-		image, err := sandboxrun.ImageFor(ctx, e.sk, sandboxrun.BuildOptions{
-			Pip:      sandboxrun.PipConfigFromEnv(os.Getenv),
-			NoBuild:  e.f.noBuild,
-			Progress: e.s.err,
-			Lookup:   d.CheckImage,
-			Policy:   e.g.pol,
-		})
-		if err != nil {
-			return nil, err
-		}
-		e.p.Spec.Image = image
-	}
-	// One cheap call before the rest, so an unreachable daemon is reported
-	// as such rather than as the failure of whichever step needed it first.
-	// (ImageFor comes earlier: a malformed dependency list is refused
-	// before any Docker call.)
-	if err := d.Ping(ctx); err != nil {
-		return nil, err
-	}
-	// Containers of owners that died (crash, SIGKILL) are removed first, so
-	// a crashed agent host does not leak sandboxes across restarts.
-	reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
-	switch {
-	case errors.Is(err, sandbox.ErrDockerUnavailable):
-		// Every later call would fail the same way: say it once, before a
-		// container is attempted.
-		return nil, err
-	case err != nil:
-		e.g.logger.Debug("reap at start failed", "err", err)
-	case len(reaped) > 0:
-		e.g.logger.Info("removed leaked sandboxes", "count", len(reaped))
-	}
-	res, runErr := d.Run(ctx, e.p.Spec)
-	if audit != nil {
-		rec := sandboxrun.NewAuditRecord(e.p.Spec, e.p.Script, e.p.Args, res, runErr)
-		rec.PolicyDigest = e.p.PolicyDigest
-		if err := audit.Append(rec); err != nil {
-			e.g.logger.Error("audit log write failed", "err", err, "path", e.f.auditLog)
-			if runErr == nil {
-				runErr = withCode(exitEnv, err)
-			}
-		}
-	}
-	return res, runErr
+	return sandboxrun.New(sandboxrun.Config{
+		SkillRoots:      []string{g.skillsRoot()},
+		AllowSkillPaths: true,
+		Policy:          g.pol,
+		OCIRuntime:      f.ociRuntime,
+		Pip:             sandboxrun.PipConfigFromEnv(os.Getenv),
+		Audit:           log,
+		Logger:          g.logger,
+		Progress:        s.err,
+	})
 }
 
-// runChecked is the shared path of run and exec: read the request flags,
-// let prepare check them against the skill's policy, run, report. script and
-// argv describe the request for the audit log should policy refuse it.
-func runChecked(cmd *cobra.Command, g *globals, s streams, f *execFlags, sk *skill.Skill, script string, argv []string,
-	prepare func(sandboxrun.Request) (*sandboxrun.Prepared, error)) error {
-	req, err := f.request(cmd.InOrStdin(), g.pol)
+// serviceCall is one run/exec/python operation on a Service.
+type serviceCall func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error)
+
+// runThrough reads the request flags, runs call on a fresh Service and
+// returns what it returned. Output is relayed live unless --json asked for
+// the whole Result.
+func runThrough(ctx context.Context, g *globals, s streams, f *execFlags, stdin io.Reader, call serviceCall) (*sandbox.Result, error) {
+	req, err := f.request(stdin, g.pol)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p, err := prepare(req)
+	if !f.json {
+		req.Stdout, req.Stderr = s.out, s.err
+	}
+	svc, err := g.service(s, f)
 	if err != nil {
-		auditRefusal(g, f, sk, script, argv, req.Args, err)
-		return err
+		return nil, err
 	}
-	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
-	res, err := e.run(cmd.Context(), !f.json)
+	defer svc.Close()
+	return call(ctx, svc, req)
+}
+
+// report ends run and exec: the Result (under --json), the explanation of an
+// abnormal end (otherwise), and the exit status.
+func report(s streams, f *execFlags, res *sandbox.Result, err error) error {
 	if err != nil {
-		return e.failed(res, err)
+		return failed(s, f, res, err)
 	}
-	return e.finish(res)
+	if f.json {
+		if err := writeJSON(s.out, res); err != nil {
+			return withCode(exitEnv, err)
+		}
+	} else {
+		explain(s.err, res)
+	}
+	if code := exitStatus(res); code != 0 {
+		return silentExit(code)
+	}
+	return nil
 }
 
 // failed reports a run that did not end normally. One that never started
 // is a plain error; one whose sandbox started still gets its Result (with
 // error set) under --json, and exit status 125, or 130 when interrupted.
-func (e *execution) failed(res *sandbox.Result, err error) error {
+func failed(s streams, f *execFlags, res *sandbox.Result, err error) error {
 	if res == nil || !res.Started {
 		return err
 	}
 	if res.Error == "" {
 		res.Error = err.Error()
 	}
-	if e.f.json {
-		if werr := writeJSON(e.s.out, res); werr != nil {
+	if f.json {
+		if werr := writeJSON(s.out, res); werr != nil {
 			return withCode(exitEnv, werr)
 		}
 	}
@@ -149,23 +103,6 @@ func midRunFailure(err error) error {
 		code = 130
 	}
 	return withCode(code, fmt.Errorf("the sandbox failed mid-run: %w", err))
-}
-
-// auditRefusal records a policy refusal when an audit log is configured.
-// Failing to record it is logged, not fatal: the request is refused anyway.
-func auditRefusal(g *globals, f *execFlags, sk *skill.Skill, script string, argv []string, args []byte, err error) {
-	if f.auditLog == "" || !errors.Is(err, sandboxrun.ErrRefused) {
-		return
-	}
-	log, oerr := sandboxrun.OpenAuditLog(f.auditLog)
-	if oerr == nil {
-		rec := sandboxrun.NewRefusalRecord(sk.Manifest.Name, script, argv, args, err)
-		rec.PolicyDigest = g.pol.Digest
-		oerr = log.Append(rec)
-	}
-	if oerr != nil {
-		g.logger.Error("audit log write failed", "err", oerr, "path", f.auditLog)
-	}
 }
 
 // exitStatus is the CLI status for a finished execution: the script's own,
@@ -202,19 +139,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// finish reports a Result the run/exec way and picks the exit status.
-func (e *execution) finish(res *sandbox.Result) error {
-	if e.f.json {
-		if err := writeJSON(e.s.out, res); err != nil {
-			return withCode(exitEnv, err)
-		}
-	} else {
-		explain(e.s.err, res)
-	}
-	if code := exitStatus(res); code != 0 {
-		return silentExit(code)
-	}
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -168,40 +167,6 @@ func TestCodeOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			require.Equal(t, tt.want, codeOf(tt.err))
-		})
-	}
-}
-
-func TestToPythonResult(t *testing.T) {
-	limits := policy.Limits{Timeout: 10 * time.Second, TimeoutSec: 10, MemoryBytes: 128 << 20}
-	tests := []struct {
-		name      string
-		res       sandbox.Result
-		wantCode  int
-		wantTimed bool
-		wantErr   string
-	}{
-		{"success", sandbox.Result{Skill: "hello", Stdout: "1\n", ExitCode: 0, Success: true, Limits: limits}, 0, false, ""},
-		{"failure", sandbox.Result{Skill: "hello", Stderr: "Traceback", ExitCode: 1, Limits: limits}, 1, false, ""},
-		{"timeout", sandbox.Result{Skill: "hello", ExitCode: 124, TimedOut: true, Limits: limits}, -1, true, "timed out after 10 seconds"},
-		{"timeout overrides a runner error", sandbox.Result{Skill: "hello", ExitCode: 124, TimedOut: true, Error: "x", Limits: limits}, -1, true, "timed out after 10 seconds"},
-		{"oom", sandbox.Result{Skill: "hello", ExitCode: -9, Signal: "SIGKILL", OOMKilled: true, Limits: limits}, -9, false, "memory limit of 128 MiB"},
-		{"signal", sandbox.Result{Skill: "hello", ExitCode: -11, Signal: "SIGSEGV", Limits: limits}, -11, false, "killed by SIGSEGV"},
-		{"runner error kept", sandbox.Result{Skill: "hello", ExitCode: -9, Signal: "SIGKILL", Error: "backstop", Limits: limits}, -9, false, "backstop"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pr := toPythonResult(&tt.res)
-			require.Equal(t, "hello", pr.SkillName)
-			require.Equal(t, tt.res.Stdout, pr.Stdout)
-			require.Equal(t, tt.res.Stderr, pr.Stderr)
-			require.Equal(t, tt.wantCode, pr.ReturnCode)
-			require.Equal(t, tt.wantTimed, pr.TimedOut)
-			if tt.wantErr == "" {
-				require.Empty(t, pr.Error)
-			} else {
-				require.Contains(t, pr.Error, tt.wantErr)
-			}
 		})
 	}
 }

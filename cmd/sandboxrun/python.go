@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -9,16 +9,6 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
-
-// pythonResult is the shape agent tools expect from a run_python_script call.
-type pythonResult struct {
-	SkillName  string `json:"skill_name"`
-	Stdout     string `json:"stdout"`
-	Stderr     string `json:"stderr"`
-	ReturnCode int    `json:"returncode"`
-	TimedOut   bool   `json:"timed_out"`
-	Error      string `json:"error,omitempty"`
-}
 
 func newPythonCmd(g *globals, s streams) *cobra.Command {
 	f := &execFlags{}
@@ -41,32 +31,23 @@ Exit status: as for run (the code's own, 124, 128+N, 2, 3 or 125).`,
   sandboxrun python --timeout 5s hello --file snippet.py`,
 		Args: exactArgs(1, "one SKILL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, res, err := runPython(cmd, g, s, f, args[0], code, file)
-			if err != nil && res != nil && res.Started {
-				// The sandbox failed mid-run: what it printed so far, and why.
-				if f.json {
-					pr := toPythonResult(res)
-					pr.ReturnCode = -1
-					if pr.Error == "" {
-						pr.Error = err.Error()
-					}
-					_ = writeJSON(s.out, pr)
+			res, err := runPython(cmd, g, s, f, args[0], code, file)
+			if f.json {
+				// An agent tool reads stdout: a refusal, an environment
+				// failure or a sandbox that failed mid-run still answers in
+				// its shape (the exit status and stderr say the same for
+				// people).
+				if werr := writeJSON(s.out, sandboxrun.NewPythonResult(args[0], res, err)); werr != nil && err == nil {
+					return withCode(exitEnv, werr)
 				}
+			}
+			switch {
+			case err != nil && res != nil && res.Started:
 				return midRunFailure(err)
-			}
-			if err != nil {
-				// An agent tool reads stdout: a refusal or an environment
-				// failure still answers in its shape (the exit status and
-				// stderr say the same for people).
-				if f.json {
-					_ = writeJSON(s.out, pythonResult{SkillName: name, ReturnCode: -1, Error: err.Error()})
-				}
+			case err != nil:
 				return err
-			}
-			if !f.json {
+			case !f.json:
 				explain(s.err, res)
-			} else if err := writeJSON(s.out, toPythonResult(res)); err != nil {
-				return withCode(exitEnv, err)
 			}
 			if code := exitStatus(res); code != 0 {
 				return silentExit(code)
@@ -80,29 +61,16 @@ Exit status: as for run (the code's own, 124, 128+N, 2, 3 or 125).`,
 	return cmd
 }
 
-// runPython checks and runs the code. name is the skill's name once it is
-// known, else ref, so a failure can still be reported in the agent's shape.
-func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, code, file string) (name string, res *sandbox.Result, err error) {
+// runPython reads the code and runs it through the Service.
+func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, code, file string) (*sandbox.Result, error) {
 	src, err := pythonSource(code, file)
 	if err != nil {
-		return ref, nil, err
+		return nil, err
 	}
-	sk, err := loadSkill(g, ref)
-	if err != nil {
-		return ref, nil, err
-	}
-	req, err := f.request(cmd.InOrStdin(), g.pol)
-	if err != nil {
-		return sk.Manifest.Name, nil, err
-	}
-	p, err := sandboxrun.PreparePython(sk, src, req)
-	if err != nil {
-		auditRefusal(g, f, sk, "", []string{"python3", "-"}, src, err)
-		return sk.Manifest.Name, nil, err
-	}
-	e := &execution{g: g, s: s, f: f, sk: sk, p: p}
-	res, err = e.run(cmd.Context(), !f.json)
-	return sk.Manifest.Name, res, err
+	return runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+		func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
+			return svc.RunPython(ctx, ref, src, req)
+		})
 }
 
 func pythonSource(code, file string) ([]byte, error) {
@@ -119,25 +87,4 @@ func pythonSource(code, file string) ([]byte, error) {
 		return b, nil
 	}
 	return nil, usageError("python needs the code: pass --code CODE or --file F")
-}
-
-func toPythonResult(res *sandbox.Result) pythonResult {
-	pr := pythonResult{
-		SkillName:  res.Skill,
-		Stdout:     res.Stdout,
-		Stderr:     res.Stderr,
-		ReturnCode: res.ExitCode,
-		TimedOut:   res.TimedOut,
-		Error:      res.Error,
-	}
-	switch {
-	case res.TimedOut:
-		pr.ReturnCode = -1
-		pr.Error = fmt.Sprintf("Execution timed out after %g seconds", res.Limits.TimeoutSec)
-	case res.OOMKilled:
-		pr.Error = fmt.Sprintf("Execution exceeded the memory limit of %d MiB", res.Limits.MemoryBytes>>20)
-	case res.Signal != "" && pr.Error == "":
-		pr.Error = "Execution killed by " + res.Signal
-	}
-	return pr
 }

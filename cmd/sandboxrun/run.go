@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func newRunCmd(g *globals, s streams) *cobra.Command {
@@ -32,13 +35,11 @@ start prints nothing on stdout and the reason on stderr.`,
   echo '{"n": 1}' | sandboxrun run ./skills/hello scripts/echo.sh --args -`,
 		Args: exactArgs(2, "SKILL and SCRIPT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sk, err := loadSkill(g, args[0])
-			if err != nil {
-				return err
-			}
-			return runChecked(cmd, g, s, f, sk, args[1], nil, func(req sandboxrun.Request) (*sandboxrun.Prepared, error) {
-				return sandboxrun.PrepareScript(sk, args[1], req)
-			})
+			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
+					return svc.RunScript(ctx, args[0], args[1], req)
+				})
+			return report(s, f, res, err)
 		},
 	}
 	f.register(cmd.Flags(), true, "print the Result as JSON on stdout when the script ends, instead of relaying its output live")

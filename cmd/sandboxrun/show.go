@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -19,19 +20,19 @@ func newShowCmd(g *globals, s streams) *cobra.Command {
 		Long: `show prints what an agent receives when it activates SKILL: the body of
 SKILL.md with {baseDir} resolved to the skill's folder inside the sandbox
 (/skills/<name>), the files under scripts/, references/ and assets/, and the
-parsed allowed-tools.
+parsed allowed-tools with what the operator policy grants the skill.
 
 SKILL is a name under the skills root, or a path to a skill folder (anything
 containing '/', or '.').`,
 		Args: exactArgs(1, "one SKILL"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			sk, err := loadSkill(g, args[0])
+			svc, err := g.skillService()
 			if err != nil {
 				return err
 			}
-			act, err := sk.Activate()
+			act, err := svc.Activate(args[0])
 			if err != nil {
-				return withCode(exitEnv, err)
+				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(s.out)
@@ -45,17 +46,19 @@ containing '/', or '.').`,
 	return cmd
 }
 
-// loadSkill resolves a SKILL argument and reads the whole skill.
+// loadSkill resolves a SKILL argument (a name under the skills root, or a
+// path to a skill folder) and reads the whole skill, the way every run does.
 func loadSkill(g *globals, ref string) (*skill.Skill, error) {
-	dir, err := skill.Resolve(g.skillsRoot(), ref)
+	svc, err := g.skillService()
 	if err != nil {
-		return nil, withCode(exitRefused, err)
+		return nil, err
 	}
-	sk, err := skill.Load(dir)
-	if err != nil {
-		return nil, withCode(exitRefused, fmt.Errorf("%w (run 'sandboxrun validate %s' for details)", err, dir))
-	}
-	return sk, nil
+	return svc.Skill(ref)
+}
+
+// skillService is a Service for commands that read skills but run nothing.
+func (g *globals) skillService() (*sandboxrun.Service, error) {
+	return sandboxrun.New(sandboxrun.Config{SkillRoots: []string{g.skillsRoot()}, AllowSkillPaths: true, Policy: g.pol})
 }
 
 func writeActivation(w io.Writer, a *skill.Activation) error {

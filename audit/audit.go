@@ -1,4 +1,7 @@
-package sandboxrun
+// Package audit writes the audit log: one JSON line per request, refusals
+// included, holding what ran, under which limits and how it ended, but never
+// the arguments themselves.
+package audit
 
 import (
 	"crypto/sha256"
@@ -13,10 +16,10 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// AuditRecord is one line of the audit log: what ran, under which limits, and
+// Record is one line of the audit log: what ran, under which limits, and
 // how it ended. It never holds the arguments themselves, only their size and
 // digest, so the log can be kept where the data may not go.
-type AuditRecord struct {
+type Record struct {
 	Time            time.Time     `json:"time"`
 	RunID           string        `json:"run_id"`
 	Skill           string        `json:"skill"`
@@ -43,12 +46,12 @@ type AuditRecord struct {
 	PolicyDigest string `json:"policy_digest,omitempty"`
 }
 
-// NewAuditRecord describes one execution. script is the path relative to the
+// NewRecord describes one execution. script is the path relative to the
 // skill folder (empty for commands and inline code); args are the bytes the
 // script received on stdin.
-func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.Result, runErr error) AuditRecord {
+func NewRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.Result, runErr error) Record {
 	sum := sha256.Sum256(args)
-	rec := AuditRecord{
+	rec := Record{
 		Time:       time.Now().UTC(),
 		RunID:      spec.RunID,
 		Skill:      spec.Skill,
@@ -78,11 +81,11 @@ func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.
 	return rec
 }
 
-// NewRefusalRecord describes a request refused before anything ran: the skill,
+// NewRefusal describes a request refused before anything ran: the skill,
 // the script or command it asked for, a digest of its arguments, and why.
-func NewRefusalRecord(skill, script string, argv []string, args []byte, err error) AuditRecord {
+func NewRefusal(skill, script string, argv []string, args []byte, err error) Record {
 	sum := sha256.Sum256(args)
-	rec := AuditRecord{
+	rec := Record{
 		Time:       time.Now().UTC(),
 		Skill:      skill,
 		Script:     script,
@@ -98,16 +101,16 @@ func NewRefusalRecord(skill, script string, argv []string, args []byte, err erro
 	return rec
 }
 
-// AuditLog appends JSON lines to a file. It is safe for concurrent use; each
+// Log appends JSON lines to a file. It is safe for concurrent use; each
 // record is written with a single append so lines from concurrent processes
 // do not interleave.
-type AuditLog struct {
+type Log struct {
 	path string
 	mu   sync.Mutex
 }
 
-// OpenAuditLog checks that path can be appended to and returns the log.
-func OpenAuditLog(path string) (*AuditLog, error) {
+// Open checks that path can be appended to and returns the log.
+func Open(path string) (*Log, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
@@ -115,11 +118,11 @@ func OpenAuditLog(path string) (*AuditLog, error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	return &AuditLog{path: path}, nil
+	return &Log{path: path}, nil
 }
 
 // Append writes rec as one line.
-func (l *AuditLog) Append(rec AuditRecord) error {
+func (l *Log) Append(rec Record) error {
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)

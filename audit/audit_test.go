@@ -1,4 +1,4 @@
-package sandboxrun_test
+package audit_test
 
 import (
 	"bufio"
@@ -16,19 +16,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 const secret = "hunter2-s3cr3t-token"
 
 func TestNewAuditRecordNeverHoldsArguments(t *testing.T) {
-	hello := loadExample(t, "hello")
-	p, err := sandboxrun.PrepareScript(hello, "scripts/echo.py", sandboxrun.Request{
-		Args: []byte(`{"password": "` + secret + `"}`),
-	})
-	require.NoError(t, err)
-	sum := sha256.Sum256(p.Args)
+	args := []byte(`{"password": "` + secret + `"}`)
+	spec := sandbox.Spec{
+		Skill: "hello", Argv: []string{"python3", "/skills/hello/scripts/echo.py"},
+		Stdin: args, Image: "sandboxrun/runner:test",
+		Limits: policy.Limits{Timeout: 30 * time.Second, MemoryBytes: 512 << 20, CPUs: 1, Pids: 256},
+	}
+	sum := sha256.Sum256(args)
 
 	finished := &sandbox.Result{
 		ID: "run-from-result", Skill: "hello", ExitCode: -9, Signal: "SIGKILL",
@@ -40,9 +42,9 @@ func TestNewAuditRecordNeverHoldsArguments(t *testing.T) {
 		name   string
 		res    *sandbox.Result
 		runErr error
-		check  func(t *testing.T, rec sandboxrun.AuditRecord)
+		check  func(t *testing.T, rec audit.Record)
 	}{
-		{"finished run", finished, nil, func(t *testing.T, rec sandboxrun.AuditRecord) {
+		{"finished run", finished, nil, func(t *testing.T, rec audit.Record) {
 			require.Equal(t, "run-from-result", rec.RunID)
 			require.Equal(t, -9, rec.ExitCode)
 			require.Equal(t, "SIGKILL", rec.Signal)
@@ -53,21 +55,21 @@ func TestNewAuditRecordNeverHoldsArguments(t *testing.T) {
 			require.True(t, rec.StdoutTruncated)
 			require.Empty(t, rec.Error)
 		}},
-		{"no result", nil, errors.New("create sandbox container: boom"), func(t *testing.T, rec sandboxrun.AuditRecord) {
+		{"no result", nil, errors.New("create sandbox container: boom"), func(t *testing.T, rec audit.Record) {
 			require.Equal(t, "create sandbox container: boom", rec.Error)
-			require.Equal(t, sandboxrun.RunnerImage(), rec.Image, "the image asked for")
+			require.Equal(t, spec.Image, rec.Image, "the image asked for")
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := time.Now().UTC()
-			rec := sandboxrun.NewAuditRecord(p.Spec, p.Script, p.Args, tt.res, tt.runErr)
+			rec := audit.NewRecord(spec, "scripts/echo.py", args, tt.res, tt.runErr)
 			require.Equal(t, "hello", rec.Skill)
 			require.Equal(t, "scripts/echo.py", rec.Script)
 			require.Equal(t, []string{"python3", "/skills/hello/scripts/echo.py"}, rec.Argv)
-			require.Equal(t, len(p.Args), rec.ArgsBytes)
+			require.Equal(t, len(args), rec.ArgsBytes)
 			require.Equal(t, hex.EncodeToString(sum[:]), rec.ArgsSHA256)
-			require.Equal(t, p.Spec.Limits, rec.Limits)
+			require.Equal(t, spec.Limits, rec.Limits)
 			require.False(t, rec.Time.Before(before.Add(-time.Second)))
 			require.Equal(t, time.UTC, rec.Time.Location())
 			tt.check(t, rec)
@@ -85,7 +87,7 @@ func TestNewAuditRecordNeverHoldsArguments(t *testing.T) {
 	}
 
 	t.Run("empty arguments", func(t *testing.T) {
-		rec := sandboxrun.NewAuditRecord(sandbox.Spec{Skill: "x", RunID: "r1"}, "", nil, nil, nil)
+		rec := audit.NewRecord(sandbox.Spec{Skill: "x", RunID: "r1"}, "", nil, nil, nil)
 		require.Equal(t, 0, rec.ArgsBytes)
 		require.Equal(t, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", rec.ArgsSHA256)
 		require.Equal(t, "r1", rec.RunID)
@@ -95,7 +97,7 @@ func TestNewAuditRecordNeverHoldsArguments(t *testing.T) {
 
 func TestAuditLogConcurrentAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	log, err := sandboxrun.OpenAuditLog(path)
+	log, err := audit.Open(path)
 	require.NoError(t, err)
 
 	const writers, perWriter = 16, 25
@@ -110,7 +112,7 @@ func TestAuditLogConcurrentAppend(t *testing.T) {
 			defer wg.Done()
 			for i := range perWriter {
 				spec := sandbox.Spec{RunID: fmt.Sprintf("w%d-%d", w, i), Skill: "hello", Argv: []string{"python3", long}}
-				errs <- log.Append(sandboxrun.NewAuditRecord(spec, "scripts/x.py", []byte(`{}`), nil, nil))
+				errs <- log.Append(audit.NewRecord(spec, "scripts/x.py", []byte(`{}`), nil, nil))
 			}
 		}()
 	}
@@ -131,7 +133,7 @@ func TestAuditLogConcurrentAppend(t *testing.T) {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	seen := map[string]bool{}
 	for sc.Scan() {
-		var rec sandboxrun.AuditRecord
+		var rec audit.Record
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec), "line %d", len(seen)+1)
 		require.False(t, seen[rec.RunID], "duplicate %s", rec.RunID)
 		seen[rec.RunID] = true
@@ -144,9 +146,9 @@ func TestAuditLogAppendsToExistingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(`{"run_id":"old"}`+"\n"), 0o600))
 	for _, id := range []string{"a", "b"} {
-		log, err := sandboxrun.OpenAuditLog(path)
+		log, err := audit.Open(path)
 		require.NoError(t, err)
-		require.NoError(t, log.Append(sandboxrun.NewAuditRecord(sandbox.Spec{RunID: id}, "", nil, nil, nil)))
+		require.NoError(t, log.Append(audit.NewRecord(sandbox.Spec{RunID: id}, "", nil, nil, nil)))
 	}
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -167,7 +169,7 @@ func TestOpenAuditLogErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log, err := sandboxrun.OpenAuditLog(tt.path)
+			log, err := audit.Open(tt.path)
 			require.Nil(t, log)
 			require.ErrorContains(t, err, "open audit log")
 		})

@@ -1,0 +1,184 @@
+package sandboxrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Config is what a Service is built from. Every front end (the CLI, the HTTP
+// server, the MCP server) fills one from its own flags; the zero value of
+// each optional field is a safe default.
+type Config struct {
+	// SkillRoots are the folders skills are found in, by name. Required.
+	SkillRoots []string
+	// AllowSkillPaths lets a request name a skill by a path to its folder
+	// instead of by name. Only a local, trusted front end (the CLI) sets it:
+	// a remote caller never names host paths.
+	AllowSkillPaths bool
+	// Policy is the operator's policy; nil means the built-in one.
+	Policy *policy.Operator
+	// OCIRuntime asks for an engine runtime (runsc, kata); the policy's
+	// runtime, when set, must agree.
+	OCIRuntime string
+	// Pip says where image builds find Python packages.
+	Pip images.PipConfig
+	// Audit receives one record per request, refusals included; nil keeps
+	// no log.
+	Audit *audit.Log
+	// Observer is told about every request's outcome (metrics); nil
+	// observes nothing.
+	Observer Observer
+	// Logger logs what the Service does; nil discards.
+	Logger *slog.Logger
+	// MaxConcurrent bounds sandboxes running at once (default 8).
+	MaxConcurrent int
+	// WarmPool keeps this many containers started ahead of time per
+	// configuration, idle at most WarmIdle (default 5 minutes). 0 is off.
+	WarmPool int
+	WarmIdle time.Duration
+	// Progress receives image build progress; nil discards it.
+	Progress io.Writer
+	// Runner overrides the sandbox backend (tests, other backends); nil
+	// means the Docker engine, connected on first use.
+	Runner Engine
+}
+
+// Engine is the backend surface the Service needs: run one execution, look
+// up an image, answer whether the engine is reachable, clean up.
+type Engine interface {
+	sandbox.Runner
+	CheckImage(ctx context.Context, ref string) (string, error)
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Observer learns the outcome of each request; the server's metrics
+// implement it. Calls may come from many goroutines at once.
+type Observer interface {
+	Observe(skill string, outcome Outcome, d time.Duration)
+}
+
+// Service performs every operation sandboxrun offers, for any front end:
+// list and activate skills, run a script, a command or inline Python, build
+// an image. It owns the engine connection, the operator policy, warm pools
+// and the audit log. It is safe for concurrent use; Close it when done.
+type Service struct {
+	cfg        Config
+	pol        *policy.Operator
+	ociRuntime string
+	log        *slog.Logger
+
+	mu        sync.Mutex
+	engine    Engine // created on first use unless Config.Runner is set
+	connected bool   // pinged and reaped once
+}
+
+// New checks the configuration and returns a Service. It does not contact
+// the engine: refusals never wait for Docker, and the engine is connected
+// (and the sandboxes of dead owners reaped) on the first run.
+func New(cfg Config) (*Service, error) {
+	if len(cfg.SkillRoots) == 0 {
+		return nil, errors.New("configure service: no skill roots: give at least one folder of skills")
+	}
+	pol := cfg.Policy
+	if pol == nil {
+		pol = policy.BuiltinPolicy()
+	}
+	rt, err := pol.CheckRuntime(cfg.OCIRuntime)
+	if err != nil {
+		return nil, refused(err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 8
+	}
+	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
+		cfg.WarmIdle = 5 * time.Minute
+	}
+	return &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}, nil
+}
+
+// Policy is the operator policy the Service enforces.
+func (s *Service) Policy() *policy.Operator { return s.pol }
+
+// runner returns the engine, connecting on first use: a ping, so an
+// unreachable daemon is reported as such rather than as the failure of
+// whichever step needed it first, and the removal of containers whose owner
+// process died (a crashed host, SIGKILL), so a restarted server reclaims
+// what its predecessor left. Once that succeeded, later calls cost nothing.
+func (s *Service) runner(ctx context.Context) (Engine, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connected {
+		return s.engine, nil
+	}
+	if s.engine == nil {
+		d, err := sandbox.NewDocker(
+			sandbox.WithLogger(s.log),
+			sandbox.WithVersion(Version),
+			sandbox.WithDefaultImage(RunnerImage()),
+			sandbox.WithOCIRuntime(s.ociRuntime),
+			sandbox.WithMaxConcurrent(s.cfg.MaxConcurrent),
+			sandbox.WithWarmPool(s.cfg.WarmPool, s.cfg.WarmIdle),
+		)
+		if err != nil {
+			return nil, err
+		}
+		s.engine = d
+	}
+	if err := s.engine.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if d, ok := s.engine.(*sandbox.Docker); ok {
+		reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
+		switch {
+		case errors.Is(err, sandbox.ErrDockerUnavailable):
+			return nil, err
+		case err != nil:
+			s.log.Debug("reap at start failed", "err", err)
+		case len(reaped) > 0:
+			s.log.Info("removed leaked sandboxes", "count", len(reaped))
+		}
+	}
+	s.connected = true
+	return s.engine, nil
+}
+
+// Ready reports whether runs can start: the engine answers and the runner
+// image is present.
+func (s *Service) Ready(ctx context.Context) error {
+	eng, err := s.runner(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := eng.CheckImage(ctx, RunnerImage()); err != nil {
+		return fmt.Errorf("runner image: %w", err)
+	}
+	return nil
+}
+
+// Close removes warm containers and releases the engine. Runs must have
+// returned.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.engine == nil {
+		return nil
+	}
+	err := s.engine.Close()
+	s.engine, s.connected = nil, false
+	return err
+}

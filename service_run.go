@@ -1,0 +1,156 @@
+package sandboxrun
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// RunScript runs one of the skill's scripts (scripts/x.py, {baseDir}/...,
+// or its sandbox path) with req's arguments and limits.
+func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
+	return s.execute(ctx, skillRef, req, asked{script: script}, func(sk *skill.Skill, req Request) (*Prepared, error) {
+		return PrepareScript(sk, script, req)
+	})
+}
+
+// RunCommand runs a Bash-tool command once every simple command in it is
+// allowed by the skill's allowed-tools and the operator's grants. A denial
+// matches ErrRefused and, with errors.As, *policy.DeniedError.
+func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
+	return s.execute(ctx, skillRef, req, asked{argv: policy.BashArgv(command)}, func(sk *skill.Skill, req Request) (*Prepared, error) {
+		return PrepareCommand(sk, command, req)
+	})
+}
+
+// RunPython runs model-written Python code in the skill's sandbox; the code
+// reaches python3 on its stdin.
+func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, req Request) (*sandbox.Result, error) {
+	return s.execute(ctx, skillRef, req, asked{argv: []string{"python3", "-"}, stdin: code}, func(sk *skill.Skill, req Request) (*Prepared, error) {
+		return PreparePython(sk, code, req)
+	})
+}
+
+// CheckCommand is RunCommand's decision without running anything: the
+// command that would run, or the denial.
+func (s *Service) CheckCommand(skillRef, command string) (string, error) {
+	sk, err := s.Skill(skillRef)
+	if err != nil {
+		return command, err
+	}
+	return CheckCommand(sk, s.pol, command)
+}
+
+// asked is what a request asked for, for the audit record of a refusal.
+type asked struct {
+	script string
+	argv   []string
+	stdin  []byte // the code for RunPython; else req.Args
+}
+
+// execute is every run's sequence: load the skill, let policy check the
+// request, choose the image, run, audit, observe.
+func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
+	prepare func(*skill.Skill, Request) (*Prepared, error)) (res *sandbox.Result, err error) {
+	start := time.Now()
+	name := ref
+	defer func() { s.observe(name, res, err, time.Since(start)) }()
+
+	// The operator's policy decides; a caller cannot bring its own.
+	req.Policy = s.pol
+	sk, err := s.Skill(ref)
+	if err != nil {
+		s.auditRefusal(ref, req, a, err)
+		return nil, err
+	}
+	name = sk.Manifest.Name
+	p, err := prepare(sk, req)
+	if err != nil {
+		s.auditRefusal(name, req, a, err)
+		return nil, err
+	}
+	if err := s.chooseImage(ctx, sk, req, p); err != nil {
+		if errors.Is(err, ErrRefused) {
+			s.auditRefusal(name, req, a, err)
+		}
+		return nil, err
+	}
+	eng, err := s.runner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err = eng.Run(ctx, p.Spec)
+	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
+		// An operator who keeps an audit log is told when a run could not
+		// be recorded, rather than the run passing unrecorded.
+		err = aerr
+	}
+	return res, err
+}
+
+// chooseImage sets the image the execution runs in: the caller's, else the
+// skill's own (built first when missing, unless req.NoBuild), else the
+// runner. A malformed dependency declaration is refused before the engine
+// is contacted.
+func (s *Service) chooseImage(ctx context.Context, sk *skill.Skill, req Request, p *Prepared) error {
+	if req.Image != "" {
+		return nil // prepare already set it
+	}
+	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol}
+	opts, optsErr := SkillImageOptions(sk, o)
+	if optsErr != nil && !errors.Is(optsErr, ErrNoDependencies) {
+		return optsErr
+	}
+	eng, err := s.runner(ctx)
+	if err != nil {
+		return err
+	}
+	o.Lookup = eng.CheckImage
+	image, err := imageFromOptions(ctx, sk, opts, optsErr, o)
+	if err != nil {
+		return err
+	}
+	p.Spec.Image = image
+	return nil
+}
+
+func (s *Service) auditRun(p *Prepared, res *sandbox.Result, runErr error) error {
+	if s.cfg.Audit == nil {
+		return nil
+	}
+	rec := audit.NewRecord(p.Spec, p.Script, p.Args, res, runErr)
+	rec.PolicyDigest = p.PolicyDigest
+	err := s.cfg.Audit.Append(rec)
+	if err != nil {
+		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)
+	}
+	return err
+}
+
+// auditRefusal records a request policy turned down. Failing to record it is
+// logged, not fatal: the request is refused anyway.
+func (s *Service) auditRefusal(skillName string, req Request, a asked, err error) {
+	if s.cfg.Audit == nil || !errors.Is(err, ErrRefused) {
+		return
+	}
+	stdin := a.stdin
+	if stdin == nil {
+		stdin = req.Args
+	}
+	rec := audit.NewRefusal(skillName, a.script, a.argv, stdin, err)
+	rec.PolicyDigest = s.pol.Digest
+	if aerr := s.cfg.Audit.Append(rec); aerr != nil {
+		s.log.Error("audit log write failed", "err", aerr, "skill", skillName)
+	}
+}
+
+func (s *Service) observe(skillName string, res *sandbox.Result, err error, d time.Duration) {
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.Observe(skillName, OutcomeOf(res, err), d)
+	}
+}
