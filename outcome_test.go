@@ -48,7 +48,6 @@ func TestNewPythonResult(t *testing.T) {
 	}
 }
 
-
 func TestNewPythonResultWithoutARun(t *testing.T) {
 	refusal := fmt.Errorf("check: %w", sandboxrun.ErrRefused)
 	pr := sandboxrun.NewPythonResult("hello", nil, refusal)
