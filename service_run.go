@@ -58,7 +58,9 @@ type asked struct {
 func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 	prepare func(*skill.Skill, Request) (*Prepared, error)) (res *sandbox.Result, err error) {
 	start := time.Now()
-	name := ref
+	// Observed under the skill's name once it is known, "" before: a caller
+	// naming skills that do not exist must not grow the metrics' labels.
+	name := ""
 	defer func() { s.observe(name, res, err, time.Since(start)) }()
 
 	// The operator's policy decides; a caller cannot bring its own.

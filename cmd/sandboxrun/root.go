@@ -62,6 +62,14 @@ func execute(ctx context.Context, args []string, s streams) int {
 	return codeOf(err)
 }
 
+// logLevel is debug with -v, else warnings only.
+func (g *globals) logLevel() slog.Level {
+	if g.verbose {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
 func newRootCmd(g *globals, s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sandboxrun",
@@ -75,11 +83,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		SilenceErrors: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			g.ran = true
-			level := slog.LevelWarn
-			if g.verbose {
-				level = slog.LevelDebug
-			}
-			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: level}))
+			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: g.logLevel()}))
 			// A broken policy file stops every command at start, not at
 			// the first run.
 			pol, err := policy.LoadPolicy(policy.FilePath(g.policyFile, os.Getenv))
@@ -112,6 +116,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newImagesCmd(g, s),
 		newBuildCmd(g, s),
 		newPolicyCmd(g, s),
+		newServeCmd(g, s),
 	)
 	// Every Use line already spells out its flags.
 	var plain func(*cobra.Command)

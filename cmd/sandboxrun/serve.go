@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/server"
+)
+
+// serveFlags are serve's own flags.
+type serveFlags struct {
+	listen     string
+	tokensFile string
+	maxRunning int
+	maxQueued  int
+	queueWait  time.Duration
+	workspaces string
+	warmPool   int
+	warmIdle   time.Duration
+	drain      time.Duration
+	auditLog   string
+	ociRuntime string
+}
+
+func newServeCmd(g *globals, s streams) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--tokens FILE] [flags]",
+		Short: "Serve the HTTP API agent hosts call (JSON, NDJSON or SSE streams, Prometheus metrics)",
+		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
+run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
+number of executions at once with a bounded queue (429 past it), warm
+containers, metrics at /metrics and one log line per request on stderr.
+
+--listen is host:port (default 127.0.0.1:8080) or unix:/path. Listening
+anywhere but loopback or a unix socket needs --tokens FILE (one bearer token
+per line, at least 16 characters); with tokens every endpoint but /healthz and
+/readyz requires 'Authorization: Bearer TOKEN'.
+
+Requests name skills by name, never by path, and a workspace by id
+([a-z0-9-], under --workspaces, created on first use); without one a run gets
+an empty read-only /workspace. The operator policy (--policy) governs every
+request. On SIGTERM or SIGINT the server stops accepting, lets running
+executions finish for up to --drain, cancels the rest (their containers are
+removed), removes its warm containers and exits 0. Containers left by a
+server that was killed are removed when the next one starts.`,
+		Example: `  sandboxrun serve --skills ./skills
+  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --warm-pool 2
+  curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), g, s, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address: host:port, or unix:/path/to.sock")
+	fs.StringVar(&f.tokensFile, "tokens", "", "file of accepted bearer tokens, one per line (required off loopback)")
+	fs.IntVar(&f.maxRunning, "max-running", 4, "executions at once")
+	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
+	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
+	fs.StringVar(&f.workspaces, "workspaces", "", "folder holding the workspaces requests name by id (default: workspace ids refused)")
+	fs.IntVar(&f.warmPool, "warm-pool", 0, "containers kept started ahead of time per configuration (0: off)")
+	fs.DurationVar(&f.warmIdle, "warm-idle", 5*time.Minute, "how long a warm container may wait for a run")
+	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long running executions may take to finish")
+	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
+	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
+	return cmd
+}
+
+func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
+	var tokens *server.Tokens
+	if f.tokensFile != "" {
+		var err error
+		if tokens, err = server.LoadTokens(f.tokensFile); err != nil {
+			return withCode(exitRefused, err)
+		}
+	}
+	if f.maxRunning < 1 || f.maxQueued < 0 {
+		return usageError("--max-running must be at least 1 and --max-queued at least 0")
+	}
+	if f.workspaces != "" {
+		if fi, err := os.Stat(f.workspaces); err != nil || !fi.IsDir() {
+			return usageError("--workspaces %s: not a folder; create it first", f.workspaces)
+		}
+	}
+	var log *audit.Log
+	if f.auditLog != "" {
+		var err error
+		if log, err = audit.Open(f.auditLog); err != nil {
+			return withCode(exitEnv, err)
+		}
+	}
+	// Request logs go to stderr at info level even without -v.
+	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: min(slog.LevelInfo, g.logLevel())}))
+	metrics := server.NewMetrics()
+	svc, err := sandboxrun.New(sandboxrun.Config{
+		SkillRoots:    []string{g.skillsRoot()},
+		Policy:        g.pol,
+		OCIRuntime:    f.ociRuntime,
+		Pip:           sandboxrun.PipConfigFromEnv(os.Getenv),
+		Audit:         log,
+		Observer:      metrics,
+		Logger:        logger,
+		MaxConcurrent: f.maxRunning,
+		WarmPool:      f.warmPool,
+		WarmIdle:      f.warmIdle,
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	srv, err := server.New(server.Options{
+		Service: svc, Tokens: tokens, MaxRunning: f.maxRunning, MaxQueued: f.maxQueued,
+		QueueWait: f.queueWait, WorkspaceRoot: f.workspaces, Metrics: metrics, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := server.Listen(f.listen, tokens)
+	if err != nil {
+		return withCode(exitRefused, err)
+	}
+	// Runs live on runCtx, not on the signal's context: a SIGTERM lets them
+	// finish until the drain deadline, then cancels them.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(_ net.Listener) context.Context { return runCtx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	logger.Info("serving", "listen", ln.Addr().String(), "skills", g.skillsRoot(), "policy", g.pol.Source, "auth", !tokens.Empty())
+	select {
+	case err := <-errc:
+		return withCode(exitEnv, fmt.Errorf("serve: %w", err))
+	case <-ctx.Done():
+	}
+	logger.Info("draining", "deadline", f.drain.String())
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.drain)
+	defer cancel()
+	if err := hs.Shutdown(drainCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		logger.Warn("shutdown", "err", err)
+	}
+	// Past the deadline: cancel what still runs, and wait for its handlers
+	// (their runners remove the containers) before closing the Service.
+	cancelRuns()
+	closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancelClose()
+	_ = hs.Shutdown(closeCtx)
+	logger.Info("stopped")
+	return nil
+}

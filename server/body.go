@@ -1,0 +1,130 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// maxBodyBytes bounds a request body: the largest arguments or code plus
+// room for the other fields.
+const maxBodyBytes = policy.MaxArgsBytes + sandboxrun.MaxCodeBytes + 64<<10
+
+// execBody is the JSON body of the run, exec and python endpoints. Which of
+// script, command and code is required depends on the endpoint; the others
+// must be absent.
+type execBody struct {
+	Script    string            `json:"script,omitempty"`
+	Command   string            `json:"command,omitempty"`
+	Code      string            `json:"code,omitempty"`
+	Args      json.RawMessage   `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Timeout   json.RawMessage   `json:"timeout,omitempty"`
+	MemoryMiB int64             `json:"memory_mib,omitempty"`
+	CPUs      float64           `json:"cpus,omitempty"`
+	Workspace string            `json:"workspace,omitempty"`
+}
+
+// errBadRequest marks a body the server cannot use; the message says why.
+var errBadRequest = errors.New("bad request")
+
+func badRequest(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, a...))
+}
+
+// decodeBody reads one JSON object, bounded, with no unknown field, and
+// checks that it carries exactly the field its endpoint needs.
+func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, error) {
+	var b execBody
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return b, badRequest("the body is over %d bytes", maxBodyBytes)
+		}
+		return b, badRequest("the body is not the JSON object this endpoint takes: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return b, badRequest("the body holds more than one JSON value")
+	}
+	given := map[string]bool{"script": b.Script != "", "command": b.Command != "", "code": b.Code != ""}
+	for field, set := range given {
+		if field != need && set {
+			return b, badRequest("%q does not belong to this endpoint; it takes %q", field, need)
+		}
+	}
+	if !given[need] {
+		return b, badRequest("%q is required", need)
+	}
+	return b, nil
+}
+
+// timeout reads "timeout": a number of seconds or a duration string ("10s").
+func (b execBody) timeout() (time.Duration, error) {
+	raw := bytes.TrimSpace(b.Timeout)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var text string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return 0, badRequest("timeout: %v", err)
+		}
+	} else {
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return 0, badRequest("timeout %s: give seconds (10) or a duration (\"10s\")", raw)
+		}
+		text = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	d, err := policy.ParseSeconds(text)
+	if err != nil {
+		return 0, badRequest("timeout: %v", err)
+	}
+	return d, nil
+}
+
+// workspaceID is how a remote caller names a workspace: never a path.
+var workspaceID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// request turns a body into a Service request. A workspace id becomes a
+// folder under root, created on first use; without one the run has no
+// workspace (an empty, read-only /workspace).
+func (b execBody) request(root string) (sandboxrun.Request, error) {
+	timeout, err := b.timeout()
+	if err != nil {
+		return sandboxrun.Request{}, err
+	}
+	if b.MemoryMiB < 0 || b.CPUs < 0 {
+		return sandboxrun.Request{}, badRequest("memory_mib and cpus must not be negative")
+	}
+	req := sandboxrun.Request{Args: b.Args, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs}
+	if b.Workspace == "" {
+		return req, nil
+	}
+	if !workspaceID.MatchString(b.Workspace) {
+		return req, badRequest("workspace %q: use 1-63 lowercase letters, digits and '-', starting with a letter or digit", b.Workspace)
+	}
+	if root == "" {
+		return req, badRequest("this server keeps no workspaces (start it with --workspaces DIR); leave \"workspace\" out")
+	}
+	dir := filepath.Join(root, b.Workspace)
+	// 0755: the sandbox user reads a read-only workspace through the bind mount.
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) { //nolint:gosec // read by the sandbox user
+		return req, fmt.Errorf("create workspace %s: %w", b.Workspace, err)
+	}
+	req.Workspace = dir
+	return req, nil
+}

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sandboxrun/sandboxrun"
+)
+
+// Metrics are the server's Prometheus metrics, in base units with the
+// sandboxrun_ prefix. They implement sandboxrun.Observer, so the Service
+// reports each request's outcome itself.
+type Metrics struct {
+	reg        *prometheus.Registry
+	executions *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	queueWait  prometheus.Histogram
+	http       *prometheus.CounterVec
+}
+
+var _ sandboxrun.Observer = (*Metrics)(nil)
+
+// NewMetrics registers the metrics on a registry of their own, with the Go
+// runtime and process collectors beside them.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxrun_executions_total",
+			Help: "Execution requests by skill and outcome (success, failure, timeout, oom, refused, canceled, error).",
+		}, []string{"skill", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sandboxrun_execution_duration_seconds",
+			Help:    "Time from a request's admission to its Result, by outcome.",
+			Buckets: []float64{.025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+		}, []string{"outcome"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sandboxrun_queue_wait_seconds",
+			Help:    "Time a request waited for an execution slot.",
+			Buckets: []float64{.001, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		http: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxrun_http_requests_total",
+			Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+	}
+	m.reg.MustRegister(m.executions, m.duration, m.queueWait, m.http,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe implements sandboxrun.Observer. A request for a skill that was not
+// found counts under skill "" so callers cannot grow the label set.
+func (m *Metrics) Observe(skill string, outcome sandboxrun.Outcome, d time.Duration) {
+	m.executions.WithLabelValues(skill, string(outcome)).Inc()
+	m.duration.WithLabelValues(string(outcome)).Observe(d.Seconds())
+}
+
+// watchAdmission exports the admission's in-flight and queued counts.
+func (m *Metrics) watchAdmission(a *admission) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sandboxrun_executions_in_flight",
+			Help: "Executions running now.",
+		}, func() float64 { return float64(a.inFlight()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sandboxrun_queue_length",
+			Help: "Requests waiting for an execution slot.",
+		}, func() float64 { return float64(a.queued()) }),
+	)
+}
+
+func (m *Metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}

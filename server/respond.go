@@ -1,0 +1,192 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// errorBody is every error response. A policy denial of a command also says
+// which part was denied and which allowed-tools entry would allow it.
+type errorBody struct {
+	Error   string          `json:"error"`
+	Part    string          `json:"part,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+	Suggest string          `json:"suggest,omitempty"`
+	Result  *sandbox.Result `json:"result,omitempty"`
+}
+
+// statusOf maps what the Service returned to an HTTP status.
+func statusOf(res *sandbox.Result, err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, errBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, skill.ErrSkillNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, sandboxrun.ErrRefused), errors.Is(err, sandbox.ErrInvalidSpec):
+		return http.StatusForbidden
+	case errors.Is(err, errBusy):
+		return http.StatusTooManyRequests
+	case res != nil && res.Started:
+		return http.StatusInternalServerError // the sandbox failed mid-run
+	case errors.Is(err, sandbox.ErrDockerUnavailable), errors.Is(err, sandbox.ErrImageNotFound),
+		errors.Is(err, images.ErrNotFound), errors.Is(err, sandboxrun.ErrNeedsBuild):
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func newErrorBody(res *sandbox.Result, err error) errorBody {
+	b := errorBody{Error: err.Error()}
+	var denied *policy.DeniedError
+	if errors.As(err, &denied) {
+		b.Part, b.Reason, b.Suggest = denied.Part, denied.Reason, denied.Suggest
+	}
+	if res != nil && res.Started {
+		if res.Error == "" {
+			res.Error = err.Error()
+		}
+		b.Result = res
+	}
+	return b
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client may be gone; nothing to tell it then
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, newErrorBody(nil, err))
+}
+
+// Stream formats a run endpoint can answer in, chosen by Accept.
+const (
+	mediaNDJSON = "application/x-ndjson"
+	mediaSSE    = "text/event-stream"
+)
+
+// streamFormat returns the stream media type the client accepts, or "" for
+// a single JSON answer.
+func streamFormat(r *http.Request) string {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (mt == mediaNDJSON || mt == mediaSSE) {
+			return mt
+		}
+	}
+	return ""
+}
+
+// event is one item of a stream: a chunk of output, then the Result (or the
+// error) last.
+type event struct {
+	Type   string          `json:"type"` // stdout, stderr, result, error
+	Data   string          `json:"data,omitempty"`
+	Result *sandbox.Result `json:"result,omitempty"`
+	Error  *errorBody      `json:"error,omitempty"`
+}
+
+// streamer writes events as they come. Its status line goes out with the
+// first event, so a request refused before any output still gets its
+// proper status and a plain error body.
+type streamer struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	media   string
+	started bool
+	failed  bool
+}
+
+func newStreamer(w http.ResponseWriter, media string) *streamer {
+	return &streamer{w: w, rc: http.NewResponseController(w), media: media}
+}
+
+func (s *streamer) send(ev event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return
+	}
+	if !s.started {
+		s.started = true
+		s.w.Header().Set("Content-Type", s.media)
+		s.w.Header().Set("Cache-Control", "no-store")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		s.failed = true
+		return
+	}
+	if s.media == mediaSSE {
+		_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", ev.Type, line)
+	} else {
+		_, err = fmt.Fprintf(s.w, "%s\n", line)
+	}
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	// A client that went away stops the writes; its context cancels the run.
+	s.failed = err != nil
+}
+
+// chunks is the io.Writer a stream's stdout or stderr goes through.
+type chunks struct {
+	s    *streamer
+	kind string
+}
+
+func (c chunks) Write(p []byte) (int, error) {
+	c.s.send(event{Type: c.kind, Data: string(p)})
+	return len(p), nil
+}
+
+// finish ends a run endpoint's answer: the Result, or the error with its
+// status (in the stream when one began).
+func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error) {
+	if errors.Is(err, context.Canceled) && (res == nil || !res.Started) {
+		return // the client is gone
+	}
+	status := statusOf(res, err)
+	if st != nil {
+		st.mu.Lock()
+		begun := st.started
+		st.mu.Unlock()
+		if begun || status == http.StatusOK {
+			if err == nil {
+				st.send(event{Type: "result", Result: res})
+			} else {
+				eb := newErrorBody(res, err)
+				st.send(event{Type: "error", Error: &eb})
+			}
+			return
+		}
+	}
+	if err != nil {
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeJSON(w, status, newErrorBody(res, err))
+		return
+	}
+	writeJSON(w, status, res)
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Options configure a Server. Service is required; the rest have defaults.
+type Options struct {
+	Service *sandboxrun.Service
+	// Tokens, when set, are required on every endpoint but /healthz and
+	// /readyz.
+	Tokens *Tokens
+	// MaxRunning bounds executions at once (default 4); MaxQueued bounds
+	// requests waiting for one (default 16). Past both, 429.
+	MaxRunning int
+	MaxQueued  int
+	// QueueWait is the longest a request waits for a slot (default 30s);
+	// then it is answered 429.
+	QueueWait time.Duration
+	// WorkspaceRoot holds the workspaces requests name by id; empty
+	// refuses workspace ids.
+	WorkspaceRoot string
+	// Metrics, when set, are served at /metrics and told every outcome
+	// (pass the same value as the Service's Observer).
+	Metrics *Metrics
+	// MCP, when set, is mounted at /mcp behind the same tokens.
+	MCP http.Handler
+	// Logger receives one line per request; nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP front end. Create it with New; serve Handler().
+type Server struct {
+	o     Options
+	admit *admission
+	log   *slog.Logger
+	mux   *http.ServeMux
+}
+
+// New checks the options and builds the routes.
+func New(o Options) (*Server, error) {
+	if o.Service == nil {
+		return nil, errors.New("server: no Service")
+	}
+	if o.MaxRunning <= 0 {
+		o.MaxRunning = 4
+	}
+	if o.MaxQueued < 0 {
+		return nil, errors.New("server: a negative queue length")
+	}
+	if o.MaxQueued == 0 {
+		o.MaxQueued = 16
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = 30 * time.Second
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{o: o, admit: newAdmission(o.MaxRunning, o.MaxQueued), log: log, mux: http.NewServeMux()}
+	if o.Metrics != nil {
+		o.Metrics.watchAdmission(s.admit)
+	}
+	s.routes()
+	return s, nil
+}
+
+// Handler is the server's whole HTTP surface.
+func (s *Server) Handler() http.Handler { return s.logRequests(s.mux) }
+
+func (s *Server) routes() {
+	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(h) }
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.ready)
+	s.mux.Handle("GET /v1/openapi.json", auth(http.HandlerFunc(serveOpenAPI)))
+	s.mux.Handle("GET /v1/skills", auth(http.HandlerFunc(s.listSkills)))
+	s.mux.Handle("GET /v1/skills/{name}", auth(http.HandlerFunc(s.activate)))
+	s.mux.Handle("POST /v1/skills/{name}/run", auth(s.execute("script", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
+		return s.o.Service.RunScript(ctx, name, b.Script, req)
+	})))
+	s.mux.Handle("POST /v1/skills/{name}/exec", auth(s.execute("command", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
+		return s.o.Service.RunCommand(ctx, name, b.Command, req)
+	})))
+	s.mux.Handle("POST /v1/skills/{name}/python", auth(s.execute("code", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
+		return s.o.Service.RunPython(ctx, name, []byte(b.Code), req)
+	})))
+	if s.o.Metrics != nil {
+		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))
+	}
+	if s.o.MCP != nil {
+		s.mux.Handle("/mcp", auth(s.o.MCP))
+	}
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.o.Service.Ready(ctx); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// skillSummary is one entry of GET /v1/skills: the frontmatter an agent
+// needs to choose, nothing of the body.
+type skillSummary struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (s *Server) listSkills(w http.ResponseWriter, _ *http.Request) {
+	skills, errs := s.o.Service.Skills()
+	for _, err := range errs {
+		s.log.Warn("skill left out of the list", "err", err)
+	}
+	out := make([]skillSummary, 0, len(skills))
+	for _, sk := range skills {
+		out = append(out, skillSummary{Name: sk.Manifest.Name, Description: sk.Manifest.Description})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"skills": out})
+}
+
+func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
+	a, err := s.o.Service.Activate(r.PathValue("name"))
+	if err != nil {
+		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+type operation func(ctx context.Context, skill string, b execBody, req sandboxrun.Request) (*sandbox.Result, error)
+
+// execute serves one run endpoint: decode, admit (or 429), run through the
+// Service, answer in one JSON document or as a stream. The request's
+// context is the run's: a client that disconnects cancels the run, and the
+// runner removes its container.
+func (s *Server) execute(need string, op operation) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := decodeBody(w, r, need)
+		if err != nil {
+			finish(w, nil, nil, err)
+			return
+		}
+		req, err := b.request(s.o.WorkspaceRoot)
+		if err != nil {
+			finish(w, nil, nil, err)
+			return
+		}
+		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
+		waited, release, err := s.admit.acquire(waitCtx)
+		cancel()
+		if s.o.Metrics != nil {
+			s.o.Metrics.queueWait.Observe(waited.Seconds())
+		}
+		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+			err = errBusy
+		}
+		if err != nil {
+			finish(w, nil, nil, err)
+			return
+		}
+		defer release()
+		var st *streamer
+		if media := streamFormat(r); media != "" {
+			st = newStreamer(w, media)
+			req.Stdout, req.Stderr = chunks{st, "stdout"}, chunks{st, "stderr"}
+		}
+		res, err := op(r.Context(), r.PathValue("name"), b, req)
+		if res != nil {
+			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)
+		}
+		finish(w, st, res, err)
+	})
+}
