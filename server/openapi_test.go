@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/server"
+)
+
+var (
+	schemasOnce sync.Once
+	schemaDefs  map[string]json.RawMessage
+	schemaErr   error
+)
+
+// requireSchema checks a real response body against a component schema of
+// the OpenAPI document the server serves.
+func requireSchema(t *testing.T, name string, body []byte) {
+	t.Helper()
+	require.NoError(t, checkSchema(name, body), "%s does not match schema %s", body, name)
+}
+
+func checkSchema(name string, body []byte) error {
+	schemasOnce.Do(func() {
+		var doc struct {
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		// The document's references point into components; as a plain JSON
+		// Schema they point into $defs.
+		text := strings.ReplaceAll(string(server.OpenAPI), "#/components/schemas/", "#/$defs/")
+		schemaErr = json.Unmarshal([]byte(text), &doc)
+		schemaDefs = doc.Components.Schemas
+	})
+	if schemaErr != nil {
+		return schemaErr
+	}
+	if _, ok := schemaDefs[name]; !ok {
+		return fmt.Errorf("no schema %s in openapi.json", name)
+	}
+	root, err := json.Marshal(map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"$ref":    "#/$defs/" + name,
+		"$defs":   schemaDefs,
+	})
+	if err != nil {
+		return err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(root, &s); err != nil {
+		return err
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return err
+	}
+	var instance any
+	if err := json.Unmarshal(body, &instance); err != nil {
+		return err
+	}
+	return resolved.Validate(instance)
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(server.OpenAPI, &doc))
+	require.Equal(t, "3.1.0", doc["openapi"])
+	paths := doc["paths"].(map[string]any)
+
+	// Every route the server registers is documented, with its method.
+	src, err := os.ReadFile("server.go")
+	require.NoError(t, err)
+	routes := regexp.MustCompile(`"(GET|POST) (/[^"]*)"`).FindAllStringSubmatch(string(src), -1)
+	require.NotEmpty(t, routes)
+	for _, r := range routes {
+		item, ok := paths[r[2]].(map[string]any)
+		require.True(t, ok, "route %s %s is not in openapi.json", r[1], r[2])
+		require.Contains(t, item, strings.ToLower(r[1]), "route %s %s", r[1], r[2])
+	}
+
+	f := start(t, nil, server.Options{})
+	r := call(t, "GET", f.url+"/v1/openapi.json", "")
+	require.Equal(t, 200, r.status)
+	require.JSONEq(t, string(server.OpenAPI), string(r.body), "the served document is the checked-in one")
+}
+
+func TestSchemaCheckRejectsWhatItShould(t *testing.T) {
+	// The contract tests prove something only if the check can fail.
+	for name, body := range map[string]string{
+		"Result":  `{"id": "x"}`,
+		"Error":   `{"error": "x", "surprise": 1}`,
+		"Event":   `{"type": "gossip"}`,
+		"Limits":  `{"timeout_s": "ten"}`,
+		"Missing": `{}`,
+	} {
+		require.Error(t, checkSchema(name, []byte(body)), name)
+	}
+}
