@@ -58,8 +58,8 @@ func (e *engine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, e
 }
 
 func (e *engine) CheckImage(context.Context, string) (string, error) { return "sha256:x", nil }
-func (e *engine) Ping(context.Context) error                        { return nil }
-func (e *engine) Close() error                                      { return nil }
+func (e *engine) Ping(context.Context) error                         { return nil }
+func (e *engine) Close() error                                       { return nil }
 
 type fixture struct {
 	url     string
