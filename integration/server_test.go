@@ -1,0 +1,295 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// The server tests start the real `sandboxrun serve` on loopback against the
+// real engine, as an agent host would.
+
+type liveServer struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+	token  string
+}
+
+// startServer runs `sandboxrun serve` on a free loopback port with skills
+// under root and waits until /readyz answers.
+func startServer(t *testing.T, root string, args ...string) *liveServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
+	cmd := exec.Command(sandboxrunBin(t), all...)
+	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{w: s.stderr}
+	require.NoError(t, cmd.Start())
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %v; stderr: %s", err, s.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (s *liveServer) post(t *testing.T, path, body string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+func serverSkill(t *testing.T, name string) string {
+	return cliSkill(t, name, "allowed-tools: Bash(echo:*) Bash(python3:*)\n", map[string]string{
+		"scripts/echo.py":   "import json, sys\nprint(json.dumps({'got': json.load(sys.stdin)}))\n",
+		"scripts/wait.py":   "import time\nprint('started', flush=True)\ntime.sleep(120)\n",
+		"scripts/chunks.py": "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)\n",
+	})
+}
+
+func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
+	const name = "srv-basic"
+	srv := startServer(t, serverSkill(t, name))
+
+	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py", "args": {"n": 7}}`)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	var res sandbox.Result
+	require.NoError(t, json.Unmarshal(body, &res))
+	require.True(t, res.Success)
+	require.JSONEq(t, `{"got": {"n": 7}}`, string(res.Output))
+
+	resp, body = srv.post(t, "/v1/skills/"+name+"/exec", `{"command": "echo one && python3 -c 'print(2)'"}`)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	require.NoError(t, json.Unmarshal(body, &res))
+	require.Equal(t, "one\n2\n", res.Stdout)
+
+	resp, body = srv.post(t, "/v1/skills/"+name+"/exec", `{"command": "cat /etc/passwd"}`)
+	require.Equal(t, 403, resp.StatusCode, string(body))
+	require.Contains(t, string(body), "Bash(cat:*)")
+
+	resp, body = srv.post(t, "/v1/skills/"+name+"/python", `{"code": "import os; print(sorted(os.listdir('/sys/class/net')))"}`)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	require.NoError(t, json.Unmarshal(body, &res))
+	require.Equal(t, "['lo']\n", res.Stdout, "no network but loopback")
+
+	// Streaming: lines arrive as the script prints them, the Result last.
+	req, err := http.NewRequest("POST", srv.url+"/v1/skills/"+name+"/run", strings.NewReader(`{"script": "scripts/chunks.py"}`))
+	require.NoError(t, err)
+	req.Header.Set("Accept", "application/x-ndjson")
+	sresp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer sresp.Body.Close()
+	var types []string
+	sc := bufio.NewScanner(sresp.Body)
+	for sc.Scan() {
+		var ev struct {
+			Type string `json:"type"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &ev))
+		types = append(types, ev.Type)
+	}
+	require.GreaterOrEqual(t, len(types), 2)
+	require.Equal(t, "stdout", types[0])
+	require.Equal(t, "result", types[len(types)-1])
+
+	metrics, err := http.Get(srv.url + "/metrics")
+	require.NoError(t, err)
+	text, _ := io.ReadAll(metrics.Body)
+	metrics.Body.Close()
+	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="success",skill=%q} 4`, name))
+	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="refused",skill=%q} 1`, name))
+	requireNoSkillContainers(t, name)
+}
+
+func TestServerAuth(t *testing.T) {
+	const name = "srv-auth"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	const token = "integration-token-0123456789"
+	require.NoError(t, os.WriteFile(tokens, []byte("# agents\n"+token+"\n"), 0o600))
+	srv := startServer(t, serverSkill(t, name), "--tokens", tokens)
+
+	resp, _ := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
+	require.Equal(t, 401, resp.StatusCode)
+	resp, _ = srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`, "Authorization", "Bearer not-the-token-at-all")
+	require.Equal(t, 401, resp.StatusCode)
+	srv.token = token
+	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+
+	// Without tokens, only loopback or a unix socket.
+	r := cli(t, "", nil, "", "--skills", ".", "serve", "--listen", "0.0.0.0:0")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "--tokens")
+}
+
+func TestServerOverloadIs429(t *testing.T) {
+	const name = "srv-busy"
+	srv := startServer(t, serverSkill(t, name), "--max-running", "1", "--max-queued", "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 2 { // one runs, one waits
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, "POST", srv.url+"/v1/skills/"+name+"/run", strings.NewReader(`{"script": "scripts/wait.py"}`))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(srv.url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "sandboxrun_queue_length 1") && strings.Contains(string(b), "sandboxrun_executions_in_flight 1")
+	}, 60*time.Second, 50*time.Millisecond)
+	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
+	require.Equal(t, 429, resp.StatusCode, string(body))
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+
+	cancel() // both clients leave: their runs are cancelled and removed
+	wg.Wait()
+	require.Eventually(t, func() bool {
+		left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+name)
+		return err == nil && len(left) == 0
+	}, 60*time.Second, 100*time.Millisecond, "a disconnected client's sandbox is removed")
+}
+
+func TestServerDrainsOnSIGTERM(t *testing.T) {
+	const name = "srv-drain"
+	srv := startServer(t, serverSkill(t, name), "--drain", "2s")
+	started := make(chan struct{})
+	finished := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+name+"/run", strings.NewReader(`{"script": "scripts/wait.py"}`))
+		req.Header.Set("Accept", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			finished <- -1
+			return
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		if _, err := br.ReadString('\n'); err == nil {
+			close(started)
+		}
+		_, _ = io.Copy(io.Discard, br)
+		finished <- resp.StatusCode
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the run did not start; stderr: %s", srv.stderr)
+	}
+	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-srv.done:
+		require.NoError(t, err, "serve exits 0 after draining; stderr: %s", srv.stderr)
+	case <-time.After(90 * time.Second):
+		t.Fatalf("serve did not exit after SIGTERM; stderr: %s", srv.stderr)
+	}
+	require.Equal(t, 200, <-finished)
+	requireNoSkillContainers(t, name)
+}
+
+func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
+	const name = "srv-killed"
+	root := serverSkill(t, name)
+	srv := startServer(t, root)
+	started := make(chan struct{})
+	go func() {
+		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+name+"/run", strings.NewReader(`{"script": "scripts/wait.py"}`))
+		req.Header.Set("Accept", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err == nil {
+			close(started)
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the run did not start; stderr: %s", srv.stderr)
+	}
+	require.NoError(t, srv.cmd.Process.Kill())
+	<-srv.done
+	left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+name)
+	require.NoError(t, err)
+	require.NotEmpty(t, left, "SIGKILL leaves the running sandbox behind")
+
+	next := startServer(t, root)
+	resp, body := next.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	requireNoSkillContainers(t, name)
+}
