@@ -8,45 +8,39 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/skill"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // The README's library example. It is compiled with the tests but not run:
 // it needs a Docker engine.
 func Example() {
 	ctx := context.Background()
-	runner, err := sandbox.NewDocker(
-		sandbox.WithVersion(sandboxrun.Version),
-		sandbox.WithMaxConcurrent(8),
-		sandbox.WithWarmPool(4, time.Minute),
-		sandbox.WithLogger(slog.Default()),
-	)
+	pol, err := policy.LoadPolicy("examples/policy-agent-host.yaml")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer runner.Close()
+	svc, err := sandboxrun.New(sandboxrun.Config{
+		SkillRoots:    []string{"skills"},
+		Policy:        pol,
+		MaxConcurrent: 8,
+		WarmPool:      4,
+		WarmIdle:      time.Minute,
+		Logger:        slog.Default(),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer svc.Close()
 
-	sk, err := skill.Load("skills/data-analysis")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	image, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{Lookup: runner.CheckImage})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	p, err := sandboxrun.PrepareScript(sk, "scripts/stats.py", sandboxrun.Request{
-		Args:  []byte(`{"columns": ["price"]}`),
-		Image: image,
+	res, err := svc.RunScript(ctx, "data-analysis", "scripts/stats.py", sandboxrun.Request{
+		Args: []byte(`{"columns": ["price"]}`),
 	})
 	if errors.Is(err, sandboxrun.ErrRefused) {
 		fmt.Println("refused:", err) // policy said no; nothing was started
 		return
 	}
-	res, err := runner.Run(ctx, p.Spec)
 	if err != nil {
 		fmt.Println(err) // the environment failed; a failed script is a Result
 		return
