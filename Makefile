@@ -3,7 +3,7 @@
 #   make demo    build everything needed and run a real skill script in a sandbox
 #   make test    unit tests, fuzz seed corpora and the Docker integration suite
 #   make lint    go vet, gofmt and golangci-lint
-#   make bench   sandboxrun vs `docker run` latency and throughput
+#   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
 
 GO            ?= go
 BIN           := $(CURDIR)/bin
@@ -70,6 +70,7 @@ BENCH_N ?= 30
 bench: images
 	$(GO) run ./bench -n $(BENCH_N)
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
+	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
 
 # Removes sandbox containers whose owner process is gone.
 reap: build

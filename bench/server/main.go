@@ -1,0 +1,279 @@
+// Command server measures `sandboxrun serve` as an agent host sees it:
+// latency (p50, p99) and executions per second at several concurrencies,
+// with the warm pool off and on, next to `docker run --rm -i` on the same
+// image measured in the same run, and the server's memory idle and under
+// load. Traffic goes to loopback only.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
+)
+
+const script = "import json, sys\nprint(json.dumps({'hello': json.load(sys.stdin)}))\n"
+
+func main() {
+	n := flag.Int("n", 30, "requests per measurement")
+	bin := flag.String("bin", "bin/sandboxrun", "the sandboxrun binary")
+	flag.Parse()
+	if err := run(*bin, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, n int) error {
+	root, err := writeSkill()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	image := sandboxrun.RunnerImage()
+	fmt.Printf("sandboxrun serve bench: n=%d per row, image %s, trivial python script\n\n", n, image)
+
+	base, err := measure(n, 1, func(ctx context.Context) error { return dockerRun(ctx, image) })
+	if err != nil {
+		return fmt.Errorf("docker run baseline: %w", err)
+	}
+	fmt.Printf("%-26s %5s %8s %8s %9s %10s\n", "method", "conc", "p50", "p99", "exec/s", "p50/docker")
+	row := func(name string, conc int, m result) {
+		fmt.Printf("%-26s %5d %8s %8s %9.1f %10.2f\n", name, conc, stats.MS(m.p50), stats.MS(m.p99), m.perSec,
+			float64(m.p50)/float64(base.p50))
+	}
+	row("docker run --rm -i", 1, base)
+	for _, warm := range []int{0, 4} {
+		name := "serve, warm pool off"
+		if warm > 0 {
+			name = fmt.Sprintf("serve, warm pool %d", warm)
+		}
+		srv, err := startServer(bin, root, warm)
+		if err != nil {
+			return err
+		}
+		idle, _ := rssKB(srv.cmd.Process.Pid)
+		var peak atomic.Int64
+		stop := sampleRSS(srv.cmd.Process.Pid, &peak)
+		for _, conc := range []int{1, 4, 16} {
+			m, err := measure(max(n, conc*2), conc, srv.run)
+			if err != nil {
+				stop()
+				srv.stop()
+				return fmt.Errorf("%s at concurrency %d: %w", name, conc, err)
+			}
+			row(name, conc, m)
+		}
+		stop()
+		srv.stop()
+		fmt.Printf("%-26s RSS idle %d MiB, peak under load %d MiB\n", "", idle>>10, peak.Load()>>10)
+	}
+	return nil
+}
+
+type result struct {
+	p50, p99 time.Duration
+	perSec   float64
+}
+
+// measure runs total calls of f, conc at a time.
+func measure(total, conc int, f func(context.Context) error) (result, error) {
+	ctx := context.Background()
+	jobs := make(chan struct{}, total)
+	for range total {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	var mu sync.Mutex
+	var lat []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for range jobs {
+				t := time.Now()
+				err := f(ctx)
+				d := time.Since(t)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return result{}, firstErr
+	}
+	elapsed := time.Since(start)
+	return result{p50: stats.Percentile(lat, 50), p99: stats.Percentile(lat, 99), perSec: float64(total) / elapsed.Seconds()}, nil
+}
+
+func dockerRun(ctx context.Context, image string) error {
+	cmd := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--user", "65532:65532",
+		"--read-only", "--cap-drop", "ALL", "--log-driver", "none", "--entrypoint", "python3", image, "-c", script)
+	cmd.Stdin = strings.NewReader(`{"name": "bench"}`)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("hello")) {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	return nil
+}
+
+type server struct {
+	url  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startServer(bin, root string, warm int) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cmd := exec.Command(bin, "--skills", root, "serve", "--listen", addr,
+		"--max-running", "16", "--max-queued", "64", "--warm-pool", strconv.Itoa(warm))
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("server not ready: %v: %s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// One run so images are looked up and, with a pool, the pool is primed.
+	if err := s.run(context.Background()); err != nil {
+		s.stop()
+		return nil, err
+	}
+	time.Sleep(time.Duration(warm) * 300 * time.Millisecond)
+	return s, nil
+}
+
+func (s *server) run(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", s.url+"/v1/skills/bench/run",
+		strings.NewReader(`{"script": "scripts/hello.py", "args": {"name": "bench"}}`))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Success bool   `json:"success"`
+		Stderr  string `json:"stderr"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &res) != nil || !res.Success {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// rssKB reads a process's resident set from /proc.
+func rssKB(pid int) (int64, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+// sampleRSS records the highest RSS seen until stop is called.
+func sampleRSS(pid int, peak *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if kb, err := rssKB(pid); err == nil && kb > peak.Load() {
+				peak.Store(kb)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// writeSkill writes a one-script skill readable by the sandbox user and
+// returns its root.
+func writeSkill() (string, error) {
+	root, err := os.MkdirTemp("", "sandboxrun-serve-bench-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "bench", "scripts")
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // read by the sandbox user
+		return "", err
+	}
+	for _, p := range []string{root, filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil { //nolint:gosec // read by the sandbox user
+			return "", err
+		}
+	}
+	md := "---\nname: bench\ndescription: Benchmark skill.\nmetadata:\n  max_memory: \"256\"\n---\nBench.\n"
+	if err := os.WriteFile(filepath.Join(root, "bench", "SKILL.md"), []byte(md), 0o644); err != nil { //nolint:gosec // read by the sandbox user
+		return "", err
+	}
+	return root, os.WriteFile(filepath.Join(dir, "hello.py"), []byte(script), 0o644) //nolint:gosec // read by the sandbox user
+}
