@@ -1,10 +1,12 @@
 package sandboxrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -87,4 +89,20 @@ func checkSkillName(ref string) error {
 		return fmt.Errorf("%w: %q is not a skill name", skill.ErrSkillNotFound, ref)
 	}
 	return nil
+}
+
+// BuildImage builds the image of the skill named ref unless an up-to-date
+// one exists, with the operator's package grants and sources. o.Policy is
+// replaced by the Service's; o.Pip defaults to the Service's. A skill
+// without packages gives ErrNoDependencies.
+func (s *Service) BuildImage(ctx context.Context, ref string, o BuildOptions) (images.Image, error) {
+	sk, err := s.Skill(ref)
+	if err != nil {
+		return images.Image{}, err
+	}
+	o.Policy = s.pol
+	if o.Pip.IndexURL == "" && len(o.Pip.FindLinks) == 0 && len(o.Pip.TrustedHosts) == 0 {
+		o.Pip = s.cfg.Pip
+	}
+	return BuildSkillImage(ctx, sk, o)
 }

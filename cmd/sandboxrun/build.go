@@ -76,11 +76,15 @@ a build failed (unknown package, version that does not resolve, no network).`,
 			if err != nil {
 				return err
 			}
-			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err, SourceBuilds: sourceBuilds, Policy: g.pol}
+			svc, err := g.skillService()
+			if err != nil {
+				return err
+			}
+			opts := sandboxrun.BuildOptions{Pip: pip.config(), NoCache: noCache, Progress: s.err, SourceBuilds: sourceBuilds}
 			var errs []error
 			withDeps := 0
 			for _, sk := range skills {
-				hasDeps, err := buildOne(cmd, s, sk, opts)
+				hasDeps, err := buildOne(cmd, s, svc, sk, opts)
 				if hasDeps {
 					withDeps++
 				}
@@ -132,9 +136,9 @@ func skillsToBuild(g *globals, s streams, refs []string, all bool) ([]*skill.Ski
 
 // buildOne builds sk's image; hasDeps is false for a skill that declares no
 // packages and so has no image of its own.
-func buildOne(cmd *cobra.Command, s streams, sk *skill.Skill, opts sandboxrun.BuildOptions) (hasDeps bool, err error) {
+func buildOne(cmd *cobra.Command, s streams, svc *sandboxrun.Service, sk *skill.Skill, opts sandboxrun.BuildOptions) (hasDeps bool, err error) {
 	start := time.Now()
-	img, err := sandboxrun.BuildSkillImage(cmd.Context(), sk, opts)
+	img, err := svc.BuildImage(cmd.Context(), sk.Dir, opts)
 	switch {
 	case errors.Is(err, sandboxrun.ErrNoDependencies):
 		fmt.Fprintf(s.out, "%s: declares no packages; runs in %s\n", sk.Manifest.Name, sandboxrun.RunnerImage())

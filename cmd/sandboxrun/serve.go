@@ -35,7 +35,7 @@ type serveFlags struct {
 func newServeCmd(g *globals, s streams) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--tokens FILE] [flags]",
+		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--workspaces DIR] [--drain D]",
 		Short: "Serve the HTTP API agent hosts call (JSON, NDJSON or SSE streams, Prometheus metrics)",
 		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
 run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
