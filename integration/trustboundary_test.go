@@ -131,3 +131,37 @@ func TestCLIResultWhenKilledFromOutside(t *testing.T) {
 	require.Contains(t, errb.String(), "failed mid-run")
 	requireNoSkillContainers(t, "tb-killed")
 }
+
+// TestCLIWorkspaceGuard: a workspace that resolves to the host's root or a
+// system folder, by path or through a symlink, and a current directory of /
+// as the default workspace, are refused before any container.
+func TestCLIWorkspaceGuard(t *testing.T) {
+	root := cliSkill(t, "tb-ws", "", map[string]string{"scripts/ls.py": "import os\nprint(os.listdir('/workspace'))\n"})
+	links := t.TempDir()
+	toRoot := filepath.Join(links, "work")
+	require.NoError(t, os.Symlink("/", toRoot))
+	toEtc := filepath.Join(links, "conf")
+	require.NoError(t, os.Symlink("/etc", toEtc))
+	for name, c := range map[string]struct {
+		dir, workspace, want string
+	}{
+		"symlink to /":       {root, toRoot, "resolved to /"},
+		"symlink to /etc":    {root, toEtc, "/etc"},
+		"the Docker engine":  {root, "/var/lib/docker", "/var/lib/docker"},
+		"default of cwd /":   {"/", "", "is /,"},
+		"socket folder /run": {root, "/run", "/run"},
+		"parent escape to /": {root, root + "/../../../../../../..", "is /,"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"--skills", root, "run"}
+			if c.workspace != "" {
+				args = append(args, "--workspace", c.workspace)
+			}
+			r := cli(t, c.dir, nil, "", append(args, "tb-ws", "scripts/ls.py")...)
+			require.Equal(t, 2, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			require.Contains(t, r.stderr, c.want)
+			require.Contains(t, r.stderr, "--workspace")
+			requireNoSkillContainers(t, "tb-ws")
+		})
+	}
+}
