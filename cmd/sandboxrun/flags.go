@@ -80,6 +80,7 @@ func (f *execFlags) request(stdin io.Reader, pol *policy.Operator) (sandboxrun.R
 		MemoryMiB: mem,
 		CPUs:      f.cpus,
 		Image:     f.image,
+		NoBuild:   f.noBuild,
 		Policy:    pol,
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -196,4 +197,19 @@ func TestExplain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExecFlagsRequest: every request flag reaches the library request.
+func TestExecFlagsRequest(t *testing.T) {
+	f := &execFlags{
+		args: `{"a": 1}`, timeout: "7", memory: "1g", cpus: 0.5, workspace: "/w",
+		env: []string{"K=V"}, image: "img:1", noBuild: true,
+	}
+	pol := policy.BuiltinPolicy()
+	req, err := f.request(strings.NewReader(""), pol)
+	require.NoError(t, err)
+	require.Equal(t, sandboxrun.Request{
+		Args: []byte(`{"a": 1}`), Workspace: "/w", Env: map[string]string{"K": "V"},
+		Timeout: 7 * time.Second, MemoryMiB: 1024, CPUs: 0.5, Image: "img:1", NoBuild: true, Policy: pol,
+	}, req)
 }
