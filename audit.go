@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -41,6 +42,9 @@ type AuditRecord struct {
 	// PolicyDigest is the sha256 of the operator policy file that decided,
 	// or "builtin".
 	PolicyDigest string `json:"policy_digest,omitempty"`
+	// Egress is what the run's egress proxy decided, every request with
+	// its host, port, verdict, bytes and duration; absent without a proxy.
+	Egress *egress.Record `json:"egress,omitempty"`
 }
 
 // NewAuditRecord describes one execution. script is the path relative to the
@@ -71,6 +75,7 @@ func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.
 		rec.StdoutTruncated = res.StdoutTruncated
 		rec.StderrTruncated = res.StderrTruncated
 		rec.Error = res.Error
+		rec.Egress = res.EgressRecord
 	}
 	if runErr != nil && rec.Error == "" {
 		rec.Error = runErr.Error()

@@ -45,17 +45,17 @@ type Operator struct {
 	// Digest is the sha256 of the file's bytes, or "builtin".
 	Digest string `yaml:"-" json:"digest"`
 
-	Limits    LimitRules         `yaml:"limits" json:"limits"`
-	OnExceed  Setting[string]    `yaml:"on_exceed" json:"on_exceed"`
-	Network   Setting[string]    `yaml:"network" json:"network"`
+	Limits   LimitRules      `yaml:"limits" json:"limits"`
+	OnExceed Setting[string] `yaml:"on_exceed" json:"on_exceed"`
+	Network  Setting[string] `yaml:"network" json:"network"`
 	// AllowedDomains is what every skill may reach under network:
 	// allowlist (a skill's grant adds to it).
-	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
-	Egress         EgressRules       `yaml:"egress" json:"egress"`
-	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
-	Runtime   Setting[string]    `yaml:"runtime" json:"runtime"`
-	Build     BuildRules         `yaml:"build" json:"build"`
-	Skills    map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	AllowedDomains Setting[[]string]  `yaml:"allowed_domains" json:"allowed_domains"`
+	Egress         EgressRules        `yaml:"egress" json:"egress"`
+	Workspace      WorkspaceRules     `yaml:"workspace" json:"workspace"`
+	Runtime        Setting[string]    `yaml:"runtime" json:"runtime"`
+	Build          BuildRules         `yaml:"build" json:"build"`
+	Skills         map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
 
 	domains Allowlist
 }

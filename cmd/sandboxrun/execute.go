@@ -87,7 +87,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 	case len(reaped) > 0:
 		e.g.logger.Info("removed leaked sandboxes", "count", len(reaped))
 	}
-	res, runErr := d.Run(ctx, e.p.Spec)
+	res, runErr := withEgress(d, e.g.logger).Run(ctx, e.p.Spec)
 	if audit != nil {
 		rec := sandboxrun.NewAuditRecord(e.p.Spec, e.p.Script, e.p.Args, res, runErr)
 		rec.PolicyDigest = e.p.PolicyDigest
@@ -196,6 +196,7 @@ func explain(w io.Writer, res *sandbox.Result) {
 		fmt.Fprintf(w, "sandboxrun: output truncated at %d bytes per stream (stdout %d bytes, stderr %d bytes written)\n",
 			res.Limits.OutputBytes, res.StdoutBytes, res.StderrBytes)
 	}
+	explainEgress(w, res)
 }
 
 func writeJSON(w io.Writer, v any) error {
