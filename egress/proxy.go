@@ -140,6 +140,10 @@ func WithSocketOwner(uid, gid int) Option { return func(s *settings) { s.uid, s.
 // WithDialTimeout bounds each upstream connect. Default: 10s.
 func WithDialTimeout(d time.Duration) Option { return func(s *settings) { s.dialTimeout = d } }
 
+// maxSocketPath is the longest unix socket path Linux takes (sun_path
+// holds 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
 // maxClients bounds the connections the sandbox holds open to the proxy at
 // once; more wait in the socket's backlog.
 const maxClients = 64
@@ -190,6 +194,9 @@ func Start(cfg Config, opts ...Option) (p *Proxy, err error) {
 		}
 	}()
 	socket := filepath.Join(dir, SocketName)
+	if len(socket) > maxSocketPath {
+		return nil, fmt.Errorf("egress proxy: the socket path %s is %d bytes, over the kernel's %d: set a shorter TMPDIR (or egress.WithDir)", socket, len(socket), maxSocketPath)
+	}
 	ln, err := listen(socket, s.uid, s.gid)
 	if err != nil {
 		return nil, err
