@@ -58,7 +58,7 @@ func TestCLIEgressAllowlist(t *testing.T) {
 	require.Equal(t, 403, out["other"].Status)
 	require.Contains(t, out["other"].Body, "127.0.0.1:1 is not in this run's allowlist")
 	require.False(t, res.Limits.Network)
-	require.Equal(t, []string{plain, secure}, res.Limits.Egress.Allow)
+	require.ElementsMatch(t, []string{plain, secure}, res.Limits.Egress.Allow)
 	require.Equal(t, []string{"127.0.0.1/32"}, res.Limits.Egress.AllowCIDRs)
 	require.Equal(t, int64(2), res.Egress.Allowed)
 	require.Equal(t, int64(1), res.Egress.Denied)
