@@ -35,7 +35,7 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 	if err != nil {
 		return nil, fmt.Errorf("%w: Limits.Egress: %w", sandbox.ErrInvalidSpec, err)
 	}
-	uid, gid := sandbox.SandboxUser()
+	uid, gid := sandbox.UserIDs()
 	p, err := egress.Start(cfg, append([]egress.Option{egress.WithSocketOwner(uid, gid)}, e.Options...)...)
 	if err != nil {
 		return nil, err

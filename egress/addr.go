@@ -99,6 +99,7 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%s is %s; the operator's egress.allow_cidrs must list a range holding it", e.IP, e.What)
 }
 
+// Is makes every refused address match ErrDenied.
 func (e *AddrError) Is(target error) bool { return target == ErrDenied }
 
 func (p addrPolicy) allowed(ip netip.Addr) bool {

@@ -50,20 +50,18 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
-		up.Close()
+		closeAll(up)
 		d.Reason, d.Status = "hijack the connection: "+err.Error(), http.StatusInternalServerError
 		return
 	}
 	if !p.track(conn, up) {
-		conn.Close()
-		up.Close()
+		closeAll(conn, up)
 		d.Reason = "the proxy is closing"
 		return
 	}
 	defer func() {
 		p.untrack(conn, up)
-		conn.Close()
-		up.Close()
+		closeAll(conn, up)
 	}()
 	d.Status = http.StatusOK
 	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
@@ -102,14 +100,14 @@ func (p *Proxy) tunnel(d *Decision, t *target, conn net.Conn, brw *bufio.ReadWri
 		if toUp == nil {
 			_ = u.CloseWrite()
 		} else {
-			conn.Close()
+			closeAll(conn)
 		}
 	})
 	_, toClient = io.Copy(c, u)
 	if toClient == nil {
 		_ = closeWrite(conn)
 	} else {
-		up.Close()
+		closeAll(up)
 	}
 	wg.Wait()
 	if le := u.limitErr.Load(); le != nil {

@@ -35,7 +35,7 @@ func readClientHello(r io.Reader) (sni string, raw []byte, err error) {
 	})
 	herr := srv.Handshake()
 	if !got {
-		return "", c.buf.Bytes(), fmt.Errorf("%w: the tunnel did not start with a TLS ClientHello (%v); the proxy tunnels TLS only: use http:// through HTTP_PROXY for plain HTTP", ErrDenied, herr)
+		return "", c.buf.Bytes(), fmt.Errorf("%w: the tunnel did not start with a TLS ClientHello (%w); the proxy tunnels TLS only: use http:// through HTTP_PROXY for plain HTTP", ErrDenied, herr)
 	}
 	return sni, c.buf.Bytes(), nil
 }

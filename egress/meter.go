@@ -27,6 +27,7 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("the run's egress %s limit (%d) is reached; the operator's egress.max_%s sets it", e.What, e.Max, e.What)
 }
 
+// Is makes every reached limit match ErrLimit.
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 
 // takeConn counts one upstream connection, or refuses it past the limit.

@@ -239,7 +239,7 @@ func listen(socket string, uid, gid int) (net.Listener, error) {
 		err = os.Lchown(socket, uid, gid)
 	}
 	if err != nil {
-		ln.Close()
+		closeAll(ln)
 		return nil, fmt.Errorf("egress proxy: give the socket to the sandbox user (uid %d): %w", uid, err)
 	}
 	return ln, nil
@@ -270,7 +270,7 @@ func (p *Proxy) Close() error {
 	}
 	p.closed = true
 	for c := range p.tunnels {
-		c.Close()
+		closeAll(c)
 	}
 	p.mu.Unlock()
 	err := p.srv.Close()
@@ -343,7 +343,15 @@ func refuse(w http.ResponseWriter, status int, reason string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Connection", "close")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "sandboxrun egress proxy: %s\n", reason)
+	fmt.Fprintf(w, "sandboxrun egress proxy: %s\n", reason) //nolint:gosec // G705: text/plain with nosniff, never rendered as HTML
+}
+
+// closeAll closes connections whose close errors carry nothing to act on:
+// they are being dropped.
+func closeAll(cs ...io.Closer) {
+	for _, c := range cs {
+		c.Close()
+	}
 }
 
 // statusFor is the answer to a failed request.

@@ -225,7 +225,10 @@ func TestProxyRefuses(t *testing.T) {
 		})
 	}
 	t.Run("https to a denied host", func(t *testing.T) {
-		_, err := c.Get("https://denied.test:" + sp + "/")
+		resp, err := c.Get("https://denied.test:" + sp + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
 		require.ErrorContains(t, err, "Forbidden")
 	})
 	t.Run("https through the plain-HTTP path", func(t *testing.T) {
@@ -279,6 +282,7 @@ func connect(t *testing.T, p *Proxy, authority string) net.Conn {
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	require.NoError(t, err)
+	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Zero(t, br.Buffered())
 	return conn

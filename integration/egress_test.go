@@ -337,7 +337,7 @@ func startTestProxy(t *testing.T, spec *sandbox.Spec, table names) *egress.Proxy
 	t.Helper()
 	cfg, err := egress.ConfigFor(spec.RunID, spec.Limits.Egress)
 	require.NoError(t, err)
-	uid, gid := sandbox.SandboxUser()
+	uid, gid := sandbox.UserIDs()
 	p, err := egress.Start(cfg, egress.WithResolver(table), egress.WithDir(shortDir(t)), egress.WithSocketOwner(uid, gid))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })

@@ -84,7 +84,7 @@ func checkEgressSocket(spec *Spec, ids identity) error {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if ids.foreign() && ok && st.Uid != ids.uid {
-		return fmt.Errorf("%w: EgressSocket %s belongs to uid %d, so the sandbox user (uid %d) cannot connect: start the proxy with egress.WithSocketOwner(sandbox.SandboxUser())",
+		return fmt.Errorf("%w: EgressSocket %s belongs to uid %d, so the sandbox user (uid %d) cannot connect: start the proxy with egress.WithSocketOwner(sandbox.UserIDs())",
 			ErrInvalidSpec, spec.EgressSocket, st.Uid, ids.uid)
 	}
 	return nil
@@ -116,9 +116,9 @@ func egressEnv(spec *Spec) []string {
 	return slices.Clone(proxyEnv)
 }
 
-// SandboxUser is the uid and gid sandboxes run as for this process (see
+// UserIDs are the uid and gid sandboxes run as for this process (see
 // identity): the owner an egress socket needs.
-func SandboxUser() (uid, gid int) {
+func UserIDs() (uid, gid int) {
 	ids := currentIdentity()
 	return int(ids.uid), int(ids.gid)
 }

@@ -83,13 +83,13 @@ func (r *egressRelay) serve() {
 }
 
 func (r *egressRelay) relay(c net.Conn) {
-	defer c.Close()
+	defer closeConns(c)
 	up, err := net.DialTimeout("unix", r.socket, egressDialWait)
 	if err != nil {
 		r.log.Warn("egress proxy unreachable; the sandbox has no other way out", "err", err)
 		return
 	}
-	defer up.Close()
+	defer closeConns(up)
 	if !r.track(c, up) {
 		return
 	}
@@ -106,8 +106,7 @@ func (r *egressRelay) relay(c net.Conn) {
 func pump(dst, src net.Conn) {
 	_, err := io.CopyBuffer(dst, src, make([]byte, egressBufSize))
 	if err != nil {
-		dst.Close()
-		src.Close()
+		closeConns(dst, src)
 		return
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
@@ -144,9 +143,16 @@ func (r *egressRelay) close() {
 	r.mu.Lock()
 	r.closed = true
 	for c := range r.conns {
-		c.Close()
+		closeConns(c)
 	}
 	r.mu.Unlock()
-	r.ln.Close()
+	closeConns(r.ln)
 	r.wg.Wait()
+}
+
+// closeConns closes what is being dropped; the errors say nothing useful.
+func closeConns(cs ...io.Closer) {
+	for _, c := range cs {
+		c.Close()
+	}
 }
