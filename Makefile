@@ -62,6 +62,8 @@ fuzz:
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
@@ -70,6 +72,7 @@ BENCH_N ?= 30
 bench: images
 	$(GO) run ./bench -n $(BENCH_N)
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
+	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 
 # Removes sandbox containers whose owner process is gone.
 reap: build

@@ -54,11 +54,20 @@ func (f *fakeResolver) questions() []string {
 
 func loopbackOnly() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
 
-func testConfig(t *testing.T, allow ...string) Config {
+func mustAllow(t testing.TB, allow ...string) policy.Allowlist {
 	t.Helper()
 	l, err := policy.ParseAllowlist(allow)
 	require.NoError(t, err)
-	return Config{RunID: "test", Allow: l, AllowCIDRs: loopbackOnly(), MaxConnections: 100, MaxBytes: 1 << 30, IdleTimeout: 30 * time.Second}
+	return l
+}
+
+func testConfig(t *testing.T, allow ...string) Config {
+	t.Helper()
+	return Config{RunID: "test", Allow: mustAllow(t, allow...), AllowCIDRs: loopbackOnly(), MaxConnections: 100, MaxBytes: 1 << 30, IdleTimeout: 30 * time.Second}
+}
+
+func tlsConfig(roots *x509.CertPool) *tls.Config {
+	return &tls.Config{RootCAs: roots}
 }
 
 func withHostAddrs(addrs ...string) Option {
@@ -90,7 +99,7 @@ func through(p *Proxy, roots *x509.CertPool) *http.Client {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", p.Socket())
 		},
-		TLSClientConfig: &tls.Config{RootCAs: roots},
+		TLSClientConfig: tlsConfig(roots),
 	}}
 }
 
@@ -108,7 +117,7 @@ func hello(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "hello %s %s xff=%q pa=%q", r.Host, r.URL.Path, r.Header.Get("X-Forwarded-For"), r.Header.Get("Proxy-Authorization"))
 }
 
-func port(t *testing.T, u string) string {
+func port(t testing.TB, u string) string {
 	t.Helper()
 	pu, err := url.Parse(u)
 	require.NoError(t, err)
