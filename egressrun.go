@@ -31,6 +31,14 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 	if spec.Limits.Egress == nil || spec.EgressSocket != "" {
 		return e.Runner.Run(ctx, spec)
 	}
+	if spec.RunID == "" {
+		// The proxy's folder carries the id, so a leaked one can be traced.
+		id, err := sandbox.NewRunID()
+		if err != nil {
+			return nil, err
+		}
+		spec.RunID = id
+	}
 	cfg, err := egress.ConfigFor(spec.RunID, spec.Limits.Egress)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Limits.Egress: %w", sandbox.ErrInvalidSpec, err)

@@ -49,7 +49,7 @@ func TestEgressRunnerStartsAndStopsTheProxy(t *testing.T) {
 		c.Close()
 		return &sandbox.Result{ID: spec.RunID}, nil
 	})
-	er := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(t.TempDir())}}
+	er := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(shortDir(t))}}
 	res, err := er.Run(context.Background(), sandbox.Spec{RunID: "r1", Limits: egressLimits()})
 	require.NoError(t, err)
 	require.NotNil(t, res.Egress)
@@ -77,11 +77,26 @@ func TestEgressRunnerPassesOtherRunsThrough(t *testing.T) {
 	require.Nil(t, res.Egress)
 }
 
+// shortDir is a folder whose path leaves room for a unix socket below it.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "eg")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 func TestEgressRunnerStopsTheProxyOnFailure(t *testing.T) {
-	dir := t.TempDir()
+	dir := shortDir(t)
 	boom := errors.New("engine gone")
-	inner := runnerFunc(func(context.Context, sandbox.Spec) (*sandbox.Result, error) { return nil, boom })
-	res, err := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(dir)}}.Run(context.Background(), sandbox.Spec{RunID: "r2", Limits: egressLimits()})
+	var named string
+	inner := runnerFunc(func(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+		named = spec.RunID
+		require.Contains(t, spec.EgressSocket, "sandboxrun-egress-"+spec.RunID+"-", "the folder is named after the run")
+		return nil, boom
+	})
+	res, err := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(dir)}}.Run(context.Background(), sandbox.Spec{Limits: egressLimits()})
+	require.NotEmpty(t, named, "a run id is made when the spec has none")
 	require.ErrorIs(t, err, boom)
 	require.Nil(t, res)
 	left, err := os.ReadDir(dir)

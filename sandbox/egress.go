@@ -116,6 +116,10 @@ func egressEnv(spec *Spec) []string {
 	return slices.Clone(proxyEnv)
 }
 
+// NewRunID returns a fresh run id, for a caller that must name the run
+// before it starts (the egress proxy names its folder after it).
+func NewRunID() (string, error) { return newRunID() }
+
 // UserIDs are the uid and gid sandboxes run as for this process (see
 // identity): the owner an egress socket needs.
 func UserIDs() (uid, gid int) {
