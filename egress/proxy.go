@@ -162,6 +162,10 @@ type Proxy struct {
 	srv    *http.Server
 	rp     *httputil.ReverseProxy
 
+	// stop ends every request's context when the proxy closes, which
+	// also cuts upgraded connections the forwarder holds.
+	stop context.CancelFunc
+
 	mu       sync.Mutex
 	closed   bool
 	tunnels  map[io.Closer]struct{}
@@ -214,8 +218,11 @@ func Start(cfg Config, opts ...Option) (p *Proxy, err error) {
 		errLog = slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug)
 	}
 	p.rp = p.forwarder(errLog)
+	base, stop := context.WithCancel(context.Background())
+	p.stop = stop
 	p.srv = &http.Server{
 		Handler:           p,
+		BaseContext:       func(net.Listener) context.Context { return base },
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       cfg.IdleTimeout,
@@ -269,6 +276,7 @@ func (p *Proxy) Close() error {
 		return p.closeErr
 	}
 	p.closed = true
+	p.stop()
 	for c := range p.tunnels {
 		closeAll(c)
 	}
