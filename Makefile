@@ -62,6 +62,8 @@ fuzz:
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
@@ -71,6 +73,7 @@ bench: images
 	$(GO) run ./bench -n $(BENCH_N)
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
+	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 
 # Removes sandbox containers whose owner process is gone.
 reap: build

@@ -32,6 +32,10 @@ type Request struct {
 	Timeout   time.Duration
 	MemoryMiB int64
 	CPUs      float64
+	// AllowDomains, when not nil, narrows the network to these allowlist
+	// entries (policy.ParseDomainRule); it never widens what the skill and
+	// the policy allow.
+	AllowDomains []string
 	// Image overrides the image to run (default: the skill's own image when
 	// it declares packages, else the runner image).
 	Image string
@@ -156,12 +160,18 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 	}
 	pol := req.policy()
 	limits, err := pol.Decide(sk.Manifest.Name, sk.Limits(), policy.Request{
-		Timeout:   req.Timeout,
-		MemoryMiB: req.MemoryMiB,
-		CPUs:      req.CPUs,
+		Timeout:      req.Timeout,
+		MemoryMiB:    req.MemoryMiB,
+		CPUs:         req.CPUs,
+		AllowDomains: req.AllowDomains,
 	})
 	if err != nil {
 		return nil, refused(err)
+	}
+	if limits.Egress != nil {
+		if err := sandbox.CheckProxyEnv(req.Env); err != nil {
+			return nil, refused(err)
+		}
 	}
 	workspace, err := policy.ResolveWorkspace(req.Workspace, os.Getenv("DOCKER_HOST"))
 	if err != nil {

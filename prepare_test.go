@@ -326,7 +326,10 @@ func TestPreparePython(t *testing.T) {
 
 func TestRunnerImageAndAssets(t *testing.T) {
 	require.Regexp(t, `^\d+\.\d+\.\d+`, sandboxrun.Version)
+	t.Setenv(sandboxrun.RunnerImageEnv, "") // set while testing a branch's own runner
 	require.Equal(t, "sandboxrun/runner:"+sandboxrun.Version, sandboxrun.RunnerImage())
+	t.Setenv(sandboxrun.RunnerImageEnv, "example/runner:pinned")
+	require.Equal(t, "example/runner:pinned", sandboxrun.RunnerImage())
 
 	onDisk, err := os.ReadFile("Dockerfile.runner")
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -86,7 +87,8 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 	if err != nil {
 		return nil, err
 	}
-	res, err = eng.Run(ctx, p.Spec)
+	// A run with an egress allowlist gets its own proxy around the sandbox.
+	res, err = EgressRunner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.

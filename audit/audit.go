@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -44,6 +45,9 @@ type Record struct {
 	// PolicyDigest is the sha256 of the operator policy file that decided,
 	// or "builtin".
 	PolicyDigest string `json:"policy_digest,omitempty"`
+	// Egress is what the run's egress proxy decided, every request with
+	// its host, port, verdict, bytes and duration; absent without a proxy.
+	Egress *egress.Record `json:"egress,omitempty"`
 }
 
 // NewRecord describes one execution. script is the path relative to the
@@ -74,6 +78,7 @@ func NewRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.Resul
 		rec.StdoutTruncated = res.StdoutTruncated
 		rec.StderrTruncated = res.StderrTruncated
 		rec.Error = res.Error
+		rec.Egress = res.EgressRecord
 	}
 	if runErr != nil && rec.Error == "" {
 		rec.Error = runErr.Error()

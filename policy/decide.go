@@ -36,15 +36,8 @@ func (o *Operator) Decide(skill string, s SkillLimits, r Request) (Limits, error
 	l.OutputBytes = int64(g.Output.Max.or(o.Limits.Output.Max).Value)
 	l.WorkspaceWriteBytes = int64(g.WorkspaceWrite.Max.or(o.Limits.WorkspaceWrite.Max).Value)
 
-	mode, from := o.network(skill)
-	switch {
-	case !s.Network:
-		l.Sources["network"] = "skill (no network_access)"
-	case mode == NetworkNone:
-		l.Sources["network"] = "off: " + from + " is none (the skill asked for network_access)"
-	default:
-		l.Network = true
-		l.Sources["network"] = "skill network_access, allowed by " + from
+	if err := o.decideNetwork(skill, s, r, &l); err != nil {
+		return Limits{}, err
 	}
 	return l, nil
 }
@@ -54,7 +47,21 @@ func (r Request) validate() error {
 		reqTimeout.timeout(r.Timeout, MaxTimeout),
 		reqMemory.memory(r.MemoryMiB, maxMemoryMiB),
 		reqCPUs.cpus(r.CPUs, math.Inf(1)),
+		r.validateDomains(),
 	)
+}
+
+func (r Request) validateDomains() error {
+	if r.AllowDomains == nil {
+		return nil
+	}
+	if len(r.AllowDomains) == 0 {
+		return fmt.Errorf("%w: the requested allowlist is empty; name at least one host, or leave it out", ErrDomain)
+	}
+	if _, err := ParseAllowlist(r.AllowDomains); err != nil {
+		return fmt.Errorf("the requested allowlist: %w", err)
+	}
+	return nil
 }
 
 type decider struct {

@@ -1,7 +1,9 @@
 // Package policy decides, before anything reaches Docker, whether an execution
 // may run and with what: the allowed-tools grammar and the Bash-command matcher,
 // the script path guard, the interpreter choice, the JSON-argument check, the
-// effective resource limits and the caller-environment check.
+// effective resource limits, the network allowlist (its grammar, and what a
+// run may reach: the skill's allowed_domains held to the operator's) and the
+// caller-environment check.
 //
 // A scoped Bash entry such as Bash(git status:*) allows that program, not a
 // changed environment for it: a command checked against scoped entries may not

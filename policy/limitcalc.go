@@ -37,6 +37,9 @@ type SkillLimits struct {
 	MemoryMiB int64
 	CPUs      float64
 	Network   bool
+	// AllowedDomains are the hosts the skill says it needs (allowlist
+	// entries); with Network, they are the most it may reach.
+	AllowedDomains []string
 }
 
 // Request is what a caller asks for on one execution; a zero field means
@@ -45,6 +48,9 @@ type Request struct {
 	Timeout   time.Duration
 	MemoryMiB int64
 	CPUs      float64
+	// AllowDomains, when not nil, narrows the run's network to these
+	// allowlist entries: never past what the skill and the policy allow.
+	AllowDomains []string
 }
 
 // DefaultLimits are the limits of a skill that declares none.

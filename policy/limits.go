@@ -16,9 +16,13 @@ type Limits struct {
 	// WorkspaceWriteBytes caps what a run may write to a writable
 	// workspace.
 	WorkspaceWriteBytes int64 `json:"workspace_write_bytes"`
-	// Network is true when the skill declares network_access and the
-	// operator's policy lets it have the network.
+	// Network is true when the sandbox gets a full network (a bridge):
+	// the skill declares network_access, names no allowed_domains, and the
+	// operator's policy is network: declared.
 	Network bool `json:"network"`
+	// Egress is set when the sandbox reaches the network only through the
+	// run's egress proxy, and says what it may reach.
+	Egress *Egress `json:"egress,omitempty"`
 	// Sources says where each of timeout, memory, cpus, pids and network
 	// came from: the request, the skill, a policy default or ceiling (with
 	// the file's line), or a built-in default.

@@ -27,8 +27,9 @@ const (
 	OnExceedClamp  = "clamp"
 	OnExceedRefuse = "refuse"
 
-	NetworkNone     = "none"
-	NetworkDeclared = "declared"
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+	NetworkDeclared  = "declared"
 
 	WriteReadOnly = "read-only"
 	WriteDeclared = "declared"
@@ -44,13 +45,19 @@ type Operator struct {
 	// Digest is the sha256 of the file's bytes, or "builtin".
 	Digest string `yaml:"-" json:"digest"`
 
-	Limits    LimitRules         `yaml:"limits" json:"limits"`
-	OnExceed  Setting[string]    `yaml:"on_exceed" json:"on_exceed"`
-	Network   Setting[string]    `yaml:"network" json:"network"`
-	Workspace WorkspaceRules     `yaml:"workspace" json:"workspace"`
-	Runtime   Setting[string]    `yaml:"runtime" json:"runtime"`
-	Build     BuildRules         `yaml:"build" json:"build"`
-	Skills    map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	Limits   LimitRules      `yaml:"limits" json:"limits"`
+	OnExceed Setting[string] `yaml:"on_exceed" json:"on_exceed"`
+	Network  Setting[string] `yaml:"network" json:"network"`
+	// AllowedDomains is what every skill may reach under network:
+	// allowlist (a skill's grant adds to it).
+	AllowedDomains Setting[[]string]  `yaml:"allowed_domains" json:"allowed_domains"`
+	Egress         EgressRules        `yaml:"egress" json:"egress"`
+	Workspace      WorkspaceRules     `yaml:"workspace" json:"workspace"`
+	Runtime        Setting[string]    `yaml:"runtime" json:"runtime"`
+	Build          BuildRules         `yaml:"build" json:"build"`
+	Skills         map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+
+	domains Allowlist
 }
 
 // LimitRules hold a default and a ceiling per limit.
@@ -87,8 +94,12 @@ type Grants struct {
 	// Network and Limits replace the global rules for this skill.
 	Network Setting[string] `yaml:"network" json:"network"`
 	Limits  LimitRules      `yaml:"limits" json:"limits"`
+	// AllowedDomains are added to the global allowed_domains for this
+	// skill.
+	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
 
-	tools Tools
+	tools   Tools
+	domains Allowlist
 }
 
 // BuiltinPolicy is the policy when the operator wrote none: the skill's
@@ -114,6 +125,7 @@ func (o *Operator) setBuiltins() {
 	l.WorkspaceWrite.Max.orBuiltin(Size(DefaultWorkspaceWriteBytes))
 	o.OnExceed.orBuiltin(OnExceedRefuse)
 	o.Network.orBuiltin(NetworkDeclared)
+	o.Egress.setBuiltins()
 	o.Workspace.Write.orBuiltin(WriteDeclared)
 	o.Build.SourceBuilds.orBuiltin(false)
 }
@@ -181,7 +193,9 @@ func (o *Operator) validate() []error {
 		}
 	}
 	add(o.OnExceed.oneOf("on_exceed", OnExceedClamp, OnExceedRefuse))
-	add(o.Network.oneOf("network", NetworkNone, NetworkDeclared))
+	add(o.Network.oneOf("network", NetworkNone, NetworkAllowlist, NetworkDeclared))
+	o.domains = parsePolicyDomains("allowed_domains", o.AllowedDomains, add)
+	errs = append(errs, o.Egress.validate()...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {
@@ -196,7 +210,8 @@ func (o *Operator) validate() []error {
 			continue
 		}
 		where := "skills." + name
-		add(g.Network.oneOf(where+".network", NetworkNone, NetworkDeclared))
+		add(g.Network.oneOf(where+".network", NetworkNone, NetworkAllowlist, NetworkDeclared))
+		g.domains = parsePolicyDomains(where+".allowed_domains", g.AllowedDomains, add)
 		add(g.Limits.validate(where+".limits", &o.Limits))
 		if g.AllowedTools.Set {
 			ts, err := ParseAllowedTools(g.AllowedTools.Value)
@@ -214,6 +229,21 @@ func (o *Operator) validate() []error {
 		}
 	}
 	return errs
+}
+
+// parsePolicyDomains parses an allowed_domains list, reporting each bad
+// entry with its line.
+func parsePolicyDomains(where string, s Setting[[]string], add func(error)) Allowlist {
+	var list Allowlist
+	for _, e := range s.Value {
+		r, err := ParseDomainRule(e)
+		if err != nil {
+			add(fmt.Errorf("line %d: %s: %w", s.Line, where, err))
+			continue
+		}
+		list = append(list, r)
+	}
+	return list.normalize()
 }
 
 // validate checks the absolute bounds and that each default is within its

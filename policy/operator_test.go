@@ -18,7 +18,7 @@ func mustPolicy(t *testing.T, text string) *Operator {
 
 func TestParsePolicyErrorsNameTheLine(t *testing.T) {
 	tests := []struct{ name, text, want string }{
-		{"unknown top-level key", "limits: {}\negress: none\n", "line 2"},
+		{"unknown top-level key", "limits: {}\nfirewall: none\n", "line 2"},
 		{"unknown limit", "limits:\n  disk: {max: 1Gi}\n", "line 2"},
 		{"unknown range key", "limits:\n  memory: {maximum: 1Gi}\n", "line 2"},
 		{"bare size", "limits:\n  memory:\n    max: 512\n", "line 3: \"512\" is not a size"},
@@ -28,7 +28,7 @@ func TestParsePolicyErrorsNameTheLine(t *testing.T) {
 		{"default above max", "limits:\n  memory:\n    default: 4Gi\n    max: 2Gi\n", "line 4: limits.memory default 4GiB is above its max 2GiB"},
 		{"skill default above global max", "limits:\n  cpus: {max: 2}\nskills:\n  x:\n    limits:\n      cpus: {default: 3}\n", "line 6: skills.x.limits.cpus default 3 is above its max 2"},
 		{"bad on_exceed", "on_exceed: warn\n", "line 1: on_exceed is \"warn\"; use one of: clamp, refuse"},
-		{"bad network", "network: allowlist\n", "line 1: network is \"allowlist\""},
+		{"bad network", "network: open\n", "line 1: network is \"open\"; use one of: none, allowlist, declared"},
 		{"bad workspace write", "workspace:\n  write: yes\n", "line 2: workspace.write"},
 		{"relative root", "workspace:\n  roots: [work]\n", "line 2: workspace.roots entry \"work\" must be an absolute path"},
 		{"bad grant", "skills:\n  pdf:\n    allowed-tools: Bash(git status:*\n", "line 3: skills.pdf.allowed-tools"},

@@ -47,6 +47,13 @@ func (o *Operator) Entries() []Entry {
 	limits("limits.", &o.Limits, true)
 	str("on_exceed", o.OnExceed, "")
 	str("network", o.Network, "")
+	out = append(out,
+		Entry{"allowed_domains", listOr(o.domains.Strings(), "none"), o.AllowedDomains.from()},
+		Entry{"egress.allow_cidrs", listOr(o.Egress.AllowCIDRs.Value, "none"), o.Egress.AllowCIDRs.from()},
+		Entry{"egress.max_connections", o.Egress.MaxConnections.Value.String(), o.Egress.MaxConnections.from()},
+		Entry{"egress.max_bytes", o.Egress.MaxBytes.Value.String(), o.Egress.MaxBytes.from()},
+		Entry{"egress.idle_timeout", o.Egress.IdleTimeout.Value.String(), o.Egress.IdleTimeout.from()},
+	)
 	str("workspace.write", o.Workspace.Write, "")
 	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
 	str("runtime", o.Runtime, "engine default")
@@ -66,6 +73,9 @@ func (o *Operator) Entries() []Entry {
 		}
 		if g.Network.Set {
 			out = append(out, Entry{p + "network", g.Network.Value, g.Network.from()})
+		}
+		if g.AllowedDomains.Set {
+			out = append(out, Entry{p + "allowed_domains", listOr(g.domains.Strings(), "none"), g.AllowedDomains.from()})
 		}
 		limits(p+"limits.", &g.Limits, false)
 	}

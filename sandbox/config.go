@@ -88,6 +88,7 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 		networkMode = "bridge"
 	}
 	mounts := []mount.Mount{bindMount(spec.SkillDir, skillMount(spec.Skill), true)}
+	mounts = append(mounts, egressMount(spec)...)
 	switch {
 	case spec.Workspace == "":
 	case p.workspaceVolume != "":
@@ -160,6 +161,7 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 		TimeoutMS: ceilMS(effectiveTimeout(spec.Limits)),
 		GraceMS:   ceilMS(grace),
 		OutputCap: spec.Limits.OutputBytes,
+		Egress:    egressJob(spec),
 	}
 }
 
@@ -179,6 +181,7 @@ func scriptEnv(spec *Spec, version string) []string {
 		"HOME=" + scratchDir,
 		"LANG=C.UTF-8",
 	}
+	env = append(env, egressEnv(spec)...)
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		env = append(env, k+"="+spec.Env[k])
 	}

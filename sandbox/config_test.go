@@ -54,6 +54,10 @@ func TestContainerConfigGolden(t *testing.T) {
 	}{
 		{"default", func(*Spec, *runParams) {}},
 		{"network", func(s *Spec, _ *runParams) { s.Limits.Network = true }},
+		{"egress", func(s *Spec, _ *runParams) {
+			s.EgressSocket = "/tmp/sandboxrun-egress-0123456789abcdef-1/egress.sock"
+			s.Limits.Egress = &policy.Egress{Allow: []string{"api.example.com"}, MaxConnections: 256, MaxBytes: 1 << 30, IdleTimeoutSec: 60}
+		}},
 		{"workspace_readonly", func(s *Spec, _ *runParams) { s.Workspace = "/home/dev/project" }},
 		{"workspace_writable", func(s *Spec, p *runParams) {
 			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true

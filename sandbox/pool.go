@@ -43,7 +43,8 @@ func newWarmPool(d *Docker, size int, maxIdle time.Duration) *warmPool {
 // key identifies a container configuration: runs with equal keys can use
 // each other's warm containers. Empty when the pool is off.
 func (p *warmPool) key(spec *Spec) string {
-	if p == nil {
+	if p == nil || spec.EgressSocket != "" {
+		// The socket is the run's own: no other run can use the container.
 		return ""
 	}
 	tmpl := *spec

@@ -26,6 +26,9 @@ func checkHostPaths(spec *Spec, ids identity) error {
 			return err
 		}
 	}
+	if err := checkEgressSocket(spec, ids); err != nil {
+		return err
+	}
 	if !ids.foreign() {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -39,6 +40,12 @@ type Spec struct {
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace         string
 	WorkspaceWritable bool
+	// EgressSocket is the host path of the unix socket of the run's egress
+	// proxy (package egress), or empty. When set, the socket is mounted in
+	// the sandbox, sandbox-init relays ProxyAddr to it and the script's
+	// HTTP_PROXY/HTTPS_PROXY point there; the sandbox still has no network
+	// interface but loopback. Limits.Network must be false.
+	EgressSocket string
 	// Image is the image to run; empty means the default runner image.
 	Image  string
 	Limits policy.Limits
@@ -91,6 +98,10 @@ type Result struct {
 	// workspace held when the script ended.
 	WorkspaceFull      bool  `json:"workspace_full,omitempty"`
 	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
+	// Egress sums what the run's egress proxy allowed and denied, when the
+	// run had one; EgressRecord holds every decision, for the audit log.
+	Egress       *egress.Summary `json:"egress,omitempty"`
+	EgressRecord *egress.Record  `json:"-"`
 	// Started is true once the sandbox's container was running: a Run
 	// error with Started set means the sandbox failed mid-run (killed from
 	// outside, engine failure), and the Result says as much as is known.

@@ -81,6 +81,7 @@ func (s *Spec) Validate() error {
 			add("Workspace is the root directory: choose a project directory")
 		}
 	}
+	p = append(p, egressProblems(s)...)
 	p = append(p, limitProblems(s.Limits)...)
 	if len(p) > 0 {
 		return &SpecError{Problems: p}

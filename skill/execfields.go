@@ -26,7 +26,7 @@ const (
 
 var execFieldNames = []string{
 	"version", "max_execution_time", "max_memory", "max_cpus",
-	"network_access", "python_packages", "system_packages", "runtime",
+	"network_access", "allowed_domains", "python_packages", "system_packages", "runtime",
 }
 
 func isExecField(key string) bool { return slices.Contains(execFieldNames, key) }
@@ -53,6 +53,14 @@ func (d *decoder) execFields(top, meta []entry, m *Manifest) {
 	readExec(d, top, meta, "python_packages", parsePythonPackages, samePackages, &m.PythonPackages)
 	readExec(d, top, meta, "system_packages", parseSystemPackages, samePackages, &m.SystemPackages)
 	readExec(d, top, meta, "runtime", parseRuntime, same, &m.Runtime)
+	readExec(d, top, meta, "allowed_domains", parseAllowedDomains, samePackages, &m.AllowedDomains)
+	if len(m.AllowedDomains) > 0 && !m.NetworkAccess {
+		e := findEntry(meta, "allowed_domains")
+		if e == nil {
+			e = findEntry(top, "allowed_domains")
+		}
+		d.add(sevWarn, e.keyNode, "`allowed_domains` has no effect without `network_access: true`; set it, or remove the list")
+	}
 }
 
 func findEntry(list []entry, key string) *entry {
@@ -197,6 +205,36 @@ func parseRuntime(n *yaml.Node) (string, error) {
 		err = fmt.Errorf("is %q; it must be %s", s, want)
 	}
 	return s, err
+}
+
+// parseAllowedDomains reads the hosts a skill needs: a YAML list, or a
+// string of entries separated by whitespace and/or commas (the metadata
+// spelling). Each is an allowlist entry (policy.ParseDomainRule) and is kept
+// in its canonical spelling.
+func parseAllowedDomains(n *yaml.Node) ([]string, error) {
+	var items []string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		items = strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	case yaml.SequenceNode:
+		for _, it := range n.Content {
+			s, ok := scalarText(resolveAlias(it))
+			if !ok {
+				return nil, fmt.Errorf("has a list item that is not a string; each item must be a host such as `api.example.com` or `*.example.com:8443`")
+			}
+			items = append(items, s)
+		}
+	default:
+		return nil, fmt.Errorf("is a YAML %s; write a list of hosts, e.g. [api.example.com, \"*.example.org\"]", kindName(n))
+	}
+	list, err := policy.ParseAllowlist(items)
+	if err != nil {
+		return nil, fmt.Errorf("%w; write hosts such as `api.example.com`, `*.example.com` or `api.example.com:8443`", err)
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("is empty; list the hosts the skill needs, or remove it")
+	}
+	return list.Strings(), nil
 }
 
 // Package names end up as arguments to pip or apt when a per-skill image is

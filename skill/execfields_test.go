@@ -16,6 +16,7 @@ func TestExecFieldsBothSpellings(t *testing.T) {
 		MaxMemoryMiB:     256,
 		MaxCPUs:          0.5,
 		NetworkAccess:    true,
+		AllowedDomains:   []string{"*.example.org:8443", "api.example.com"},
 		PythonPackages:   []string{"pandas>=2", "requests[socks]"},
 		SystemPackages:   []string{"libxml2", "curl=7.88.1-10"},
 		Runtime:          "python3",
@@ -25,6 +26,7 @@ max_execution_time: 60
 max_memory: 256
 max_cpus: 0.5
 network_access: true
+allowed_domains: [API.example.com., "*.example.org:8443"]
 python_packages:
   - pandas>=2
   - requests[socks]
@@ -37,6 +39,7 @@ runtime: python3
   max_memory: "256"
   max_cpus: "0.5"
   network_access: "true"
+  allowed_domains: "*.example.org:8443, api.example.com"
   python_packages: "pandas>=2, requests[socks]"
   system_packages: "libxml2 curl=7.88.1-10"
   runtime: "python3"
@@ -46,9 +49,9 @@ runtime: python3
 		front  string
 		strict int // how many strict-only problems
 	}{
-		{"top level", top, 8},
+		{"top level", top, 9},
 		{"metadata", meta, 0},
-		{"both, agreeing", top + meta, 8},
+		{"both, agreeing", top + meta, 9},
 		{"top-level strings", "max_memory: \"256\"\n" + meta, 1},
 	}
 	for _, tt := range tests {
@@ -61,6 +64,7 @@ runtime: python3
 			require.Equal(t, want.MaxMemoryMiB, m.MaxMemoryMiB)
 			require.InDelta(t, want.MaxCPUs, m.MaxCPUs, 0)
 			require.Equal(t, want.NetworkAccess, m.NetworkAccess)
+			require.Equal(t, want.AllowedDomains, m.AllowedDomains)
 			require.ElementsMatch(t, want.PythonPackages, m.PythonPackages)
 			require.ElementsMatch(t, want.SystemPackages, m.SystemPackages)
 			require.Equal(t, want.Runtime, m.Runtime)
@@ -79,6 +83,7 @@ func TestExecFieldsDisagree(t *testing.T) {
 		{"network", "network_access: true\nmetadata:\n  network_access: \"false\"\n", "`network_access` (true) and `metadata.network_access`"},
 		{"packages", "python_packages: [a, b]\nmetadata:\n  python_packages: \"a c\"\n", "`python_packages` ([a, b]) and `metadata.python_packages`"},
 		{"runtime", "runtime: node\nmetadata:\n  runtime: bash\n", "`runtime` (\"node\") and `metadata.runtime` (line 6: \"bash\")"},
+		{"domains", "allowed_domains: [a.example.com]\nmetadata:\n  allowed_domains: \"a.example.com b.example.com\"\n", "`allowed_domains` ([a.example.com]) and `metadata.allowed_domains`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +137,14 @@ func TestExecFieldBounds(t *testing.T) {
 		{"system uppercase", "system_packages", "[Foo]", "not a Debian package name"},
 		{"packages mapping", "system_packages", "{a: b}", "is a YAML mapping"},
 		{"packages nested", "python_packages", "[[a]]", "not a string"},
+		{"domains list", "allowed_domains", "[api.example.com, \"*.example.org\"]", ""},
+		{"domains string", "allowed_domains", "\"api.example.com,pypi.org:443\"", ""},
+		{"domains tld wildcard", "allowed_domains", "[\"*.com\"]", "top-level domain"},
+		{"domains scheme", "allowed_domains", "[\"https://api.example.com\"]", "without a scheme"},
+		{"domains numeric", "allowed_domains", "[127.1]", "ends in a number"},
+		{"domains empty", "allowed_domains", "\"\"", "is empty"},
+		{"domains mapping", "allowed_domains", "{a: b}", "is a YAML mapping"},
+		{"domains nested", "allowed_domains", "[[a.com]]", "not a string"},
 	}
 	for _, tt := range tests {
 		for _, where := range []string{"top", "metadata"} {
@@ -155,10 +168,19 @@ func TestExecFieldBounds(t *testing.T) {
 	}
 }
 
+func TestAllowedDomainsWithoutNetworkAccessWarns(t *testing.T) {
+	m, probs := decodeFront(t, minimalFront+"metadata:\n  allowed_domains: \"api.example.com\"\n")
+	require.Empty(t, messages(probs, sevFatal))
+	requireOneContaining(t, messages(probs, sevWarn), "`allowed_domains` has no effect without `network_access: true`")
+	require.Equal(t, []string{"api.example.com"}, m.AllowedDomains)
+	_, probs = decodeFront(t, minimalFront+"metadata:\n  allowed_domains: \"api.example.com\"\n  network_access: \"true\"\n")
+	require.Empty(t, messages(probs, sevWarn))
+}
+
 func TestLimits(t *testing.T) {
-	m, probs := decodeFront(t, minimalFront+"metadata:\n  max_execution_time: \"45\"\n  max_memory: \"128\"\n  max_cpus: \"1.5\"\n  network_access: \"true\"\n")
+	m, probs := decodeFront(t, minimalFront+"metadata:\n  max_execution_time: \"45\"\n  max_memory: \"128\"\n  max_cpus: \"1.5\"\n  network_access: \"true\"\n  allowed_domains: \"pypi.org\"\n")
 	require.Empty(t, messages(probs, sevFatal))
 	s := &Skill{Manifest: m}
-	require.Equal(t, policy.SkillLimits{Timeout: 45 * time.Second, MemoryMiB: 128, CPUs: 1.5, Network: true}, s.Limits())
+	require.Equal(t, policy.SkillLimits{Timeout: 45 * time.Second, MemoryMiB: 128, CPUs: 1.5, Network: true, AllowedDomains: []string{"pypi.org"}}, s.Limits())
 	require.Equal(t, policy.SkillLimits{}, (&Skill{}).Limits(), "unset fields stay zero so policy defaults apply")
 }

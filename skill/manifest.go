@@ -30,9 +30,12 @@ type Manifest struct {
 	// MaxExecutionTime is in whole seconds, 1-600.
 	MaxExecutionTime int `json:"max_execution_time,omitempty"`
 	// MaxMemoryMiB is in MiB, at least 16.
-	MaxMemoryMiB   int64    `json:"max_memory,omitempty"`
-	MaxCPUs        float64  `json:"max_cpus,omitempty"`
-	NetworkAccess  bool     `json:"network_access,omitempty"`
+	MaxMemoryMiB  int64   `json:"max_memory,omitempty"`
+	MaxCPUs       float64 `json:"max_cpus,omitempty"`
+	NetworkAccess bool    `json:"network_access,omitempty"`
+	// AllowedDomains are the hosts the skill needs, canonical allowlist
+	// entries; the operator's policy decides what it actually reaches.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
 	PythonPackages []string `json:"python_packages,omitempty"`
 	SystemPackages []string `json:"system_packages,omitempty"`
 	// Runtime overrides the interpreter chosen from a script's extension.

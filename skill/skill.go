@@ -148,5 +148,7 @@ func (s *Skill) Limits() policy.SkillLimits {
 		MemoryMiB: m.MaxMemoryMiB,
 		CPUs:      m.MaxCPUs,
 		Network:   m.NetworkAccess,
+
+		AllowedDomains: m.AllowedDomains,
 	}
 }

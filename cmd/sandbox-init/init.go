@@ -94,6 +94,11 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 	if err != nil {
 		return failed(err), nil
 	}
+	relay, err := startEgressRelay(job.Egress, log)
+	if err != nil {
+		return failed(err), job
+	}
+	defer relay.close()
 	c, err := startChild(job)
 	if err != nil {
 		return failed(err), job

@@ -133,6 +133,7 @@ func explain(w io.Writer, res *sandbox.Result) {
 		fmt.Fprintf(w, "sandboxrun: output truncated at %d bytes per stream (stdout %d bytes, stderr %d bytes written)\n",
 			res.Limits.OutputBytes, res.StdoutBytes, res.StderrBytes)
 	}
+	explainEgress(w, res)
 }
 
 func writeJSON(w io.Writer, v any) error {

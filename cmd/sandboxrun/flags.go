@@ -27,6 +27,8 @@ type execFlags struct {
 	image      string
 	ociRuntime string
 	noBuild    bool
+	// allowDomains narrows the egress allowlist (egress.go).
+	allowDomains []string
 }
 
 // register adds the flags to fs; jsonHelp says what --json prints for this
@@ -46,6 +48,7 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for the sandbox, e.g. runsc (gVisor) or kata, as registered in the engine (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
 	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
 	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")
+	registerAllowDomain(fs, f)
 }
 
 // request turns the flags into a library request; stdin serves --args -.
@@ -82,6 +85,8 @@ func (f *execFlags) request(stdin io.Reader, pol *policy.Operator) (sandboxrun.R
 		Image:     f.image,
 		NoBuild:   f.noBuild,
 		Policy:    pol,
+
+		AllowDomains: f.allowDomainsRequest(),
 	}, nil
 }
 

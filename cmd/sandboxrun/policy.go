@@ -150,7 +150,11 @@ func printCheck(s streams, c skillCheck) {
 		fmt.Fprintf(tw, "  memory\t%d MiB\t%s\n", l.MemoryBytes>>20, l.Sources["memory"])
 		fmt.Fprintf(tw, "  cpus\t%g\t%s\n", l.CPUs, l.Sources["cpus"])
 		fmt.Fprintf(tw, "  pids\t%d\t%s\n", l.Pids, l.Sources["pids"])
-		fmt.Fprintf(tw, "  network\t%v\t%s\n", l.Network, l.Sources["network"])
+		network := fmt.Sprint(l.Network)
+		if l.Egress != nil {
+			network = egressLine(l.Egress)
+		}
+		fmt.Fprintf(tw, "  network\t%s\t%s\n", network, l.Sources["network"])
 		_ = tw.Flush()
 		if len(l.Clamped) > 0 {
 			fmt.Fprintf(s.out, "  clamped to the policy's ceilings: %v\n", l.Clamped)

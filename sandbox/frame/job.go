@@ -24,6 +24,18 @@ type Job struct {
 	// closes, so the host can copy the folder out of a volume that ends
 	// with the container.
 	HoldDir string `json:"hold_dir,omitempty"`
+	// Egress, when set, has init relay connections to Listen (inside the
+	// sandbox, on loopback) to the unix socket Socket, the run's egress
+	// proxy. The relay is up before the child starts.
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is where sandbox-init relays the run's proxy connections.
+type Egress struct {
+	// Listen is a loopback TCP address, e.g. 127.0.0.1:3128.
+	Listen string `json:"listen"`
+	// Socket is the proxy's unix socket inside the sandbox.
+	Socket string `json:"socket"`
 }
 
 // Report is the payload of the Result frame, the last frame init writes.

@@ -1,0 +1,21 @@
+// Package egress is the per-run egress proxy: how a sandbox with no network
+// interface but loopback reaches the hosts its run may reach, and nothing
+// else.
+//
+// A Proxy listens on a unix socket in a fresh private folder; the sandbox
+// gets the socket bind-mounted and sandbox-init relays 127.0.0.1:3128 to it,
+// where the job's HTTP_PROXY and HTTPS_PROXY point. The proxy answers CONNECT
+// with a TLS tunnel (the bytes pass through untouched) and forwards plain
+// HTTP requests. It allows a request only when the allowlist
+// (policy.Allowlist) matches the host and port, resolves the name itself,
+// refuses it when any resolved address is not public (loopback, private,
+// link-local, CGNAT, multicast, this host's own...) unless the operator's
+// CIDRs hold it, dials the checked addresses (never the name again), and for
+// a tunnel requires the TLS ClientHello to name the same host. Each run has
+// limits on connections, bytes and idle time, and every decision is recorded
+// for the Result and the audit log.
+//
+// Fail closed by construction: the sandbox has no route anywhere, so a
+// program that ignores the proxy variables, or a proxy that died, leaves it
+// with no network at all.
+package egress

@@ -1,0 +1,150 @@
+package egress
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+	"time"
+)
+
+// forwardKey carries a request's exchange to the transport's dialer.
+type forwardKey struct{}
+
+// exchange is one forwarded request: its checked target, and what the
+// transport and the reverse proxy report back into its decision.
+type exchange struct {
+	t *target
+
+	mu   sync.Mutex
+	d    *Decision
+	conn *upstream
+}
+
+func (ex *exchange) update(f func(d *Decision)) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	f(ex.d)
+}
+
+// authority is the target as the upstream request names it.
+func (t *target) authority() string {
+	switch {
+	case t.port != 80:
+		return t.String()
+	case t.host.IsIP() && t.host.IP.Is6():
+		return "[" + t.host.String() + "]"
+	default:
+		return t.host.String()
+	}
+}
+
+// serveForward forwards a plain-HTTP request for an absolute http:// URL,
+// the form clients send to an HTTP_PROXY. Each request gets its own
+// upstream connection, so each is one decision with its own bytes.
+func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
+	d := Decision{Time: time.Now(), Method: r.Method, Host: r.URL.Host}
+	ex := &exchange{d: &d}
+	defer func() {
+		ex.mu.Lock()
+		if ex.conn != nil {
+			d.BytesUp, d.BytesDown = ex.conn.up.Load(), ex.conn.down.Load()
+			if le := ex.conn.limitErr.Load(); le != nil && d.Reason == "" {
+				d.Reason = le.Error()
+			}
+		}
+		d.DurationMS = time.Since(d.Time).Milliseconds()
+		ex.mu.Unlock()
+		p.rec.add(d)
+		p.s.logger.Debug("egress", "method", d.Method, "host", d.Host, "port", d.Port, "allowed", d.Allowed, "status", d.Status, "reason", d.Reason)
+	}()
+	if r.URL.Scheme != "http" || r.URL.Host == "" {
+		d.Status = http.StatusBadRequest
+		d.Reason = fmt.Sprintf("%q is not an absolute http:// URL; this is the sandbox's HTTP proxy: send http:// URLs through HTTP_PROXY and https:// through HTTPS_PROXY (CONNECT)", r.RequestURI)
+		refuse(w, d.Status, d.Reason)
+		return
+	}
+	h, port, err := parseAuthority(r.URL.Host, 80)
+	if err != nil {
+		d.Status, d.Reason = http.StatusBadRequest, err.Error()
+		refuse(w, d.Status, d.Reason)
+		return
+	}
+	d.Host, d.Port = h.String(), port
+	t, err := p.allow(r.Context(), h, port)
+	if err == nil {
+		d.Allowed = true
+		err = p.budget.takeConn()
+	}
+	if err != nil {
+		d.Status, d.Reason = statusFor(err), err.Error()
+		refuse(w, d.Status, d.Reason)
+		return
+	}
+	ex.t = t
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, ex)))
+}
+
+// forwarder is the reverse proxy that sends forwarded requests upstream.
+// It removes hop-by-hop headers (Proxy-Authorization among them), adds no
+// X-Forwarded-* headers, leaves bodies as they are (no transparent
+// compression) and streams responses as they arrive.
+func (p *Proxy) forwarder(errLog *log.Logger) *httputil.ReverseProxy {
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            p.dialExchange,
+		DisableKeepAlives:      true,
+		DisableCompression:     true,
+		ResponseHeaderTimeout:  p.cfg.IdleTimeout,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	exOf := func(r *http.Request) *exchange {
+		ex, _ := r.Context().Value(forwardKey{}).(*exchange)
+		return ex
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = exOf(pr.In).t.authority()
+			pr.Out.Host = ""
+		},
+		Transport:     tr,
+		FlushInterval: -1,
+		ErrorLog:      errLog,
+		ModifyResponse: func(resp *http.Response) error {
+			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			status := statusFor(err)
+			exOf(r).update(func(d *Decision) { d.Status, d.Reason = status, err.Error() })
+			refuse(w, status, err.Error())
+		},
+	}
+}
+
+// dialExchange connects the transport to the request's checked target,
+// and only to it.
+func (p *Proxy) dialExchange(ctx context.Context, _, addr string) (net.Conn, error) {
+	ex, _ := ctx.Value(forwardKey{}).(*exchange)
+	if ex == nil || ex.t == nil {
+		return nil, fmt.Errorf("%w: no checked target for %s", ErrDenied, addr)
+	}
+	h, port, err := parseAuthority(addr, 0)
+	if err != nil || h != ex.t.host || port != ex.t.port {
+		return nil, fmt.Errorf("%w: the transport asked for %s, but the request was checked for %s", ErrDenied, addr, ex.t)
+	}
+	c, ap, err := p.dial(ctx, ex.t)
+	if err != nil {
+		return nil, err
+	}
+	u := &upstream{Conn: c, b: &p.budget, idle: newIdler(p.cfg.IdleTimeout, c)}
+	ex.mu.Lock()
+	ex.conn = u
+	ex.d.Addr = ap.String()
+	ex.mu.Unlock()
+	return u, nil
+}

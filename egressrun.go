@@ -1,0 +1,61 @@
+package sandboxrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// EgressRunner runs each execution through Runner, and gives the ones
+// whose limits carry an egress allowlist (Spec.Limits.Egress, decided by
+// the operator's policy) their own egress proxy: started just before the
+// sandbox, stopped as soon as Runner returns (the container is gone by
+// then), its summary put in Result.Egress and every decision in
+// Result.EgressRecord for the audit log. Other executions pass through
+// unchanged. It is safe for concurrent use when Runner is.
+type EgressRunner struct {
+	Runner sandbox.Runner
+	// Options apply to every proxy: a resolver, a logger, an observer
+	// counting decisions for metrics.
+	Options []egress.Option
+}
+
+var _ sandbox.Runner = EgressRunner{}
+
+// Run starts the run's proxy when it needs one, runs, and stops the proxy.
+// A proxy that cannot start is an environment failure: nothing ran.
+func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	if spec.Limits.Egress == nil || spec.EgressSocket != "" {
+		return e.Runner.Run(ctx, spec)
+	}
+	if spec.RunID == "" {
+		// The proxy's folder carries the id, so a leaked one can be traced.
+		id, err := sandbox.NewRunID()
+		if err != nil {
+			return nil, err
+		}
+		spec.RunID = id
+	}
+	cfg, err := egress.ConfigFor(spec.RunID, spec.Limits.Egress)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Limits.Egress: %w", sandbox.ErrInvalidSpec, err)
+	}
+	uid, gid := sandbox.UserIDs()
+	p, err := egress.Start(cfg, append([]egress.Option{egress.WithSocketOwner(uid, gid)}, e.Options...)...)
+	if err != nil {
+		return nil, err
+	}
+	spec.EgressSocket = p.Socket()
+	res, err := e.Runner.Run(ctx, spec)
+	if cerr := p.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if res != nil {
+		rec := p.Record()
+		res.Egress, res.EgressRecord = &rec.Summary, &rec
+	}
+	return res, err
+}

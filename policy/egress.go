@@ -1,0 +1,184 @@
+package policy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Built-in limits of the egress proxy, per run.
+const (
+	DefaultEgressConnections = 256
+	DefaultEgressBytes       = 1 << 30
+	DefaultEgressIdle        = 60 * time.Second
+)
+
+// Egress is the network of a run that goes through the egress proxy: the
+// sandbox has only loopback, and the proxy reaches the hosts in Allow and
+// nothing else. JSON field names are part of Result.limits.
+type Egress struct {
+	// Allow is the effective allowlist, canonical entries (see
+	// ParseDomainRule).
+	Allow []string `json:"allow"`
+	// AllowCIDRs are the operator's address ranges that non-public
+	// addresses (loopback, private, link-local...) and IP literals must be
+	// in to be reached.
+	AllowCIDRs []string `json:"allow_cidrs,omitempty"`
+	// MaxConnections bounds the upstream connections the proxy opens for
+	// the run; MaxBytes the bytes through them, both directions together.
+	MaxConnections int64 `json:"max_connections"`
+	MaxBytes       int64 `json:"max_bytes"`
+	// IdleTimeout closes a connection with no traffic either way for that
+	// long.
+	IdleTimeout    time.Duration `json:"-"`
+	IdleTimeoutSec float64       `json:"idle_timeout_s"`
+}
+
+// EgressRules are the operator's settings of the egress proxy.
+type EgressRules struct {
+	// AllowCIDRs lists the address ranges (CIDR, or one address) the proxy
+	// may reach although they are not public: loopback, private, link-local,
+	// CGNAT, this host's own addresses. IP literals in requests must be in
+	// one of them too.
+	AllowCIDRs     Setting[[]string] `yaml:"allow_cidrs" json:"allow_cidrs"`
+	MaxConnections Setting[Count]    `yaml:"max_connections" json:"max_connections"`
+	MaxBytes       Setting[Size]     `yaml:"max_bytes" json:"max_bytes"`
+	IdleTimeout    Setting[Duration] `yaml:"idle_timeout" json:"idle_timeout"`
+
+	cidrs []netip.Prefix
+}
+
+func (e *EgressRules) setBuiltins() {
+	e.MaxConnections.orBuiltin(Count(DefaultEgressConnections))
+	e.MaxBytes.orBuiltin(Size(DefaultEgressBytes))
+	e.IdleTimeout.orBuiltin(Duration(DefaultEgressIdle))
+}
+
+// validate parses the CIDRs; every error names its line.
+func (e *EgressRules) validate() []error {
+	var errs []error
+	for _, c := range e.AllowCIDRs.Value {
+		p, err := ParseCIDR(c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d: egress.allow_cidrs: %w", e.AllowCIDRs.Line, err))
+			continue
+		}
+		e.cidrs = append(e.cidrs, p)
+	}
+	return errs
+}
+
+// ParseCIDR reads an address range: a CIDR with its host bits zero
+// (10.0.0.0/8), or one address (127.0.0.1 is 127.0.0.1/32). A /0 is refused:
+// it would open every address, cloud metadata included, in one line.
+func ParseCIDR(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if ip, err := netip.ParseAddr(s); err == nil {
+		if ip.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q: drop the zone", s)
+		}
+		return netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil:
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or fd00::/8", s)
+	case p.Addr().Is4In6():
+		return netip.Prefix{}, fmt.Errorf("%q: write IPv4 ranges in IPv4 form, e.g. 10.0.0.0/8", s)
+	case p.Bits() == 0:
+		return netip.Prefix{}, fmt.Errorf("%q allows every address, cloud metadata and this host included; list the ranges the skills need", s)
+	case p != p.Masked():
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set; write %s", s, p.Masked())
+	}
+	return p, nil
+}
+
+// EgressCIDRs are the operator's allowed address ranges.
+func (o *Operator) EgressCIDRs() []netip.Prefix { return o.Egress.cidrs }
+
+// allowance is what the operator allows skill to reach: the global
+// allowed_domains plus the skill's own grant.
+func (o *Operator) allowance(skill string) (Allowlist, string) {
+	from := []string{}
+	var list Allowlist
+	if o.AllowedDomains.Set {
+		list = append(list, o.domains...)
+		from = append(from, fmt.Sprintf("policy allowed_domains (line %d)", o.AllowedDomains.Line))
+	}
+	if g := o.grants(skill); g.AllowedDomains.Set {
+		list = append(list, g.domains...)
+		from = append(from, fmt.Sprintf("policy skills.%s.allowed_domains (line %d)", skill, g.AllowedDomains.Line))
+	}
+	if len(from) == 0 {
+		return nil, "policy allowed_domains (not set: nothing)"
+	}
+	return list.normalize(), strings.Join(from, " + ")
+}
+
+// decideNetwork sets l.Network (a full network), or l.Egress (the proxy
+// and its allowlist), or neither, with Sources["network"] saying why.
+//
+// network_access is the skill's request for any network at all. Under
+// none it gets nothing. Under allowlist it gets its allowed_domains held to
+// the operator's allowance. Under declared it gets the full network when it
+// names no hosts, and only those hosts when it does. The caller's
+// --allow-domain narrows every case; nothing here widens.
+func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limits) error {
+	mode, from := o.network(skill)
+	switch {
+	case !s.Network:
+		l.Sources["network"] = "skill (no network_access)"
+		return nil
+	case mode == NetworkNone:
+		l.Sources["network"] = "off: " + from + " is none (the skill asked for network_access)"
+		return nil
+	case mode == NetworkDeclared && len(s.AllowedDomains) == 0 && r.AllowDomains == nil:
+		l.Network = true
+		l.Sources["network"] = "full network: skill network_access, allowed by " + from
+		return nil
+	}
+	skillList, err := ParseAllowlist(s.AllowedDomains)
+	if err != nil {
+		return fmt.Errorf("the skill's allowed_domains: %w", err)
+	}
+	var allow Allowlist
+	var steps []string
+	unrestricted := true
+	narrow := func(list Allowlist, what string) {
+		if unrestricted {
+			allow, unrestricted = list, false
+		} else {
+			allow = allow.Intersect(list)
+		}
+		steps = append(steps, what)
+	}
+	if mode == NetworkAllowlist || len(s.AllowedDomains) > 0 {
+		narrow(skillList, "skill allowed_domains")
+	}
+	if mode == NetworkAllowlist {
+		op, opFrom := o.allowance(skill)
+		narrow(op, opFrom)
+	}
+	if r.AllowDomains != nil {
+		caller, _ := ParseAllowlist(r.AllowDomains) // checked by Request.validate
+		narrow(caller, "--allow-domain")
+	}
+	how := fmt.Sprintf("%s is %s: %s", from, mode, strings.Join(steps, " ∩ "))
+	if len(allow) == 0 {
+		l.Sources["network"] = "off: the allowlist is empty (" + how + ")"
+		return nil
+	}
+	l.Egress = &Egress{
+		Allow:          allow.Strings(),
+		MaxConnections: int64(o.Egress.MaxConnections.Value),
+		MaxBytes:       int64(o.Egress.MaxBytes.Value),
+		IdleTimeout:    time.Duration(o.Egress.IdleTimeout.Value),
+		IdleTimeoutSec: time.Duration(o.Egress.IdleTimeout.Value).Seconds(),
+	}
+	for _, c := range o.Egress.cidrs {
+		l.Egress.AllowCIDRs = append(l.Egress.AllowCIDRs, c.String())
+	}
+	l.Sources["network"] = "allowlist through the egress proxy (" + how + ")"
+	return nil
+}

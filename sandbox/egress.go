@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+)
+
+// The egress proxy inside the sandbox: sandbox-init relays ProxyAddr to the
+// socket mounted at egressSocketPath, and the job's proxy variables point at
+// ProxyAddr. The sandbox has no other way out.
+const (
+	ProxyAddr        = "127.0.0.1:3128"
+	egressSocketPath = "/run/sandboxrun/egress.sock"
+	proxyURL         = "http://" + ProxyAddr
+)
+
+// proxyEnv are the variables that send HTTP clients through the proxy, in
+// both spellings (curl reads only the lower-case http_proxy; others read
+// either). NO_PROXY is empty so nothing bypasses it: a bypass would fail
+// anyway, with no route, but less clearly.
+var proxyEnv = []string{
+	"HTTP_PROXY=" + proxyURL, "HTTPS_PROXY=" + proxyURL, "ALL_PROXY=" + proxyURL, "NO_PROXY=",
+	"http_proxy=" + proxyURL, "https_proxy=" + proxyURL, "all_proxy=" + proxyURL, "no_proxy=",
+}
+
+// CheckProxyEnv refuses caller variables that would replace the proxy
+// settings of a run that goes through the egress proxy.
+func CheckProxyEnv(env map[string]string) error {
+	var clash []string
+	for _, kv := range proxyEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := env[name]; ok {
+			clash = append(clash, name)
+		}
+	}
+	if len(clash) == 0 {
+		return nil
+	}
+	slices.Sort(clash)
+	return fmt.Errorf("%v are set by sandboxrun for a run with an egress allowlist (they point at its proxy); remove them", clash)
+}
+
+// egressProblems checks the Spec's egress fields without touching the host.
+func egressProblems(s *Spec) []string {
+	var p []string
+	switch {
+	case s.EgressSocket == "" && s.Limits.Egress != nil:
+		p = append(p, "Limits.Egress is set but EgressSocket is empty: start the run's egress proxy and set EgressSocket to its socket (sandboxrun.EgressRunner does both)")
+	case s.EgressSocket == "":
+		return nil
+	case s.Limits.Network:
+		p = append(p, "EgressSocket with Limits.Network: a run has either the egress proxy or a full network, not both")
+	case !filepath.IsAbs(s.EgressSocket):
+		p = append(p, fmt.Sprintf("EgressSocket %q is not an absolute path", s.EgressSocket))
+	}
+	if s.EgressSocket != "" {
+		if err := CheckProxyEnv(s.Env); err != nil {
+			p = append(p, "Env: "+err.Error())
+		}
+	}
+	return p
+}
+
+// checkEgressSocket checks on the host that the socket is a socket the
+// sandbox user can connect to.
+func checkEgressSocket(spec *Spec, ids identity) error {
+	if spec.EgressSocket == "" {
+		return nil
+	}
+	fi, err := os.Lstat(spec.EgressSocket)
+	if err != nil {
+		return fmt.Errorf("%w: EgressSocket: %w", ErrInvalidSpec, err)
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return fmt.Errorf("%w: EgressSocket %s is not a unix socket", ErrInvalidSpec, spec.EgressSocket)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if ids.foreign() && ok && st.Uid != ids.uid {
+		return fmt.Errorf("%w: EgressSocket %s belongs to uid %d, so the sandbox user (uid %d) cannot connect: start the proxy with egress.WithSocketOwner(sandbox.UserIDs())",
+			ErrInvalidSpec, spec.EgressSocket, st.Uid, ids.uid)
+	}
+	return nil
+}
+
+// egressMount is the socket's read-only bind mount: connecting to a unix
+// socket needs no write access to the mount. When the proxy goes away, the
+// mount keeps pointing at its dead socket, and nothing else can listen there.
+func egressMount(spec *Spec) []mount.Mount {
+	if spec.EgressSocket == "" {
+		return nil
+	}
+	return []mount.Mount{bindMount(spec.EgressSocket, egressSocketPath, true)}
+}
+
+// egressJob tells sandbox-init to relay ProxyAddr to the socket.
+func egressJob(spec *Spec) *frame.Egress {
+	if spec.EgressSocket == "" {
+		return nil
+	}
+	return &frame.Egress{Listen: ProxyAddr, Socket: egressSocketPath}
+}
+
+// egressEnv are the proxy variables of a run through the egress proxy.
+func egressEnv(spec *Spec) []string {
+	if spec.EgressSocket == "" {
+		return nil
+	}
+	return slices.Clone(proxyEnv)
+}
+
+// NewRunID returns a fresh run id, for a caller that must name the run
+// before it starts (the egress proxy names its folder after it).
+func NewRunID() (string, error) { return newRunID() }
+
+// UserIDs are the uid and gid sandboxes run as for this process (see
+// identity): the owner an egress socket needs.
+func UserIDs() (uid, gid int) {
+	ids := currentIdentity()
+	return int(ids.uid), int(ids.gid)
+}
