@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,10 +41,35 @@ type OpenAITool struct {
 // OpenAIFunction describes the function. With Strict set, OpenAI constrains
 // the model's arguments to Parameters exactly.
 type OpenAIFunction struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description"`
-	Parameters  *jsonschema.Schema `json:"parameters"`
-	Strict      bool               `json:"strict"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Parameters  StrictSchema `json:"parameters"`
+	Strict      bool         `json:"strict"`
+}
+
+// StrictSchema is a parameters schema in strict mode. It marshals like its
+// Schema, with one addition: an object without properties still lists its
+// (empty) required properties, which strict mode expects and the Schema
+// type leaves out.
+type StrictSchema struct{ *jsonschema.Schema }
+
+// MarshalJSON implements json.Marshaler.
+func (s StrictSchema) MarshalJSON() ([]byte, error) {
+	if s.Schema == nil || len(s.Properties) > 0 {
+		return json.Marshal(s.Schema)
+	}
+	b, err := json.Marshal(s.Schema)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["required"]; !ok {
+		m["required"] = []string{}
+	}
+	return json.Marshal(m)
 }
 
 // AnthropicTool is one client tool of Anthropic's Messages API.
@@ -87,7 +113,7 @@ func Definitions(f Format, skills []string) (any, error) {
 				return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 			}
 			out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{
-				Name: t.Name, Description: t.Description, Parameters: params, Strict: true,
+				Name: t.Name, Description: t.Description, Parameters: StrictSchema{params}, Strict: true,
 			}})
 		}
 		return out, nil
@@ -119,7 +145,11 @@ func strictSchema(s *jsonschema.Schema) error {
 		}
 		s.Required = names
 	}
-	for _, p := range s.Properties {
+	for name, p := range s.Properties {
+		if (p.Type == "object" || slices.Contains(p.Types, "object")) && len(p.Properties) == 0 {
+			// StrictSchema can add the empty required list at the top only.
+			return fmt.Errorf("property %q is an object without properties, which strict mode cannot describe", name)
+		}
 		if err := strictSchema(p); err != nil {
 			return err
 		}

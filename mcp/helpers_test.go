@@ -38,8 +38,8 @@ func (f *fakeEngine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resul
 }
 
 func (f *fakeEngine) CheckImage(context.Context, string) (string, error) { return "sha256:fake", nil }
-func (f *fakeEngine) Ping(context.Context) error                          { return nil }
-func (f *fakeEngine) Close() error                                        { return nil }
+func (f *fakeEngine) Ping(context.Context) error                         { return nil }
+func (f *fakeEngine) Close() error                                       { return nil }
 
 func (f *fakeEngine) ran() []sandbox.Spec {
 	f.mu.Lock()
