@@ -115,7 +115,7 @@ func readInside(dir, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening skill folder: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // read-only: nothing to lose
 	// O_NONBLOCK: opening a named pipe must not wait for a writer. It has no
 	// effect on reading a regular file, the only kind read below.
 	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)

@@ -79,8 +79,8 @@ type AnthropicTool struct {
 	InputSchema *jsonschema.Schema `json:"input_schema"`
 }
 
-// MCPTools is the result of tools/list.
-type MCPTools struct {
+// ToolList is the result of tools/list.
+type ToolList struct {
 	Tools []*mcpsdk.Tool `json:"tools"`
 }
 
@@ -98,7 +98,7 @@ func Definitions(f Format, skills []string) (any, error) {
 	case FormatMCP:
 		// In the order tools/list gives them.
 		slices.SortFunc(tools, func(a, b *mcpsdk.Tool) int { return strings.Compare(a.Name, b.Name) })
-		return MCPTools{Tools: tools}, nil
+		return ToolList{Tools: tools}, nil
 	case FormatAnthropic:
 		out := make([]AnthropicTool, 0, len(tools))
 		for _, t := range tools {

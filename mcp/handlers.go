@@ -25,7 +25,7 @@ type handlers struct {
 	svc      *sandboxrun.Service
 	log      *slog.Logger
 	interval time.Duration
-	base     context.Context //nolint:containedctx // the server's lifetime, not a request's
+	base     context.Context // the server's lifetime, not a request's
 
 	mu     sync.Mutex
 	listed map[string]string // resource URI -> description, as registered

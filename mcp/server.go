@@ -29,7 +29,7 @@ const instructions = "sandboxrun runs Agent Skills in isolated, ephemeral sandbo
 type options struct {
 	log      *slog.Logger
 	interval time.Duration
-	base     context.Context //nolint:containedctx // the server's lifetime, not a request's
+	base     context.Context // the server's lifetime, not a request's
 }
 
 // Option changes how the server behaves.

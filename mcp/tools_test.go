@@ -26,7 +26,7 @@ func TestServerListsExactlyTheDefinedTools(t *testing.T) {
 	require.NoError(t, err)
 	defs, err := mcp.Definitions(mcp.FormatMCP, nil)
 	require.NoError(t, err)
-	want, err := json.Marshal(defs.(mcp.MCPTools).Tools)
+	want, err := json.Marshal(defs.(mcp.ToolList).Tools)
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got), "tools/list is what `sandboxrun tools --format mcp` prints")
 	require.Len(t, listed.Tools, len(mcp.Tools()))
