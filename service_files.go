@@ -59,7 +59,8 @@ func SkillPath(skillName, ref string) (string, error) {
 		rel = strings.TrimPrefix(ref, skill.BaseDirPlaceholder+"/")
 	case strings.HasPrefix(ref, base+"/"):
 		rel = strings.TrimPrefix(ref, base+"/")
-	case strings.HasPrefix(ref, "/"):
+	}
+	if strings.HasPrefix(rel, "/") {
 		return "", refused(fmt.Errorf("file name %q is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", ref, base))
 	}
 	for _, elem := range strings.Split(rel, "/") {
@@ -68,7 +69,7 @@ func SkillPath(skillName, ref string) (string, error) {
 		}
 	}
 	clean := path.Clean(rel)
-	if clean == "." || strings.HasPrefix(clean, "/") {
+	if clean == "." {
 		return "", refused(fmt.Errorf("file name %q names the skill folder itself: name a file in it, e.g. SKILL.md", ref))
 	}
 	return clean, nil

@@ -38,7 +38,7 @@ func TestSkillPathRefusesHostPaths(t *testing.T) {
 	require.NoError(t, err)
 	for _, ref := range []string{
 		"", "/", "/etc/passwd", abs, "/skills/other/scripts/x.py", "/skills/hello", "/skills/hello/",
-		"/skills/hello/.", "/skills/helloX/x", "{baseDir}", "{baseDir}/", "{baseDir}/..", "{baseDir}/../other/x",
+		"/skills/hello/.", "/skills/helloX/x", "{baseDir}", "{baseDir}/", "{baseDir}/..", "{baseDir}/../other/x", "{baseDir}//etc/passwd", "/skills/hello//etc/passwd",
 		"..", "../x", "a/../../x", "a/..", "a/../b", "/skills/hello/../other/x", ".", "./",
 		`scripts\x.py`, `..\x`, "a\x00b", "a\nb", "a\x7fb", "a\rb",
 	} {

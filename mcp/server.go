@@ -106,11 +106,25 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 		return n, err
 	})
 	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessageBytes}
-	err := NewServer(svc, append(opts, WithBaseContext(ctx))...).Run(ctx, t)
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil // asked to stop, or the client went away: a normal end
+	ss, err := NewServer(svc, append(opts, WithBaseContext(ctx))...).Connect(ctx, t, nil)
+	if err != nil {
+		return err
 	}
-	return err
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		// Asked to stop, or the client went away: a normal end. Close
+		// waits for the (cancelled) calls in flight to return.
+		_ = ss.Close()
+		<-ended
+		return nil
+	case err := <-ended:
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return err
+	}
 }
 
 // HTTPHandler serves the tools and resources over the Streamable HTTP
