@@ -326,6 +326,9 @@ func TestPreparePython(t *testing.T) {
 
 func TestRunnerImageAndAssets(t *testing.T) {
 	require.Regexp(t, `^\d+\.\d+\.\d+`, sandboxrun.Version)
+	t.Setenv(sandboxrun.RunnerImageEnv, "sandboxrun/runner:pinned")
+	require.Equal(t, "sandboxrun/runner:pinned", sandboxrun.RunnerImage(), "the variable names the runner")
+	t.Setenv(sandboxrun.RunnerImageEnv, "")
 	require.Equal(t, "sandboxrun/runner:"+sandboxrun.Version, sandboxrun.RunnerImage())
 
 	onDisk, err := os.ReadFile("Dockerfile.runner")
