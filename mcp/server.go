@@ -129,7 +129,11 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 
 // HTTPHandler serves the tools and resources over the Streamable HTTP
 // transport, for mounting at /mcp behind the server's authentication. A
-// client that drops its request cancels the run it started.
+// client that cancels a call, or (protocol 2026-07-28 and later) drops its
+// request, cancels the run; pass WithBaseContext with the server's lifetime
+// so that a shutdown cancels the runs in flight too. Idle sessions end after
+// 30 minutes; requests reaching a loopback address with another Host header
+// are refused (the SDK's DNS-rebinding protection).
 func HTTPHandler(svc *sandboxrun.Service, opts ...Option) http.Handler {
 	o := newOptions(opts)
 	srv := NewServer(svc, opts...)
