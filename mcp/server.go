@@ -110,8 +110,12 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 	if err != nil {
 		return err
 	}
-	ended := make(chan error, 1)
-	go func() { ended <- ss.Wait() }()
+	var waitErr error
+	ended := make(chan struct{})
+	go func() {
+		waitErr = ss.Wait()
+		close(ended)
+	}()
 	select {
 	case <-ctx.Done():
 		// Asked to stop, or the client went away: a normal end. Close
@@ -119,11 +123,11 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 		_ = ss.Close()
 		<-ended
 		return nil
-	case err := <-ended:
-		if errors.Is(err, io.EOF) {
+	case <-ended:
+		if errors.Is(waitErr, io.EOF) {
 			return nil
 		}
-		return err
+		return waitErr
 	}
 }
 
