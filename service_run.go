@@ -13,9 +13,18 @@ import (
 )
 
 // RunScript runs one of the skill's scripts (scripts/x.py, {baseDir}/...,
-// or its sandbox path) with req's arguments and limits.
+// or its sandbox path) with req's arguments and limits. Unless the Service
+// allows skill paths (a local front end), a host path is refused.
 func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
 	return s.execute(ctx, skillRef, req, asked{script: script}, func(sk *skill.Skill, req Request) (*Prepared, error) {
+		if !s.cfg.AllowSkillPaths {
+			// A remote caller names the file as the skill sees it: an
+			// absolute host path, even one inside the skill, or a ".." is
+			// refused before the file system is consulted.
+			if _, err := SkillPath(sk.Manifest.Name, script); err != nil {
+				return nil, err
+			}
+		}
 		return PrepareScript(sk, script, req)
 	})
 }

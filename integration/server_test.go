@@ -20,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -292,4 +294,41 @@ func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
 	resp, body := next.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
 	requireNoSkillContainers(t, name)
+}
+
+// TestServerMCPOverStreamableHTTP: serve mounts the MCP server at /mcp,
+// behind the same tokens, and a real skill runs through it.
+func TestServerMCPOverStreamableHTTP(t *testing.T) {
+	const name = "srv-mcp"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	const token = "mcp-integration-token-0123456789"
+	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
+	srv := startServer(t, serverSkill(t, name), "--tokens", tokens)
+
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "integration", Version: "v0"}, nil)
+	_, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.url + "/mcp"}, nil)
+	require.Error(t, err, "no token, no session")
+
+	authed := &http.Client{Transport: bearer{token: token}}
+	cs, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.url + "/mcp", HTTPClient: authed}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: mcp.ToolRunScript, Arguments: map[string]any{
+		"skill": name, "script": "scripts/echo.py", "args_json": `{"via": "mcp"}`,
+	}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, resultText(res))
+	var out mcp.RunOutput
+	decodeTool(t, res, &out)
+	require.Equal(t, map[string]any{"got": map[string]any{"via": "mcp"}}, out.Output)
+	requireNoSkillContainers(t, name)
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -117,6 +117,8 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newBuildCmd(g, s),
 		newPolicyCmd(g, s),
 		newServeCmd(g, s),
+		newMCPCmd(g, s),
+		newToolsCmd(g, s),
 	)
 	// Every Use line already spells out its flags.
 	var plain func(*cobra.Command)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/server"
 )
 
@@ -40,7 +41,8 @@ func newServeCmd(g *globals, s streams) *cobra.Command {
 		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
 run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
 number of executions at once with a bounded queue (429 past it), warm
-containers, metrics at /metrics and one log line per request on stderr.
+containers, metrics at /metrics, the MCP Streamable HTTP transport at /mcp, and
+one log line per request on stderr.
 
 --listen is host:port (default 127.0.0.1:8080) or unix:/path. Listening
 anywhere but loopback or a unix socket needs --tokens FILE (one bearer token
@@ -119,9 +121,14 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		return err
 	}
 	defer svc.Close()
+	// Runs live on runCtx, not on the signal's context: a SIGTERM lets them
+	// finish until the drain deadline, then cancels them.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
 	srv, err := server.New(server.Options{
 		Service: svc, Tokens: tokens, MaxRunning: f.maxRunning, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, WorkspaceRoot: f.workspaces, Metrics: metrics, Logger: logger,
+		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger)),
 	})
 	if err != nil {
 		return err
@@ -130,10 +137,6 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if err != nil {
 		return withCode(exitRefused, err)
 	}
-	// Runs live on runCtx, not on the signal's context: a SIGTERM lets them
-	// finish until the drain deadline, then cancels them.
-	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRuns()
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

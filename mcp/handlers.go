@@ -1,0 +1,225 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// handlers turn tool calls into Service calls and Service answers into tool
+// results. Nothing here decides what may run.
+type handlers struct {
+	svc      *sandboxrun.Service
+	log      *slog.Logger
+	interval time.Duration
+	base     context.Context // the server's lifetime, not a request's
+
+	mu     sync.Mutex
+	listed map[string]string // resource URI -> description, as registered
+}
+
+func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ ListSkillsInput) (*mcpsdk.CallToolResult, ListSkillsOutput, error) {
+	skills, errs := h.svc.Skills()
+	for _, err := range errs {
+		// The operator's problem, not the model's: logged, and the skill
+		// left out of the list.
+		h.log.Warn("skill left out of the list", "err", err)
+	}
+	out := ListSkillsOutput{Skills: make([]SkillSummary, 0, len(skills))}
+	var b strings.Builder
+	for _, sk := range skills {
+		out.Skills = append(out.Skills, SkillSummary{Name: sk.Manifest.Name, Description: sk.Manifest.Description})
+		fmt.Fprintf(&b, "- %s: %s\n", sk.Manifest.Name, sk.Manifest.Description)
+	}
+	if len(skills) == 0 {
+		b.WriteString("No skills are installed.")
+	}
+	return textResult(b.String(), false), out, nil
+}
+
+func (h *handlers) activateSkill(_ context.Context, _ *mcpsdk.CallToolRequest, in SkillInput) (*mcpsdk.CallToolResult, ActivateOutput, error) {
+	a, err := h.svc.Activate(in.Skill)
+	if err != nil {
+		return nil, ActivateOutput{}, h.toolError(in.Skill, err)
+	}
+	out := ActivateOutput{
+		Name:         a.Name,
+		Description:  a.Description,
+		BaseDir:      a.BaseDir,
+		Instructions: a.Body,
+		Scripts:      orEmpty(a.Scripts),
+		References:   orEmpty(a.References),
+		Assets:       orEmpty(a.Assets),
+		AllowedTools: toolStrings(a.AllowedTools),
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Skill %s (folder %s in the sandbox)\n\n%s\n", a.Name, a.BaseDir, strings.TrimSpace(a.Body))
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"Scripts", out.Scripts}, {"References", out.References}, {"Assets", out.Assets}, {"Allowed tools", out.AllowedTools}} {
+		if len(l.items) > 0 {
+			fmt.Fprintf(&b, "\n%s: %s", l.name, strings.Join(l.items, ", "))
+		}
+	}
+	return textResult(b.String(), false), out, nil
+}
+
+func (h *handlers) runScript(ctx context.Context, req *mcpsdk.CallToolRequest, in RunScriptInput) (*mcpsdk.CallToolResult, *RunOutput, error) {
+	r, err := newRequest(in.ArgsJSON, in.TimeoutSeconds)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.run(ctx, req, in.Skill+" "+in.Script, r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
+		return h.svc.RunScript(ctx, in.Skill, in.Script, r)
+	})
+	return h.runResult(in.Skill, res, err)
+}
+
+func (h *handlers) runCommand(ctx context.Context, req *mcpsdk.CallToolRequest, in RunCommandInput) (*mcpsdk.CallToolResult, *RunOutput, error) {
+	r, err := newRequest(nil, in.TimeoutSeconds)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.run(ctx, req, in.Skill+" command", r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
+		return h.svc.RunCommand(ctx, in.Skill, in.Command, r)
+	})
+	return h.runResult(in.Skill, res, err)
+}
+
+func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, in RunPythonInput) (*mcpsdk.CallToolResult, *sandboxrun.PythonResult, error) {
+	r, err := newRequest(nil, in.TimeoutSeconds)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.run(ctx, req, in.Skill+" python", r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
+		return h.svc.RunPython(ctx, in.Skill, []byte(in.Code), r)
+	})
+	if err != nil && (res == nil || !res.Started) {
+		return nil, nil, h.toolError(in.Skill, err)
+	}
+	pr := sandboxrun.NewPythonResult(in.Skill, res, err)
+	return textResult(pythonText(&pr), pr.ReturnCode != 0 || pr.Error != ""), &pr, nil
+}
+
+// run makes one Service call: cancelled when the request is (the client
+// cancelled it or went away) or the server stops, and reporting progress
+// while it lasts when the client asked for that.
+func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what string, r sandboxrun.Request,
+	call func(context.Context, sandboxrun.Request) (*sandbox.Result, error)) (*sandbox.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.base, cancel)()
+	defer h.watch(ctx, req, what, &r)()
+	return call(ctx, r)
+}
+
+// runResult answers a run of a script or a command: a run that never
+// started is a tool error saying why; one that started is its result,
+// marked as an error unless it succeeded.
+func (h *handlers) runResult(skillName string, res *sandbox.Result, err error) (*mcpsdk.CallToolResult, *RunOutput, error) {
+	if err != nil && (res == nil || !res.Started) {
+		return nil, nil, h.toolError(skillName, err)
+	}
+	out := runOutput(res, err)
+	return textResult(runText(out, res), !out.Success), out, nil
+}
+
+// maxTimeoutSeconds keeps the conversion to a Duration from overflowing;
+// the policy's ceiling, far lower, is what refuses a long timeout.
+const maxTimeoutSeconds = 1e9
+
+// newRequest translates the tool inputs every run shares.
+func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, error) {
+	var r sandboxrun.Request
+	if argsJSON != nil {
+		r.Args = []byte(*argsJSON)
+	}
+	if t := timeoutSeconds; t != nil {
+		if math.IsNaN(*t) || *t <= 0 || *t > maxTimeoutSeconds {
+			return r, fmt.Errorf("timeout_seconds %v is not a positive number of seconds: pass e.g. 30, or null for the skill's own limit", *t)
+		}
+		r.Timeout = time.Duration(*t * float64(time.Second))
+	}
+	return r, nil
+}
+
+// toolError words a failure for the model. The Service's words are kept,
+// except where they speak to an operator about host folders: a model names
+// skills, so it is told about skills.
+func (h *handlers) toolError(skillName string, err error) error {
+	var denied *policy.DeniedError
+	var parseErr *skill.ParseError
+	var manifestErr *skill.ManifestError
+	switch {
+	case errors.Is(err, skill.ErrSkillNotFound):
+		return fmt.Errorf("no skill named %q: call list_skills for the names", skillName)
+	case errors.As(err, &parseErr):
+		return fmt.Errorf("skill %q does not load: its SKILL.md is invalid (%s); ask the operator to fix it", skillName, parseErr.Msg)
+	case errors.As(err, &manifestErr):
+		return fmt.Errorf("skill %q does not load: %s; ask the operator to fix it", skillName, strings.Join(manifestErr.Problems, "; "))
+	case errors.As(err, &denied):
+		msg := err.Error()
+		if a, aerr := h.svc.Activate(skillName); aerr == nil {
+			msg += fmt.Sprintf(". The skill's allowed-tools: %s", a.AllowedTools)
+		}
+		return errors.New(msg)
+	case errors.Is(err, sandboxrun.ErrRefused):
+		return errors.New("refused: " + h.inSandboxTerms(skillName, err.Error()))
+	case errors.Is(err, context.Canceled):
+		return errors.New("cancelled before the sandbox started")
+	default:
+		h.log.Warn("run failed before its sandbox started", "skill", skillName, "err", err)
+		return errors.New("the sandbox could not be started: " + h.inSandboxTerms(skillName, err.Error()))
+	}
+}
+
+// inSandboxTerms rewrites the skill's host folder in msg as the folder the
+// sandbox mounts it at, which is the only one a model knows: the Service
+// speaks to operators too, and names files where they are on the host.
+func (h *handlers) inSandboxTerms(skillName, msg string) string {
+	sk, err := h.svc.Skill(skillName)
+	if err != nil {
+		return msg
+	}
+	dirs := []string{sk.Dir}
+	if real, err := filepath.EvalSymlinks(sk.Dir); err == nil && real != sk.Dir {
+		dirs = append(dirs, real)
+	}
+	for _, d := range dirs {
+		msg = strings.ReplaceAll(msg, d, policy.SandboxDir(sk.Manifest.Name))
+	}
+	return msg
+}
+
+func textResult(text string, isError bool) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}, IsError: isError}
+}
+
+func toolStrings(ts policy.Tools) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.String())
+	}
+	return out
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

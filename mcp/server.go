@@ -1,0 +1,158 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// MaxMessageBytes bounds one incoming protocol message: room for the
+// largest arguments policy accepts (policy.MaxArgsBytes) even when JSON
+// string escaping doubles them, plus the envelope.
+const MaxMessageBytes = 2*policy.MaxArgsBytes + 1<<20
+
+// instructions tell a host (and its model) how the tools fit together.
+const instructions = "sandboxrun runs Agent Skills in isolated, ephemeral sandboxes. " +
+	"Call list_skills to see the skills, activate_skill to read one's instructions, then run its scripts with run_skill_script, " +
+	"the commands its instructions give with run_skill_command (checked against the skill's allowed-tools), or Python with run_python. " +
+	"Every run gets a fresh sandbox: files written in one run are gone in the next. " +
+	"A skill's files are also resources: skill://NAME/SKILL.md and skill://NAME/PATH."
+
+type options struct {
+	log      *slog.Logger
+	interval time.Duration
+	base     context.Context // the server's lifetime, not a request's
+}
+
+// Option changes how the server behaves.
+type Option func(*options)
+
+// WithLogger logs what the server does (never to stdout under stdio); the
+// default discards.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithProgressInterval sets how often a run reports progress to a client
+// that asked for it (default 2s).
+func WithProgressInterval(d time.Duration) Option { return func(o *options) { o.interval = d } }
+
+// WithBaseContext ties every run to ctx as well as to its request: when ctx
+// ends (the server shuts down), runs in flight are cancelled and their
+// sandboxes removed. The default is context.Background().
+func WithBaseContext(ctx context.Context) Option { return func(o *options) { o.base = ctx } }
+
+func newOptions(opts []Option) options {
+	o := options{log: slog.New(slog.DiscardHandler), interval: 2 * time.Second, base: context.Background()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if o.interval <= 0 {
+		o.interval = 2 * time.Second
+	}
+	if o.base == nil {
+		o.base = context.Background()
+	}
+	return o
+}
+
+// NewServer returns an MCP server whose tools and resources are calls on
+// svc. Build svc with AllowSkillPaths false: the server's callers are models,
+// which name skills, never host folders. One server serves any number of
+// sessions.
+func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
+	o := newOptions(opts)
+	srv := mcpsdk.NewServer(
+		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
+		&mcpsdk.ServerOptions{Instructions: instructions, Logger: o.log},
+	)
+	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base}
+	tools := map[string]*mcpsdk.Tool{}
+	for _, t := range Tools() {
+		tools[t.Name] = t
+	}
+	mcpsdk.AddTool(srv, tools[ToolListSkills], h.listSkills)
+	mcpsdk.AddTool(srv, tools[ToolActivateSkill], h.activateSkill)
+	mcpsdk.AddTool(srv, tools[ToolRunScript], h.runScript)
+	mcpsdk.AddTool(srv, tools[ToolRunCommand], h.runCommand)
+	mcpsdk.AddTool(srv, tools[ToolRunPython], h.runPython)
+	h.addResources(srv)
+	return srv
+}
+
+// ServeStdio serves one client over in and out (a host's pipes to the
+// process) until the client disconnects or ctx ends. Either way, runs in
+// flight are cancelled, and their sandboxes removed, before it returns.
+func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out io.Writer, opts ...Option) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The SDK lets in-flight calls finish when the input ends; a host that
+	// went away wants no answer, so its runs stop at once.
+	src := in
+	in = readerFunc(func(p []byte) (int, error) {
+		n, err := src.Read(p)
+		if err != nil {
+			cancel()
+		}
+		return n, err
+	})
+	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessageBytes}
+	ss, err := NewServer(svc, append(opts, WithBaseContext(ctx))...).Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	var waitErr error
+	ended := make(chan struct{})
+	go func() {
+		waitErr = ss.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ctx.Done():
+		// Asked to stop, or the client went away: a normal end. Close
+		// waits for the (cancelled) calls in flight to return.
+		_ = ss.Close()
+		<-ended
+		return nil
+	case <-ended:
+		if errors.Is(waitErr, io.EOF) {
+			return nil
+		}
+		return waitErr
+	}
+}
+
+// HTTPHandler serves the tools and resources over the Streamable HTTP
+// transport, for mounting at /mcp behind the server's authentication. A
+// client that cancels a call, or (protocol 2026-07-28 and later) drops its
+// request, cancels the run; pass WithBaseContext with the server's lifetime
+// so that a shutdown cancels the runs in flight too. Idle sessions end after
+// 30 minutes; requests reaching a loopback address with another Host header
+// are refused (the SDK's DNS-rebinding protection).
+func HTTPHandler(svc *sandboxrun.Service, opts ...Option) http.Handler {
+	o := newOptions(opts)
+	srv := NewServer(svc, opts...)
+	return mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, &mcpsdk.StreamableHTTPOptions{
+		Logger:                       o.log,
+		SessionTimeout:               30 * time.Minute,
+		MaxRequestBodyBytes:          MaxMessageBytes,
+		PropagateRequestCancellation: true,
+	})
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
