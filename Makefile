@@ -66,9 +66,13 @@ fuzz:
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
 
-BENCH_N ?= 30
+# BENCH_N samples per method; BENCH_C the concurrencies of the throughput
+# table. The machine's other work shows up as noise: the table prints the
+# load average before and after.
+BENCH_N ?= 40
+BENCH_C ?= 1,2,8
 bench: images
-	$(GO) run ./bench -n $(BENCH_N)
+	$(GO) run ./bench -n $(BENCH_N) -c $(BENCH_C) -cli $(SANDBOXRUN)
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
 
 # Removes sandbox containers whose owner process is gone.

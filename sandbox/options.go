@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -162,6 +163,7 @@ type Docker struct {
 	pool           *warmPool // nil when off
 	ociRuntime     string
 	engine         engineCache
+	bg             background // work that outlives the call that started it
 }
 
 var _ Runner = (*Docker)(nil)
@@ -211,10 +213,18 @@ func (d *Docker) Client() Client { return d.client }
 // Image returns the default image.
 func (d *Docker) Image() string { return d.image }
 
-// Close removes the warm pool's idle containers and releases the Docker
-// client if NewDocker created it. Runs must have returned.
+// WaitIdle returns once the work the runner does in the background (warm
+// containers starting, containers being removed) has ended, or when ctx
+// ends. Runs may go on meanwhile; work they start is waited for too.
+func (d *Docker) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
+
+// Close removes the warm pool's idle containers, waits for the background
+// work to end, and releases the Docker client if NewDocker created it. Runs
+// must have returned. A process that exits without Close may leave
+// containers behind for Reap.
 func (d *Docker) Close() error {
 	d.pool.close()
+	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
 	if d.ownClient == nil {
 		return nil
 	}

@@ -25,7 +25,7 @@ type warmPool struct {
 	idle   map[string][]*warmBox
 	count  int // idle plus starting
 	closed bool
-	bg     sync.WaitGroup // starts and removals in the background
+	bg     *background // starts and removals, shared with the runner
 }
 
 type warmBox struct {
@@ -37,7 +37,7 @@ func newWarmPool(d *Docker, size int, maxIdle time.Duration) *warmPool {
 	if size <= 0 {
 		return nil
 	}
-	return &warmPool{d: d, size: size, maxIdle: maxIdle, idle: map[string][]*warmBox{}}
+	return &warmPool{d: d, size: size, maxIdle: maxIdle, idle: map[string][]*warmBox{}, bg: &d.bg}
 }
 
 // key identifies a container configuration: runs with equal keys can use
@@ -96,9 +96,7 @@ func (p *warmPool) refill(spec *Spec, key string) {
 		Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
 		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
 	}
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
+	p.bg.run(func() {
 		b, err := p.start(&tmpl)
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -115,7 +113,7 @@ func (p *warmPool) refill(spec *Spec, key string) {
 		w := &warmBox{box: b}
 		w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
 		p.idle[key] = append(p.idle[key], w)
-	}()
+	})
 }
 
 func (p *warmPool) start(tmpl *Spec) (*box, error) {
@@ -144,19 +142,18 @@ func (p *warmPool) expire(key string, w *warmBox) {
 
 // discard removes a container in the background. Called with p.mu held.
 func (p *warmPool) discard(b *box) {
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
+	p.bg.run(func() {
 		if b.s != nil {
 			b.s.close()
 		}
 		if err := p.d.remove(context.Background(), b.ref, b.id == ""); err != nil {
 			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
 		}
-	}()
+	})
 }
 
-// close removes every idle container and waits for background work.
+// close removes every idle container; the runner then waits for the
+// background work.
 func (p *warmPool) close() {
 	if p == nil {
 		return
@@ -172,5 +169,4 @@ func (p *warmPool) close() {
 	}
 	p.count = 0
 	p.mu.Unlock()
-	p.bg.Wait()
 }
