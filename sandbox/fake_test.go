@@ -40,6 +40,8 @@ type fakeClient struct {
 	startErr    error
 	inspectErr  error
 	removeErr   error
+	// removeGate, when set, holds every removal until it is closed.
+	removeGate chan struct{}
 	state       container.State
 	// info is what Info reports; zero fields get a roomy host.
 	info system.Info
@@ -233,6 +235,9 @@ func (f *fakeClient) VolumeRemove(_ context.Context, name string, _ bool) error 
 
 func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error {
 	f.record("remove")
+	if f.removeGate != nil {
+		<-f.removeGate
+	}
 	if ctx.Err() != nil {
 		return ctx.Err() // removal must not run under a cancelled context
 	}
@@ -277,8 +282,19 @@ func (c *fakeConn) SetDeadline(time.Time) error      { return nil }
 func (c *fakeConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *fakeConn) SetWriteDeadline(time.Time) error { return nil }
 
-// report writes init's result frame.
+// report writes init's result frame as the current init does, with the
+// memory cgroup's OOM-kill count (0 unless r says otherwise).
 func report(w io.Writer, r frame.Report) {
+	if r.OOMKills == nil {
+		var none int64
+		r.OOMKills = &none
+	}
+	reportAsIs(w, r)
+}
+
+// reportAsIs writes r unchanged: without OOMKills it is the report of an
+// init that predates the count.
+func reportAsIs(w io.Writer, r frame.Report) {
 	b, _ := json.Marshal(r)
 	_ = frame.Write(w, frame.Result, b)
 }

@@ -58,7 +58,9 @@ func WithClient(c Client) Option { return func(s *settings) { s.client = c } }
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
 
 // WithMaxConcurrent bounds how many executions run at once; the others wait
-// for a slot or give up when their context ends. Default: 2 × NumCPU.
+// for a slot or give up when their context ends. As many finished
+// executions may have their containers removed in the background (a run
+// returns once its Result is complete). Default: 2 × NumCPU.
 func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
 
 // WithVersion sets sandboxrun's version: it names the default image
@@ -164,6 +166,9 @@ type Docker struct {
 	ociRuntime     string
 	engine         engineCache
 	bg             background // work that outlives the call that started it
+	// teardowns bounds the finished runs whose containers are removed in
+	// the background.
+	teardowns chan struct{}
 }
 
 var _ Runner = (*Docker)(nil)
@@ -182,6 +187,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 		client:         s.client,
 		log:            s.logger,
 		sem:            make(chan struct{}, s.maxConcurrent),
+		teardowns:      make(chan struct{}, s.maxConcurrent),
 		image:          s.image,
 		version:        s.version,
 		backstopMargin: s.backstopMargin,

@@ -11,7 +11,7 @@ import (
 
 // warmPool keeps containers that are created, attached and started, with
 // sandbox-init waiting for its job, so that a run skips the engine's
-// slowest steps. A warm container serves one run only, and only a run whose
+// slowest steps. After each run it tops itself up to its size. A warm container serves one run only, and only a run whose
 // container configuration (image, user, mounts, limits, labels except the
 // run's own) is identical; it is removed afterwards like any other. Idle
 // containers are removed after maxIdle and when the runner closes; their
@@ -80,40 +80,43 @@ func (p *warmPool) take(key string) *box {
 	return nil
 }
 
-// refill starts one container for spec's configuration in the background,
-// when the pool has room.
+// refill tops the pool up to its size with containers for spec's
+// configuration, started in the background. Runs call it once they have
+// their Result, so the starts do not compete with a script for the CPUs.
 func (p *warmPool) refill(spec *Spec, key string) {
 	if p == nil || key == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.count >= p.size {
+	for ; !p.closed && p.count < p.size; p.count++ {
+		tmpl := Spec{
+			Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
+			WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+		}
+		p.bg.run(func() { p.add(key, &tmpl) })
+	}
+}
+
+// add starts one container for tmpl and makes it idle under key. Its place
+// in count is already taken.
+func (p *warmPool) add(key string, tmpl *Spec) {
+	b, err := p.start(tmpl)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil || p.closed {
+		p.count--
+		if err != nil {
+			p.d.log.Warn("start warm sandbox", "error", err)
+		}
+		if b != nil {
+			p.discard(b)
+		}
 		return
 	}
-	p.count++
-	tmpl := Spec{
-		Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
-		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
-	}
-	p.bg.run(func() {
-		b, err := p.start(&tmpl)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if err != nil || p.closed {
-			p.count--
-			if err != nil {
-				p.d.log.Warn("start warm sandbox", "error", err)
-			}
-			if b != nil {
-				p.discard(b)
-			}
-			return
-		}
-		w := &warmBox{box: b}
-		w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
-		p.idle[key] = append(p.idle[key], w)
-	})
+	w := &warmBox{box: b}
+	w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
+	p.idle[key] = append(p.idle[key], w)
 }
 
 func (p *warmPool) start(tmpl *Spec) (*box, error) {
@@ -122,7 +125,12 @@ func (p *warmPool) start(tmpl *Spec) (*box, error) {
 		return nil, err
 	}
 	tmpl.RunID = id
-	return p.d.startContainer(context.Background(), tmpl, nil)
+	ctx := context.Background()
+	b, err := p.d.startContainer(ctx, tmpl, nil)
+	if err == nil {
+		b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	}
+	return b, err
 }
 
 // expire removes a container that waited too long.

@@ -98,7 +98,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 	spec := testSpec(t)
 	_, err := d.Run(context.Background(), spec)
 	require.NoError(t, err)
-	waitIdle(t, d, 1)
+	waitIdle(t, d, 4)
 
 	other := spec
 	other.Limits.MemoryBytes *= 2
@@ -177,7 +177,57 @@ func TestWarmPoolOff(t *testing.T) {
 	require.Nil(t, d.pool)
 	_, err := d.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
+	settled(t, d)
 	require.Equal(t, 1, countCalls(f.Calls(), "create"))
 	require.Zero(t, f.Live())
 	require.NoError(t, d.Close())
+}
+
+// A warm container is started once the run that used the pool has its
+// Result, never while its script runs.
+func TestWarmPoolRefillsAfterTheResult(t *testing.T) {
+	running := make(chan struct{}, 1)
+	release := make(chan struct{})
+	f := &fakeClient{init: func(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		if job.Argv == nil {
+			return // a warm container removed at Close, never given a job
+		}
+		running <- struct{}{}
+		<-release
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	for i, wantCreates := range []int{1, 2} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := d.Run(context.Background(), spec)
+			done <- err
+		}()
+		<-running
+		require.Equal(t, wantCreates, countCalls(f.Calls(), "create"), "run %d: nothing started while the script runs", i)
+		release <- struct{}{}
+		require.NoError(t, <-done)
+		waitIdle(t, d, 1)
+		require.Equal(t, wantCreates+1, countCalls(f.Calls(), "create"), "run %d: refilled after the result", i)
+	}
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
+}
+
+// After each run the pool holds its configured number of containers for
+// that configuration, whether the run was warm or cold.
+func TestWarmPoolKeepsItsSize(t *testing.T) {
+	f := &fakeClient{init: (&echoInit{}).run}
+	d := newTestDocker(t, f, WithWarmPool(3, time.Minute))
+	spec := testSpec(t)
+	for i := range 4 {
+		res, err := d.Run(context.Background(), spec)
+		require.NoError(t, err)
+		require.True(t, res.Success)
+		waitIdle(t, settled(t, d), 3)
+		require.Equal(t, 1+3+i, countCalls(f.Calls(), "create"), "run %d", i)
+	}
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
 }

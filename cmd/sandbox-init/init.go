@@ -28,6 +28,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	out := newFrameWriter(stdout)
 
 	rep, job := serve(stdin, out, sigs, log)
+	rep.OOMKills = oomKills(cgroupRoot)
 	if job != nil && job.HoldDir != "" {
 		rep.HoldUsedBytes, rep.HoldFreeBytes = usage(job.HoldDir)
 	}
