@@ -42,7 +42,7 @@ type fakeClient struct {
 	removeErr   error
 	// removeGate, when set, holds every removal until it is closed.
 	removeGate chan struct{}
-	state       container.State
+	state      container.State
 	// info is what Info reports; zero fields get a roomy host.
 	info system.Info
 
