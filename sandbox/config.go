@@ -168,6 +168,9 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 	}
 }
 
+// envRunID names the run in the script's environment.
+const envRunID = "SANDBOXRUN_RUN_ID"
+
 // scriptEnv is the script's whole environment: the variables sandboxrun
 // sets, then the caller's in name order. Nothing comes from the host.
 func scriptEnv(spec *Spec, version string) []string {
@@ -179,7 +182,7 @@ func scriptEnv(spec *Spec, version string) []string {
 		"SKILL_DIR=" + dir,
 		"SCRIPTS_DIR=" + path.Join(dir, "scripts"),
 		"SANDBOXRUN_VERSION=" + version,
-		"SANDBOXRUN_RUN_ID=" + spec.RunID,
+		envRunID + "=" + spec.RunID,
 		"PATH=" + scriptPath,
 		"HOME=" + scratchDir,
 		"LANG=C.UTF-8",

@@ -51,6 +51,7 @@ type fakeClient struct {
 	cfg        *container.Config
 	runIDs     []string // run-id labels in create order
 	removed    []string
+	preludes   []frame.Prestart
 	volumesRm  []string
 	containers map[string]*fakeContainer
 	n          int
@@ -172,8 +173,8 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 		defer side.Close()
 		var job frame.Job
 		if !f.ignoreStdin {
-			b, err := io.ReadAll(side)
-			if err != nil || json.Unmarshal(b, &job) != nil {
+			var ok bool
+			if job, ok = f.readStdin(side); !ok {
 				return
 			}
 		}
@@ -184,6 +185,38 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 		}
 	}()
 	return nil
+}
+
+// readStdin reads what init would: an optional prelude, then the job, and
+// then the end of stdin.
+func (f *fakeClient) readStdin(r io.Reader) (frame.Job, bool) {
+	dec := json.NewDecoder(r)
+	var job frame.Job
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return job, false
+		}
+		var p frame.Prelude
+		if json.Unmarshal(raw, &p) == nil && p.Prestart != nil {
+			f.mu.Lock()
+			f.preludes = append(f.preludes, *p.Prestart)
+			f.mu.Unlock()
+			continue
+		}
+		if json.Unmarshal(raw, &job) != nil {
+			return job, false
+		}
+		_, err := io.Copy(io.Discard, r)
+		return job, err == nil
+	}
+}
+
+// Preludes are the prestarts warm containers were asked for.
+func (f *fakeClient) Preludes() []frame.Prestart {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]frame.Prestart(nil), f.preludes...)
 }
 
 func (f *fakeClient) ContainerKill(_ context.Context, id string, _ string) error {

@@ -32,6 +32,7 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	prestart       bool
 	ociRuntime     string
 }
 
@@ -47,6 +48,7 @@ func defaultSettings() settings {
 		ownerPID:       os.Getpid(),
 		ownerHost:      host,
 		warmMaxIdle:    time.Minute,
+		prestart:       true,
 	}
 }
 
@@ -103,15 +105,27 @@ func WithOwnerPID(pid int) Option { return func(s *settings) { s.ownerPID = pid 
 // os.Hostname().
 func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost = host } }
 
-// WithWarmPool keeps up to size containers started ahead of time, waiting
-// for their job, so that runs with a configuration seen before (same skill,
-// workspace, image and limits) skip container creation and start. Each
-// container still serves exactly one run. Idle ones are removed after
-// maxIdle, and all by Close. Default: off (size 0), which suits a process
-// that runs once and exits.
+// WithWarmPool keeps size containers started ahead of time, waiting for
+// their job, so that runs with a configuration seen before (same skill,
+// workspace, image and limits) skip container creation and start. After
+// each run the pool is topped up to size for that run's configuration, in
+// the background once the run has its Result. Each container still serves
+// exactly one run. Idle ones are removed after maxIdle, and all by Close.
+// Default: off (size 0), which suits a process that runs once and exits.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
 	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
 }
+
+// WithPrestart says whether a warm container whose previous run of the
+// same configuration used python3 starts python3 before its job arrives
+// (and waits, having run nothing of the skill), so that a python3 job pays
+// no interpreter start. The job sees what a fresh interpreter shows it
+// (sys.argv, sys.path, __main__, sys.modules, its environment, tracebacks),
+// except in /proc/self/cmdline and in frames below its module's (e.g.
+// traceback.print_stack()). A job with caller variables, or for another
+// program, starts as usual. Default: on; it has no effect without
+// WithWarmPool.
+func WithPrestart(on bool) Option { return func(s *settings) { s.prestart = on } }
 
 func (s *settings) validate() error {
 	var errs []error
@@ -202,7 +216,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 	if d.image == "" {
 		d.image = "sandboxrun/runner:" + s.version
 	}
-	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle)
+	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle, s.prestart)
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {

@@ -17,9 +17,10 @@ import (
 // containers are removed after maxIdle and when the runner closes; their
 // owner labels let Reap find them if the process dies.
 type warmPool struct {
-	d       *Docker
-	size    int
-	maxIdle time.Duration
+	d        *Docker
+	size     int
+	maxIdle  time.Duration
+	prestart bool // warm containers may start python3 ahead of the job
 
 	mu     sync.Mutex
 	idle   map[string][]*warmBox
@@ -33,11 +34,11 @@ type warmBox struct {
 	timer *time.Timer
 }
 
-func newWarmPool(d *Docker, size int, maxIdle time.Duration) *warmPool {
+func newWarmPool(d *Docker, size int, maxIdle time.Duration, prestart bool) *warmPool {
 	if size <= 0 {
 		return nil
 	}
-	return &warmPool{d: d, size: size, maxIdle: maxIdle, idle: map[string][]*warmBox{}, bg: &d.bg}
+	return &warmPool{d: d, size: size, maxIdle: maxIdle, prestart: prestart, idle: map[string][]*warmBox{}, bg: &d.bg}
 }
 
 // key identifies a container configuration: runs with equal keys can use
@@ -90,9 +91,14 @@ func (p *warmPool) refill(spec *Spec, key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for ; !p.closed && p.count < p.size; p.count++ {
+		// What the container's configuration is made of, and what its
+		// prelude may use: never the run's arguments or caller variables.
 		tmpl := Spec{
-			Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
+			Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
 			WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+		}
+		if p.prestart && len(spec.Argv) > 0 {
+			tmpl.Argv = []string{spec.Argv[0]}
 		}
 		p.bg.run(func() { p.add(key, &tmpl) })
 	}
@@ -127,8 +133,12 @@ func (p *warmPool) start(tmpl *Spec) (*box, error) {
 	tmpl.RunID = id
 	ctx := context.Background()
 	b, err := p.d.startContainer(ctx, tmpl, nil)
-	if err == nil {
-		b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	if err != nil {
+		return b, err
+	}
+	b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	if msg, ok := prelude(tmpl, p.d.version); ok {
+		err = b.s.sendPrelude(msg)
 	}
 	return b, err
 }

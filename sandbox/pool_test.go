@@ -231,3 +231,48 @@ func TestWarmPoolKeepsItsSize(t *testing.T) {
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live())
 }
+
+// A warm container for a configuration last run with python3 starts it
+// ahead of its job, with the skill's environment and none of the caller's.
+func TestWarmPoolPrestartsPython(t *testing.T) {
+	tests := []struct {
+		name     string
+		argv0    string
+		opts     []Option
+		prestart bool
+	}{
+		{"python3", "python3", nil, true},
+		{"another program", "node", nil, false},
+		{"turned off", "python3", []Option{WithPrestart(false)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{init: (&echoInit{}).run}
+			d := newTestDocker(t, f, append([]Option{WithWarmPool(1, time.Minute)}, tt.opts...)...)
+			spec := testSpec(t)
+			spec.Argv[0] = tt.argv0
+			spec.SkillVersion = "2.0"
+			spec.Env = map[string]string{"API_TOKEN": "secret of this request"}
+			_, err := d.Run(context.Background(), spec)
+			require.NoError(t, err)
+			waitIdle(t, d, 1)
+			preludes := f.Preludes()
+			if !tt.prestart {
+				require.Empty(t, preludes)
+				require.NoError(t, d.Close())
+				return
+			}
+			require.Len(t, preludes, 1)
+			warm := f.RunIDs()[1]
+			tmpl := Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
+			require.Equal(t, frame.Prestart{
+				Argv0: "python3", Env: scriptEnv(&tmpl, "0.1.0-test"), Dir: "/workspace", Vary: []string{"SANDBOXRUN_RUN_ID"},
+			}, preludes[0])
+			for _, kv := range preludes[0].Env {
+				require.NotContains(t, kv, "secret", "nothing of one request reaches a container for another")
+			}
+			require.NoError(t, d.Close())
+			require.Zero(t, f.Live())
+		})
+	}
+}

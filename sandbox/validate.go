@@ -39,16 +39,17 @@ func validSkillName(name string) bool {
 	n := 0
 	for _, r := range name { // invalid UTF-8 reads as U+FFFD, not a letter
 		n++
-		switch {
-		case n > maxSkillNameRunes:
-			return false
-		case unicode.IsLetter(r) || unicode.IsNumber(r):
-		case n > 1 && (r == '.' || r == '_' || r == '-'):
-		default:
+		if n > maxSkillNameRunes || !skillNameRune(r, n == 1) {
 			return false
 		}
 	}
 	return n > 0
+}
+
+// skillNameRune reports whether r may appear in a skill's name, first or
+// later.
+func skillNameRune(r rune, first bool) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || (!first && (r == '.' || r == '_' || r == '-'))
 }
 
 // Validate checks the Spec without touching the file system or Docker. The

@@ -91,12 +91,20 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 	if err := harden(); err != nil {
 		return failed(err), nil
 	}
-	job, err := awaitJob(stdin, sigs)
+	msgs := newMessages(stdin, maxJobBytes)
+	job, pre, err := awaitJob(msgs, sigs, log)
 	if err != nil {
+		pre.discard(log)
 		return failed(err), nil
 	}
-	c, err := startChild(job)
-	if err != nil {
+	c := pre.take(job)
+	if c != nil {
+		rep := supervise(job, c, out, sigs, log)
+		rep.Prestarted = true
+		return rep, job
+	}
+	pre.discard(log)
+	if c, err = startChild(job); err != nil {
 		return failed(err), job
 	}
 	return supervise(job, c, out, sigs, log), job

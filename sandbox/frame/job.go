@@ -56,6 +56,9 @@ type Report struct {
 	// could not read it (then the host asks the engine, which needs the
 	// container to have stopped). Hosts that predate the field ignore it.
 	OOMKills *int64 `json:"oom_kills,omitempty"`
+	// Prestarted is true when the job was handed to an interpreter started
+	// before it (see Prestart).
+	Prestarted bool `json:"prestarted,omitempty"`
 	// Error is set when init could not run the job at all (bad job, exec
 	// failure); ExitCode is then 127 for "not found", 126 otherwise.
 	Error string `json:"error,omitempty"`
