@@ -37,6 +37,7 @@ type config struct {
 	levels  []int // concurrencies for throughput
 	image   string
 	cli     string // the sandboxrun binary; empty skips the CLI rows
+	runtime string // engine runtime for every method; empty: the engine's default
 	rssPool int    // internal: run as the RSS probe with a pool of this size
 }
 
@@ -48,6 +49,7 @@ func main() {
 	flag.StringVar(&levels, "c", "1,2,8", "comma-separated concurrencies for the throughput table")
 	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
 	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
+	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
 	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -96,7 +98,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	defer b.close()
 
-	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s\n", cfg.image)
+	runtimeName := cfg.runtime
+	if runtimeName == "" {
+		runtimeName = "the engine's default"
+	}
+	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s, runtime %s\n", cfg.image, runtimeName)
 	fmt.Fprintf(out, "%d CPUs, load average at start %s; same mounts, limits, hardening and job for every method\n\n", runtime.NumCPU(), loadAverage())
 
 	methods := b.latencyMethods()

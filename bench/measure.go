@@ -151,7 +151,7 @@ func runProbe(ctx context.Context, cfg config, pool int) (probeReport, error) {
 	if err != nil {
 		return probeReport{}, err
 	}
-	cmd := exec.CommandContext(ctx, self, "-rss-probe", strconv.Itoa(pool), "-image", cfg.image)
+	cmd := exec.CommandContext(ctx, self, "-rss-probe", strconv.Itoa(pool), "-image", cfg.image, "-oci-runtime", cfg.runtime)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -84,7 +84,7 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 // warm pool of pool containers (0: none).
 func newRunner(cfg config, conc, pool int) (*sandbox.Docker, error) {
 	opts := []sandbox.Option{sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(conc)}
+		sandbox.WithMaxConcurrent(conc), sandbox.WithOCIRuntime(cfg.runtime)}
 	if pool > 0 {
 		opts = append(opts, sandbox.WithWarmPool(pool, time.Minute))
 	}
@@ -156,16 +156,20 @@ func (b *bench) library(d *sandbox.Docker) func(context.Context) (time.Duration,
 func (b *bench) hardening(name string) []string {
 	l := limits()
 	mem := strconv.FormatInt(l.MemoryBytes, 10)
-	return []string{"--name", name,
-		"--label", sandbox.LabelManaged + "=true", "--label", sandbox.LabelOwnerPID + "=" + strconv.Itoa(os.Getpid()),
+	var rt []string
+	if b.cfg.runtime != "" {
+		rt = []string{"--runtime", b.cfg.runtime}
+	}
+	return append(rt, "--name", name,
+		"--label", sandbox.LabelManaged+"=true", "--label", sandbox.LabelOwnerPID+"="+strconv.Itoa(os.Getpid()),
 		"--user", "65532:65532", "--read-only", "--network", "none", "--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges", "--ipc", "private", "--cgroupns", "private",
 		"--memory", mem, "--memory-swap", mem, "--cpus", "1", "--pids-limit", strconv.FormatInt(l.Pids, 10),
 		"--ulimit", "core=0:0", "--ulimit", "nofile=1024:4096", "--log-driver", "none",
 		"--shm-size", strconv.FormatInt(l.TmpBytes, 10),
 		"--tmpfs", fmt.Sprintf("/tmp:rw,noexec,nosuid,nodev,size=%d,mode=1777", l.TmpBytes),
-		"--mount", "type=bind,src=" + b.skill + ",dst=/skills/bench,readonly,bind-propagation=rprivate,bind-nonrecursive",
-	}
+		"--mount", "type=bind,src="+b.skill+",dst=/skills/bench,readonly,bind-propagation=rprivate,bind-nonrecursive",
+	)
 }
 
 func (b *bench) nextName() string {
@@ -227,7 +231,7 @@ func (b *bench) dockerExec(ctx context.Context) (time.Duration, error) {
 // process, from its start to its exit. It mounts an empty workspace.
 func (b *bench) cliRun(ctx context.Context) (time.Duration, error) {
 	out, rss, elapsed, err := timed(ctx, nil, b.workspace, b.cfg.cli, "run", "--skills", filepath.Dir(b.skill),
-		"--workspace", b.workspace, "bench", "scripts/hello.py", "--args", `{"name": "bench"}`)
+		"--workspace", b.workspace, "--oci-runtime", b.cfg.runtime, "bench", "scripts/hello.py", "--args", `{"name": "bench"}`)
 	if err != nil {
 		return 0, fmt.Errorf("sandboxrun run: %w", err)
 	}
