@@ -62,3 +62,31 @@ func TestAddRuntime(t *testing.T) {
 	_, err := addRuntime(filepath.Join(t.TempDir(), "daemon.json"), "crun", "crun")
 	require.ErrorContains(t, err, "absolute -path")
 }
+
+func TestRemoveRuntime(t *testing.T) {
+	tests := []struct {
+		name    string
+		before  string
+		changed bool
+		want    string
+	}{
+		{"ours", `{"mtu": 1400, "runtimes": {"crun": {"path": "/usr/bin/crun"}, "runsc": {"path": "/usr/bin/runsc"}}}`, true,
+			`{"mtu": 1400, "runtimes": {"runsc": {"path": "/usr/bin/runsc"}}}`},
+		{"the last one", `{"mtu": 1400, "runtimes": {"crun": {"path": "/usr/bin/crun"}}}`, true, `{"mtu": 1400}`},
+		{"another binary under the name", `{"runtimes": {"crun": {"path": "/opt/crun"}}}`, false,
+			`{"runtimes": {"crun": {"path": "/opt/crun"}}}`},
+		{"absent", `{"mtu": 1400}`, false, `{"mtu": 1400}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			config := filepath.Join(t.TempDir(), "daemon.json")
+			require.NoError(t, os.WriteFile(config, []byte(tt.before), 0o644))
+			changed, err := removeRuntime(config, "crun", "/usr/bin/crun")
+			require.NoError(t, err)
+			require.Equal(t, tt.changed, changed)
+			b, err := os.ReadFile(config)
+			require.NoError(t, err)
+			require.JSONEq(t, tt.want, string(b))
+		})
+	}
+}
