@@ -38,18 +38,21 @@ type config struct {
 	image   string
 	cli     string // the sandboxrun binary; empty skips the CLI rows
 	runtime string // engine runtime for every method; empty: the engine's default
-	rssPool int    // internal: run as the RSS probe with a pool of this size
+	// sections to run: latency, throughput, memory
+	sections map[string]bool
+	rssPool  int // internal: run as the RSS probe with a pool of this size
 }
 
 func main() {
 	var cfg config
-	var levels string
+	var levels, only string
 	flag.IntVar(&cfg.n, "n", 30, "latency samples per method")
 	flag.IntVar(&cfg.total, "t", 0, "executions per throughput measurement (default: -n, at least 4 per worker)")
 	flag.StringVar(&levels, "c", "1,2,8", "comma-separated concurrencies for the throughput table")
 	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
 	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
 	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
+	flag.StringVar(&only, "only", "latency,throughput,memory", "comma-separated sections to run")
 	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +60,9 @@ func main() {
 	if cfg.rssPool > 0 {
 		err = rssProbe(ctx, cfg, os.Stdout)
 	} else if cfg.levels, err = parseLevels(levels); err == nil {
-		err = run(ctx, cfg, os.Stdout)
+		if cfg.sections, err = parseSections(only); err == nil {
+			err = run(ctx, cfg, os.Stdout)
+		}
 	}
 	stop()
 	if err != nil {
@@ -74,6 +79,19 @@ func parseLevels(s string) ([]int, error) {
 			return nil, fmt.Errorf("-c %q: give concurrencies of at least 1, separated by commas", s)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseSections(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for f := range strings.SplitSeq(s, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "latency", "throughput", "memory":
+			out[f] = true
+		default:
+			return nil, fmt.Errorf("-only %q: give latency, throughput and/or memory, separated by commas", s)
+		}
 	}
 	return out, nil
 }
@@ -105,23 +123,39 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s, runtime %s\n", cfg.image, runtimeName)
 	fmt.Fprintf(out, "%d CPUs, load average at start %s; same mounts, limits, hardening and job for every method\n\n", runtime.NumCPU(), loadAverage())
 
-	methods := b.latencyMethods()
-	lat, err := measureLatency(ctx, methods, cfg.n)
-	if err != nil {
-		return err
+	if cfg.sections["latency"] {
+		methods := b.latencyMethods()
+		lat, err := measureLatency(ctx, methods, cfg.n)
+		if err != nil {
+			return err
+		}
+		printLatency(out, methods, lat, cfg.n)
 	}
-	printLatency(out, methods, lat, cfg.n)
+	if cfg.sections["throughput"] {
+		if err := printThroughput(ctx, out, b); err != nil {
+			return err
+		}
+	}
+	if cfg.sections["memory"] {
+		if err := printMemory(ctx, out, b); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "\nload average at end %s\n", loadAverage())
+	return nil
+}
 
-	fmt.Fprintf(out, "\nthroughput, executions/s (%d executions per cell, background teardown included):\n", cfg.total)
+func printThroughput(ctx context.Context, out io.Writer, b *bench) error {
+	fmt.Fprintf(out, "\nthroughput, executions/s (%d executions per cell, background teardown included):\n", b.cfg.total)
 	fmt.Fprintf(out, "  %-40s", "method")
-	for _, c := range cfg.levels {
+	for _, c := range b.cfg.levels {
 		fmt.Fprintf(out, " %8s", "c="+strconv.Itoa(c))
 	}
 	fmt.Fprintln(out)
 	for _, tm := range b.throughputMethods() {
 		fmt.Fprintf(out, "  %-40s", tm.name)
-		for _, c := range cfg.levels {
-			rate, err := tm.measure(ctx, c, cfg.total)
+		for _, c := range b.cfg.levels {
+			rate, err := tm.measure(ctx, c, b.cfg.total)
 			if err != nil {
 				return fmt.Errorf("%s at concurrency %d: %w", tm.name, c, err)
 			}
@@ -129,17 +163,24 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		fmt.Fprintln(out)
 	}
+	return nil
+}
 
+func printMemory(ctx context.Context, out io.Writer, b *bench) error {
 	fmt.Fprintf(out, "\nmemory:\n")
-	if cfg.cli != "" {
-		fmt.Fprintf(out, "  %-40s %s (median peak RSS of the `sandboxrun run` processes above)\n", "CLI", mib(stats.MedianInt(b.cliRSS)))
+	if b.cfg.cli != "" {
+		for len(b.cliRSS) < 5 { // when the latency section did not run it
+			if _, err := b.cliRun(ctx); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(out, "  %-40s %s (median peak RSS of %d `sandboxrun run` processes)\n", "CLI", mib(stats.MedianInt(b.cliRSS)), len(b.cliRSS))
 	}
-	probe, err := runProbe(ctx, cfg, 4)
+	probe, err := runProbe(ctx, b.cfg, 4)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  %-40s %s RSS, %s peak (after %d warm runs)\n", "library, warm pool of 4", mib(probe.RSSKB), mib(probe.PeakKB), probe.Runs)
-	fmt.Fprintf(out, "\nload average at end %s\n", loadAverage())
 	return nil
 }
 

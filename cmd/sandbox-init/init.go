@@ -28,7 +28,6 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	out := newFrameWriter(stdout)
 
 	rep, job := serve(stdin, out, sigs, log)
-	rep.OOMKills = oomKills(cgroupRoot)
 	if job != nil && job.HoldDir != "" {
 		rep.HoldUsedBytes, rep.HoldFreeBytes = usage(job.HoldDir)
 	}
@@ -87,7 +86,9 @@ func clampInt64(u uint64) int64 {
 
 // serve runs one job and returns its report; every failure becomes a report
 // with Error set, never a crash, so the host always gets a Result frame.
-func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (frame.Report, *frame.Job) {
+func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (rep frame.Report, job *frame.Job) {
+	var oomBase *int64
+	defer func() { rep.OOMKills = sandboxCgroups.oomKillsSince(oomBase) }()
 	if err := harden(); err != nil {
 		return failed(err), nil
 	}
@@ -97,6 +98,8 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 		pre.discard(log)
 		return failed(err), nil
 	}
+	// Counted from here: a kill while a warm container waited is not the job's.
+	oomBase = sandboxCgroups.oomKills()
 	c := pre.take(job)
 	if c != nil {
 		rep := supervise(job, c, out, sigs, log)
