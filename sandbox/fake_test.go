@@ -42,6 +42,10 @@ type fakeClient struct {
 	removeErr   error
 	// removeGate, when set, holds every removal until it is closed.
 	removeGate chan struct{}
+	// startHook, when set, runs in every start with its number (from 1);
+	// it may block, and an error fails that start.
+	startHook func(n int) error
+	starts    int
 	state      container.State
 	// info is what Info reports; zero fields get a roomy host.
 	info system.Info
@@ -160,6 +164,15 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 	f.record("start")
 	if f.startErr != nil {
 		return f.startErr
+	}
+	if f.startHook != nil {
+		f.mu.Lock()
+		f.starts++
+		n := f.starts
+		f.mu.Unlock()
+		if err := f.startHook(n); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

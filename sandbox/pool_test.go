@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -275,4 +276,96 @@ func TestWarmPoolPrestartsPython(t *testing.T) {
 			require.Zero(t, f.Live())
 		})
 	}
+}
+
+// A run that finds no idle container waits for the one already starting
+// instead of asking the engine for another; if that start fails, it starts
+// its own.
+func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("start fails %v", fail), func(t *testing.T) {
+			gate := make(chan struct{})
+			f := &fakeClient{init: (&echoInit{}).run, startHook: func(n int) error {
+				if n != 2 {
+					return nil
+				}
+				<-gate // the refill after the first run
+				if fail {
+					return errTest
+				}
+				return nil
+			}}
+			d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+			spec := testSpec(t)
+			_, err := d.Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+
+			type outcome struct {
+				res *Result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := d.Run(context.Background(), spec)
+				done <- outcome{res, err}
+			}()
+			require.Eventually(t, func() bool {
+				d.pool.mu.Lock()
+				defer d.pool.mu.Unlock()
+				return len(d.pool.waiters) == 1
+			}, 5*time.Second, time.Millisecond, "the second run waits")
+			require.Equal(t, 2, countCalls(f.Calls(), "create"), "and asks for no container of its own")
+			close(gate)
+			o := <-done
+			require.NoError(t, o.err)
+			res := o.res
+			require.True(t, res.Success)
+			if fail {
+				require.Equal(t, f.RunIDs()[2], res.ID, "a container of its own after the failed start")
+			} else {
+				require.Equal(t, f.RunIDs()[1], res.ID, "the container that was starting")
+			}
+			require.NoError(t, d.Close())
+			require.Zero(t, f.Live())
+		})
+	}
+}
+
+// A run whose context ends while it waits gives up, and the container it
+// waited for goes to the next run.
+func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
+	gate := make(chan struct{})
+	f := &fakeClient{init: (&echoInit{}).run, startHook: func(n int) error {
+		if n == 2 {
+			<-gate
+		}
+		return nil
+	}}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	_, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := d.Run(ctx, spec)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool {
+		d.pool.mu.Lock()
+		defer d.pool.mu.Unlock()
+		return len(d.pool.waiters) == 1
+	}, 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	close(gate)
+	waitIdle(t, d, 1)
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, f.RunIDs()[1], res.ID, "the next run got it")
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
 }

@@ -105,7 +105,7 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 			return err
 		}
 	} else {
-		t.box = d.pool.take(key)
+		t.box = d.pool.take(ctx, key)
 	}
 	b := t.box
 	if b != nil {
@@ -158,7 +158,8 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 		res.WorkspaceFull = o.report.HoldFreeBytes < pageSize
 	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
-		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS,
+		"prestarted", o.report != nil && o.report.Prestarted)
 	return err
 }
 
