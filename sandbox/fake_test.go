@@ -46,7 +46,7 @@ type fakeClient struct {
 	// it may block, and an error fails that start.
 	startHook func(n int) error
 	starts    int
-	state      container.State
+	state     container.State
 	// info is what Info reports; zero fields get a roomy host.
 	info system.Info
 
