@@ -1,53 +1,69 @@
-// Command bench compares sandboxrun's latency with `docker run --rm -i`
-// running the same image with the same mounts, limits and job, interleaved
-// in one process, and measures throughput at a fixed concurrency.
+// Command bench measures sandboxrun's latency, throughput and memory against
+// the Docker CLI on the same engine, in the same run: `docker run --rm -i`
+// of the same image with the same mounts, limits, hardening and job, and
+// `docker exec -i` into a running container of that image (the floor a
+// warm sandbox is compared with).
 //
-//	go run ./bench -n 30
+//	go run ./bench -n 50 -c 1,2,8 -cli bin/sandboxrun
+//
+// Latency samples are sequential and interleaved (each round runs every
+// method once, in a rotating order), and the runners' background work
+// (teardown, warm refills) is waited for between samples, so no method's
+// sample pays for another's. Throughput runs a fixed number of executions
+// at each concurrency and counts the background work until it is done.
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-const script = `import json, sys
-args = json.load(sys.stdin)
-print(json.dumps({"hello": args["name"]}))
-`
-
 type config struct {
-	n           int
-	concurrency int
-	image       string
+	n       int   // latency samples per method
+	total   int   // executions per throughput measurement
+	levels  []int // concurrencies for throughput
+	image   string
+	cli     string // the sandboxrun binary; empty skips the CLI rows
+	runtime string // engine runtime for every method; empty: the engine's default
+	// sections to run: latency, throughput, memory
+	sections map[string]bool
+	rssPool  int // internal: run as the RSS probe with a pool of this size
 }
 
 func main() {
 	var cfg config
-	flag.IntVar(&cfg.n, "n", 30, "executions per method for the latency comparison")
-	flag.IntVar(&cfg.concurrency, "c", 4, "concurrency for the throughput measurement")
+	var levels, only string
+	flag.IntVar(&cfg.n, "n", 30, "latency samples per method")
+	flag.IntVar(&cfg.total, "t", 0, "executions per throughput measurement (default: -n, at least 4 per worker)")
+	flag.StringVar(&levels, "c", "1,2,8", "comma-separated concurrencies for the throughput table")
 	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
+	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
+	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
+	flag.StringVar(&only, "only", "latency,throughput,memory", "comma-separated sections to run")
+	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, cfg, os.Stdout)
+	var err error
+	if cfg.rssPool > 0 {
+		err = rssProbe(ctx, cfg, os.Stdout)
+	} else if cfg.levels, err = parseLevels(levels); err == nil {
+		if cfg.sections, err = parseSections(only); err == nil {
+			err = run(ctx, cfg, os.Stdout)
+		}
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -55,213 +71,142 @@ func main() {
 	}
 }
 
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-c %q: give concurrencies of at least 1, separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseSections(s string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for f := range strings.SplitSeq(s, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "latency", "throughput", "memory":
+			out[f] = true
+		default:
+			return nil, fmt.Errorf("-only %q: give latency, throughput and/or memory, separated by commas", s)
+		}
+	}
+	return out, nil
+}
+
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	if cfg.n < 1 || cfg.concurrency < 1 {
-		return fmt.Errorf("-n and -c must be at least 1")
+	if cfg.n < 1 {
+		return fmt.Errorf("-n must be at least 1")
 	}
-	skill, err := writeSkill()
-	if err != nil {
-		return err
+	if cfg.total == 0 {
+		cfg.total = cfg.n
 	}
-	defer os.RemoveAll(filepath.Dir(skill))
-
-	cold, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(cfg.concurrency))
-	if err != nil {
-		return err
-	}
-	defer cold.Close()
-	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(cfg.concurrency), sandbox.WithWarmPool(cfg.concurrency, time.Minute))
-	if err != nil {
-		return err
-	}
-	defer warm.Close()
-	if err := cold.Ping(ctx); err != nil {
-		return err
-	}
-	if _, err := cold.CheckImage(ctx, cfg.image); err != nil {
-		return err
-	}
-	b := &bench{skill: skill, image: cfg.image}
-	methods := []method{
-		{"sandboxrun, warm pool", b.library(warm)},
-		{"sandboxrun, cold", b.library(cold)},
-		{"docker run --rm -i", b.cli},
-	}
-
-	fmt.Fprintf(out, "sandboxrun bench: %d interleaved executions per method of a trivial Python script\n", cfg.n)
-	fmt.Fprintf(out, "image %s, %d CPUs, same mounts, limits, hardening and job for every method\n\n", cfg.image, runtime.NumCPU())
-	for _, m := range methods { // warm caches (and the pool); not counted
-		for range 2 {
-			if _, err := m.run(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	lat := make([][]time.Duration, len(methods))
-	for i := range cfg.n {
-		// Rotate the order so no method always follows the same one.
-		for j := range methods {
-			k := (i + j) % len(methods)
-			dur, err := methods[k].run(ctx)
-			if err != nil {
-				return err
-			}
-			lat[k] = append(lat[k], dur)
-		}
-	}
-	fmt.Fprintf(out, "latency, sequential:\n")
-	cliP50 := stats.Percentile(lat[len(methods)-1], 50)
-	for i, m := range methods {
-		p50 := stats.Percentile(lat[i], 50)
-		fmt.Fprintf(out, "  %-24s p50 %7s  p95 %7s  p50 ratio to docker run %.2f\n",
-			m.name, stats.MS(p50), stats.MS(stats.Percentile(lat[i], 95)), float64(p50)/float64(cliP50))
-	}
-
-	total := max(cfg.n, 4*cfg.concurrency)
-	fmt.Fprintf(out, "throughput, %d executions at concurrency %d:\n", total, cfg.concurrency)
-	for _, m := range methods {
-		elapsed, err := throughput(ctx, total, cfg.concurrency, m.run)
+	if cfg.cli != "" {
+		abs, err := filepath.Abs(cfg.cli)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "  %-24s %6.2f executions/s  (%s)\n", m.name, float64(total)/elapsed.Seconds(), elapsed.Round(time.Millisecond))
+		cfg.cli = abs
+	}
+	b, err := newBench(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+
+	runtimeName := cfg.runtime
+	if runtimeName == "" {
+		runtimeName = "the engine's default"
+	}
+	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s, runtime %s\n", cfg.image, runtimeName)
+	fmt.Fprintf(out, "%d CPUs, load average at start %s; same mounts, limits, hardening and job for every method\n\n", runtime.NumCPU(), loadAverage())
+
+	if cfg.sections["latency"] {
+		methods := b.latencyMethods()
+		lat, err := measureLatency(ctx, methods, cfg.n)
+		if err != nil {
+			return err
+		}
+		printLatency(out, methods, lat, cfg.n)
+	}
+	if cfg.sections["throughput"] {
+		if err := printThroughput(ctx, out, b); err != nil {
+			return err
+		}
+	}
+	if cfg.sections["memory"] {
+		if err := printMemory(ctx, out, b); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "\nload average at end %s\n", loadAverage())
+	return nil
+}
+
+func printThroughput(ctx context.Context, out io.Writer, b *bench) error {
+	fmt.Fprintf(out, "\nthroughput, executions/s (%d executions per cell, background teardown included):\n", b.cfg.total)
+	fmt.Fprintf(out, "  %-40s", "method")
+	for _, c := range b.cfg.levels {
+		fmt.Fprintf(out, " %8s", "c="+strconv.Itoa(c))
+	}
+	fmt.Fprintln(out)
+	for _, tm := range b.throughputMethods() {
+		fmt.Fprintf(out, "  %-40s", tm.name)
+		for _, c := range b.cfg.levels {
+			rate, err := tm.measure(ctx, c, b.cfg.total)
+			if err != nil {
+				return fmt.Errorf("%s at concurrency %d: %w", tm.name, c, err)
+			}
+			fmt.Fprintf(out, " %8.2f", rate)
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }
 
-type method struct {
-	name string
-	run  func(context.Context) (time.Duration, error)
-}
-
-type bench struct {
-	skill string
-	image string
-	seq   sync.Mutex
-	n     int
-}
-
-func limits() policy.Limits {
-	return policy.Limits{Timeout: 30 * time.Second, MemoryBytes: 256 << 20, CPUs: 1, Pids: 128,
-		OutputBytes: 1 << 20, TmpBytes: 16 << 20}
-}
-
-func (b *bench) spec() sandbox.Spec {
-	return sandbox.Spec{
-		Skill:    "bench",
-		SkillDir: b.skill,
-		Argv:     []string{"python3", "/skills/bench/scripts/hello.py"},
-		Runtime:  "python3",
-		Stdin:    []byte(`{"name": "bench"}`),
-		Limits:   limits(),
-	}
-}
-
-func (b *bench) library(d *sandbox.Docker) func(context.Context) (time.Duration, error) {
-	return func(ctx context.Context) (time.Duration, error) {
-		start := time.Now()
-		res, err := d.Run(ctx, b.spec())
-		elapsed := time.Since(start)
-		if err != nil {
-			return 0, fmt.Errorf("library run: %w", err)
-		}
-		if !res.Success {
-			return 0, fmt.Errorf("library run failed: %s: %s", res.Error, res.Stderr)
-		}
-		return elapsed, nil
-	}
-}
-
-// cli runs the same container with the Docker CLI: same image, user,
-// mounts, limits and hardening, and the same job on stdin.
-func (b *bench) cli(ctx context.Context) (time.Duration, error) {
-	spec := b.spec()
-	l := spec.Limits
-	job, err := json.Marshal(frame.Job{
-		Argv: spec.Argv, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "LANG=C.UTF-8"},
-		Dir: "/workspace", Stdin: spec.Stdin, TimeoutMS: l.Timeout.Milliseconds(), GraceMS: 2000, OutputCap: l.OutputBytes,
-	})
-	if err != nil {
-		return 0, err
-	}
-	b.seq.Lock()
-	b.n++
-	name := fmt.Sprintf("sandboxrun-bench-%d-%d", os.Getpid(), b.n)
-	b.seq.Unlock()
-	mem := strconv.FormatInt(l.MemoryBytes, 10)
-	args := []string{"run", "--rm", "-i", "--name", name,
-		"--label", sandbox.LabelManaged + "=true", "--label", sandbox.LabelOwnerPID + "=" + strconv.Itoa(os.Getpid()),
-		"--user", "65532:65532", "--read-only", "--network", "none", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--ipc", "private", "--cgroupns", "private",
-		"--memory", mem, "--memory-swap", mem, "--cpus", "1", "--pids-limit", strconv.FormatInt(l.Pids, 10),
-		"--ulimit", "core=0:0", "--ulimit", "nofile=1024:4096", "--log-driver", "none",
-		"--shm-size", strconv.FormatInt(l.TmpBytes, 10),
-		"--tmpfs", fmt.Sprintf("/tmp:rw,nosuid,nodev,size=%d,mode=1777", l.TmpBytes),
-		"--mount", "type=bind,src=" + b.skill + ",dst=/skills/bench,readonly,bind-propagation=rprivate,bind-nonrecursive",
-		b.image}
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	cmd.Stdin = bytes.NewReader(job)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err = cmd.Run()
-	elapsed := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("docker run: %w: %s", err, stderr.String())
-	}
-	if !bytes.Contains(stdout.Bytes(), []byte(`"exit_code":0`)) {
-		return 0, fmt.Errorf("docker run: the script failed: %q", stdout.String())
-	}
-	return elapsed, nil
-}
-
-func throughput(ctx context.Context, total, conc int, f func(context.Context) (time.Duration, error)) (time.Duration, error) {
-	jobs := make(chan struct{}, total)
-	for range total {
-		jobs <- struct{}{}
-	}
-	close(jobs)
-	var wg sync.WaitGroup
-	errs := make(chan error, conc)
-	start := time.Now()
-	for range conc {
-		wg.Go(func() {
-			for range jobs {
-				if _, err := f(ctx); err != nil {
-					errs <- err
-					return
-				}
+func printMemory(ctx context.Context, out io.Writer, b *bench) error {
+	fmt.Fprintf(out, "\nmemory:\n")
+	if b.cfg.cli != "" {
+		for len(b.cliRSS) < 5 { // when the latency section did not run it
+			if _, err := b.cliRun(ctx); err != nil {
+				return err
 			}
-		})
+		}
+		fmt.Fprintf(out, "  %-40s %s (median peak RSS of %d `sandboxrun run` processes)\n", "CLI", mib(stats.MedianInt(b.cliRSS)), len(b.cliRSS))
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, err
+	probe, err := runProbe(ctx, b.cfg, 4)
+	if err != nil {
+		return err
 	}
-	return time.Since(start), nil
+	fmt.Fprintf(out, "  %-40s %s RSS, %s peak (after %d warm runs)\n", "library, warm pool of 4", mib(probe.RSSKB), mib(probe.PeakKB), probe.Runs)
+	return nil
 }
 
-// writeSkill writes the benchmark's skill. It must be world-readable: the
-// sandbox runs as an unprivileged uid, not as the caller.
-func writeSkill() (string, error) {
-	root, err := os.MkdirTemp("", "sandboxrun-bench-")
+func printLatency(out io.Writer, methods []method, lat [][]time.Duration, n int) {
+	fmt.Fprintf(out, "latency, sequential, %d samples per method (p99 of fewer than 100 samples is the maximum):\n", n)
+	fmt.Fprintf(out, "  %-40s %8s %8s %8s %10s\n", "method", "p50", "p90", "p99", "p50 ratio")
+	base := stats.Percentile(lat[0], 50) // docker run comes first
+	for i, m := range methods {
+		p50 := stats.Percentile(lat[i], 50)
+		fmt.Fprintf(out, "  %-40s %8s %8s %8s %9.2fx\n", m.name, stats.MS(p50),
+			stats.MS(stats.Percentile(lat[i], 90)), stats.MS(stats.Percentile(lat[i], 99)), float64(p50)/float64(base))
+	}
+}
+
+func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
+
+// loadAverage is the host's 1, 5 and 15 minute load, for judging noise
+// from other work on the machine.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return "", err
+		return "unknown"
 	}
-	dir := filepath.Join(root, "bench")
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil { //nolint:gosec // read by the sandbox user
-		return "", err
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
 	}
-	for _, p := range []string{root, dir, filepath.Join(dir, "scripts")} {
-		if err := os.Chmod(p, 0o755); err != nil { //nolint:gosec // read by the sandbox user
-			return "", err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "scripts", "hello.py"), []byte(script), 0o644); err != nil { //nolint:gosec // read by the sandbox user
-		return "", err
-	}
-	return dir, nil
+	return strings.Join(f[:3], " ")
 }

@@ -80,7 +80,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	defer cancel()
 	res, err := runner.Run(ctx, spec)
 	require.NoError(t, err)
-	requireNoContainer(t, spec.RunID)
+	requireNoContainer(t, runner, spec.RunID)
 	require.Equal(t, 0, res.ExitCode, "driver failed: %s", res.Stderr)
 	var traces []struct {
 		Trace   string `json:"trace"`

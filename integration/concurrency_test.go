@@ -41,6 +41,7 @@ func TestConcurrentRuns(t *testing.T) {
 		require.True(t, results[i].Success, "run %d: %s", i, results[i].Stderr)
 		require.JSONEq(t, fmt.Sprintf(`{"i": %d}`, 2*i), string(results[i].Output), "each run gets its own output")
 	}
+	require.NoError(t, runner.WaitIdle(context.Background()))
 	left, err := ownContainers(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, left)
@@ -80,7 +81,7 @@ time.sleep(60)
 	require.Equal(t, "running\n", res.Stdout)
 	require.Contains(t, res.Error, "cancelled")
 	require.Less(t, time.Since(begin), 30*time.Second)
-	requireNoContainer(t, spec.RunID)
+	requireNoContainer(t, runner, spec.RunID)
 }
 
 // TestRefusalsCreateNoContainer watches the engine's events: a refused spec
@@ -125,7 +126,7 @@ func TestEngineRefusalIsInvalidSpec(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrBeyondHost)
 	require.ErrorContains(t, err, "CPUs")
 	require.Nil(t, res, "refused before any container, from the engine's Info")
-	requireNoContainer(t, spec.RunID)
+	requireNoContainer(t, runner, spec.RunID)
 }
 
 // watchCreates counts container create events for one run id until the
@@ -190,8 +191,7 @@ func TestWarmPool(t *testing.T) {
 		require.Equal(t, i, out.Args["i"], "each run gets its own job")
 		require.False(t, seen[res.ID], "a container serves one run only")
 		seen[res.ID] = true
-		requireNoContainer(t, res.ID)
-		time.Sleep(time.Second) // let the pool refill, as between an agent's calls
+		requireNoContainer(t, warm, res.ID) // and the pool has refilled, as between an agent's calls
 	}
 	require.NoError(t, warm.Close())
 	closed = true

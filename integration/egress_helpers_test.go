@@ -126,7 +126,7 @@ func runEgress(t *testing.T, spec sandbox.Spec, table names, dir string) *sandbo
 	res, err := er.Run(ctx, spec)
 	require.NoError(t, err)
 	require.NotNil(t, res)
-	requireNoContainer(t, spec.RunID)
+	requireNoContainer(t, runner, spec.RunID)
 	requireEmptyDir(t, dir)
 	return res
 }

@@ -23,6 +23,38 @@ func TestNetwork(t *testing.T) {
 		require.True(t, res.Success, "stderr: %s", res.Stderr)
 		require.JSONEq(t, `["lo"]`, string(res.Output))
 	})
+	// Without a network the engine skips its own network setup
+	// (NetworkDisabled): the runtime must still give the sandbox a network
+	// namespace of its own, never the host's, with a working loopback (the
+	// egress relay listens there).
+	t.Run("a namespace of its own with loopback up", func(t *testing.T) {
+		res := run(t, pySpec(t, `
+import json, os, socket
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+cli = socket.create_connection(srv.getsockname(), timeout=5)
+conn, _ = srv.accept()
+cli.sendall(b"ping")
+print(json.dumps({
+    "netns": os.readlink("/proc/self/ns/net"),
+    "lo_flags": int(open("/sys/class/net/lo/flags").read(), 16),
+    "echo": conn.recv(4).decode(),
+}))
+`))
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var got struct {
+			NetNS   string `json:"netns"`
+			LoFlags int    `json:"lo_flags"`
+			Echo    string `json:"echo"`
+		}
+		require.NoError(t, json.Unmarshal(res.Output, &got))
+		host, err := os.Readlink("/proc/self/ns/net")
+		require.NoError(t, err)
+		require.NotEqual(t, host, got.NetNS, "the sandbox must not share the host's network namespace")
+		require.NotZero(t, got.LoFlags&unix.IFF_UP, "lo is up")
+		require.Equal(t, "ping", got.Echo, "loopback carries traffic inside the sandbox")
+	})
 	t.Run("on with network access", func(t *testing.T) {
 		spec := pySpec(t, code)
 		spec.Limits.Network = true

@@ -58,6 +58,10 @@ func testMain(m *testing.M) int {
 
 	code := m.Run()
 	removeCLI()
+	if err := runner.WaitIdle(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: FAIL: wait for background teardowns:", err)
+		return 1
+	}
 
 	// The suite's own promise: nothing it started is left behind.
 	left, err := ownContainers(context.Background())
@@ -97,9 +101,13 @@ func listContainers(ctx context.Context, label string) ([]string, error) {
 	return names, nil
 }
 
-// requireNoContainer asserts that nothing is left of a run.
-func requireNoContainer(t *testing.T, runID string) {
+// requireNoContainer asserts that nothing is left of a run once d's
+// background work (the teardown of runs that have their Result) is done.
+func requireNoContainer(t *testing.T, d *sandbox.Docker, runID string) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, d.WaitIdle(ctx))
 	left, err := listContainers(context.Background(), sandbox.LabelRunID+"="+runID)
 	require.NoError(t, err)
 	require.Empty(t, left, "container of run %s left behind", runID)
@@ -163,6 +171,19 @@ func run(t *testing.T, spec sandbox.Spec) *sandbox.Result {
 	res, err := runner.Run(ctx, spec)
 	require.NoError(t, err)
 	require.NotNil(t, res)
-	requireNoContainer(t, spec.RunID)
+	requireNoContainer(t, runner, spec.RunID)
 	return res
+}
+
+// eventuallyNoContainers asserts that the containers matching label are
+// gone within a minute: a long-running process (the server, an MCP host)
+// removes a finished run's container in the background, after its Result.
+func eventuallyNoContainers(t *testing.T, label string) {
+	t.Helper()
+	var left []string
+	require.Eventually(t, func() bool {
+		var err error
+		left, err = listContainers(context.Background(), label)
+		return err == nil && len(left) == 0
+	}, time.Minute, 50*time.Millisecond, "containers %s left behind: %v", label, left)
 }

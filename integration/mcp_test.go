@@ -181,7 +181,7 @@ func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
 	decodeTool(t, res, &out)
 	require.True(t, out.Success)
 	require.Equal(t, map[string]any{"skill": "hello", "runtime": "python", "args": map[string]any{"greeting": "hi"}}, out.Output)
-	requireNoContainer(t, out.ID)
+	eventuallyNoContainers(t, sandbox.LabelRunID+"="+out.ID)
 
 	res = s.call(t, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": `echo '{"n": 1}' | python3 {baseDir}/scripts/echo.py`})
 	require.False(t, res.IsError, resultText(res))
@@ -343,6 +343,6 @@ func TestMCPStreamableHTTPRunsARealSkill(t *testing.T) {
 		decodeTool(t, res, &out)
 		require.True(t, out.Success, "run %d: %+v", i, out)
 		require.Equal(t, float64(i), out.Output.(map[string]any)["args"].(map[string]any)["i"])
-		requireNoContainer(t, out.ID)
+		eventuallyNoContainers(t, sandbox.LabelRunID+"="+out.ID)
 	}
 }

@@ -30,7 +30,7 @@ func TestOCIRuntime(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			res, err := d.Run(ctx, spec)
-			requireNoContainer(t, spec.RunID)
+			requireNoContainer(t, d, spec.RunID)
 			if !tt.ok {
 				require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
 				require.ErrorContains(t, err, tt.runtime)

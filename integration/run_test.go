@@ -97,6 +97,22 @@ while True:
 	require.Equal(t, -9, res.ExitCode)
 	require.Equal(t, "SIGKILL", res.Signal)
 	require.Contains(t, res.Error, "out of memory")
+
+	// Only the memory cgroup's own count, reported by sandbox-init, sees
+	// this one: the script survives its child and exits 0, and the Result
+	// comes without the engine being asked about the stopped container.
+	spec = pySpec(t, `
+import subprocess, sys
+r = subprocess.run([sys.executable, "-c", "c = []\nwhile True: c.append(b'x' * (4 << 20))"])
+print(r.returncode)
+`)
+	spec.Limits.MemoryBytes = 64 << 20
+	res = run(t, spec)
+	require.Equal(t, "-9\n", res.Stdout, "the child was killed")
+	require.Equal(t, 0, res.ExitCode)
+	require.True(t, res.OOMKilled, "result: %+v", res)
+	require.False(t, res.Success)
+	require.Contains(t, res.Error, "out of memory")
 }
 
 func TestForkBombIsContained(t *testing.T) {

@@ -164,7 +164,7 @@ func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
 	metrics.Body.Close()
 	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="success",skill=%q} 4`, name))
 	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="refused",skill=%q} 1`, name))
-	requireNoSkillContainers(t, name)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
 }
 
 func TestServerAuth(t *testing.T) {
@@ -259,7 +259,7 @@ func TestServerDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("serve did not exit after SIGTERM; stderr: %s", srv.stderr)
 	}
 	require.Equal(t, 200, <-finished)
-	requireNoSkillContainers(t, name)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
 }
 
 func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
@@ -293,7 +293,7 @@ func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
 	next := startServer(t, root)
 	resp, body := next.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
-	requireNoSkillContainers(t, name)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
 }
 
 // TestServerMCPOverStreamableHTTP: serve mounts the MCP server at /mcp,
@@ -321,7 +321,7 @@ func TestServerMCPOverStreamableHTTP(t *testing.T) {
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	require.Equal(t, map[string]any{"got": map[string]any{"via": "mcp"}}, out.Output)
-	requireNoSkillContainers(t, name)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
 }
 
 // bearer adds a bearer token to every request.

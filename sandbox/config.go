@@ -87,6 +87,11 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 	if spec.Limits.Network {
 		networkMode = "bridge"
 	}
+	// Without a network the engine need not build one: NetworkDisabled
+	// skips libnetwork's sandbox (the slowest part of a start, also for
+	// NetworkMode none), and runc gives the container a new network
+	// namespace with only lo, up, as NetworkMode none does.
+	cfg.NetworkDisabled = !spec.Limits.Network
 	mounts := []mount.Mount{bindMount(spec.SkillDir, skillMount(spec.Skill), true)}
 	mounts = append(mounts, egressMount(spec)...)
 	switch {
@@ -165,6 +170,9 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 	}
 }
 
+// envRunID names the run in the script's environment.
+const envRunID = "SANDBOXRUN_RUN_ID"
+
 // scriptEnv is the script's whole environment: the variables sandboxrun
 // sets, then the caller's in name order. Nothing comes from the host.
 func scriptEnv(spec *Spec, version string) []string {
@@ -176,7 +184,7 @@ func scriptEnv(spec *Spec, version string) []string {
 		"SKILL_DIR=" + dir,
 		"SCRIPTS_DIR=" + path.Join(dir, "scripts"),
 		"SANDBOXRUN_VERSION=" + version,
-		"SANDBOXRUN_RUN_ID=" + spec.RunID,
+		envRunID + "=" + spec.RunID,
 		"PATH=" + scriptPath,
 		"HOME=" + scratchDir,
 		"LANG=C.UTF-8",

@@ -40,7 +40,13 @@ type fakeClient struct {
 	startErr    error
 	inspectErr  error
 	removeErr   error
-	state       container.State
+	// removeGate, when set, holds every removal until it is closed.
+	removeGate chan struct{}
+	// startHook, when set, runs in every start with its number (from 1);
+	// it may block, and an error fails that start.
+	startHook func(n int) error
+	starts    int
+	state     container.State
 	// info is what Info reports; zero fields get a roomy host.
 	info system.Info
 
@@ -49,6 +55,7 @@ type fakeClient struct {
 	cfg        *container.Config
 	runIDs     []string // run-id labels in create order
 	removed    []string
+	preludes   []frame.Prestart
 	volumesRm  []string
 	containers map[string]*fakeContainer
 	n          int
@@ -158,6 +165,15 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 	if f.startErr != nil {
 		return f.startErr
 	}
+	if f.startHook != nil {
+		f.mu.Lock()
+		f.starts++
+		n := f.starts
+		f.mu.Unlock()
+		if err := f.startHook(n); err != nil {
+			return err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -170,8 +186,8 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 		defer side.Close()
 		var job frame.Job
 		if !f.ignoreStdin {
-			b, err := io.ReadAll(side)
-			if err != nil || json.Unmarshal(b, &job) != nil {
+			var ok bool
+			if job, ok = f.readStdin(side); !ok {
 				return
 			}
 		}
@@ -182,6 +198,38 @@ func (f *fakeClient) ContainerStart(ctx context.Context, id string, _ container.
 		}
 	}()
 	return nil
+}
+
+// readStdin reads what init would: an optional prelude, then the job, and
+// then the end of stdin.
+func (f *fakeClient) readStdin(r io.Reader) (frame.Job, bool) {
+	dec := json.NewDecoder(r)
+	var job frame.Job
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return job, false
+		}
+		var p frame.Prelude
+		if json.Unmarshal(raw, &p) == nil && p.Prestart != nil {
+			f.mu.Lock()
+			f.preludes = append(f.preludes, *p.Prestart)
+			f.mu.Unlock()
+			continue
+		}
+		if json.Unmarshal(raw, &job) != nil {
+			return job, false
+		}
+		_, err := io.Copy(io.Discard, r)
+		return job, err == nil
+	}
+}
+
+// Preludes are the prestarts warm containers were asked for.
+func (f *fakeClient) Preludes() []frame.Prestart {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]frame.Prestart(nil), f.preludes...)
 }
 
 func (f *fakeClient) ContainerKill(_ context.Context, id string, _ string) error {
@@ -233,6 +281,9 @@ func (f *fakeClient) VolumeRemove(_ context.Context, name string, _ bool) error 
 
 func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts container.RemoveOptions) error {
 	f.record("remove")
+	if f.removeGate != nil {
+		<-f.removeGate
+	}
 	if ctx.Err() != nil {
 		return ctx.Err() // removal must not run under a cancelled context
 	}
@@ -277,8 +328,19 @@ func (c *fakeConn) SetDeadline(time.Time) error      { return nil }
 func (c *fakeConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *fakeConn) SetWriteDeadline(time.Time) error { return nil }
 
-// report writes init's result frame.
+// report writes init's result frame as the current init does, with the
+// memory cgroup's OOM-kill count (0 unless r says otherwise).
 func report(w io.Writer, r frame.Report) {
+	if r.OOMKills == nil {
+		var none int64
+		r.OOMKills = &none
+	}
+	reportAsIs(w, r)
+}
+
+// reportAsIs writes r unchanged: without OOMKills it is the report of an
+// init that predates the count.
+func reportAsIs(w io.Writer, r frame.Report) {
 	b, _ := json.Marshal(r)
 	_ = frame.Write(w, frame.Result, b)
 }

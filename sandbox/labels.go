@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"time"
 )
@@ -29,8 +28,26 @@ const (
 // at a glance which containers are sandboxes.
 const containerNamePrefix = "sandboxrun-"
 
-// runIDPattern keeps run ids valid inside a container name and a label.
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// maxRunIDLen bounds a run id, which is part of a container's name.
+const maxRunIDLen = 64
+
+// validRunID keeps run ids valid inside a container name and a label: 1-64
+// ASCII letters, digits, '_', '.' or '-', starting with a letter or digit.
+func validRunID(id string) bool {
+	if id == "" || len(id) > maxRunIDLen {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // newRunID returns 16 random hex digits: unique enough to name containers
 // of concurrent runs and short enough to read in logs.

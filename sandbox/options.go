@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	prestart       bool
 	ociRuntime     string
 }
 
@@ -46,6 +48,7 @@ func defaultSettings() settings {
 		ownerPID:       os.Getpid(),
 		ownerHost:      host,
 		warmMaxIdle:    time.Minute,
+		prestart:       true,
 	}
 }
 
@@ -57,7 +60,9 @@ func WithClient(c Client) Option { return func(s *settings) { s.client = c } }
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
 
 // WithMaxConcurrent bounds how many executions run at once; the others wait
-// for a slot or give up when their context ends. Default: 2 × NumCPU.
+// for a slot or give up when their context ends. As many finished
+// executions may have their containers removed in the background (a run
+// returns once its Result is complete). Default: 2 × NumCPU.
 func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
 
 // WithVersion sets sandboxrun's version: it names the default image
@@ -100,15 +105,27 @@ func WithOwnerPID(pid int) Option { return func(s *settings) { s.ownerPID = pid 
 // os.Hostname().
 func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost = host } }
 
-// WithWarmPool keeps up to size containers started ahead of time, waiting
-// for their job, so that runs with a configuration seen before (same skill,
-// workspace, image and limits) skip container creation and start. Each
-// container still serves exactly one run. Idle ones are removed after
-// maxIdle, and all by Close. Default: off (size 0), which suits a process
-// that runs once and exits.
+// WithWarmPool keeps size containers started ahead of time, waiting for
+// their job, so that runs with a configuration seen before (same skill,
+// workspace, image and limits) skip container creation and start. After
+// each run the pool is topped up to size for that run's configuration, in
+// the background once the run has its Result. Each container still serves
+// exactly one run. Idle ones are removed after maxIdle, and all by Close.
+// Default: off (size 0), which suits a process that runs once and exits.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
 	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
 }
+
+// WithPrestart says whether a warm container whose previous run of the
+// same configuration used python3 starts python3 before its job arrives
+// (and waits, having run nothing of the skill), so that a python3 job pays
+// no interpreter start. The job sees what a fresh interpreter shows it
+// (sys.argv, sys.path, __main__, sys.modules, its environment, tracebacks),
+// except in /proc/self/cmdline and in frames below its module's (e.g.
+// traceback.print_stack()). A job with caller variables, or for another
+// program, starts as usual. Default: on; it has no effect without
+// WithWarmPool.
+func WithPrestart(on bool) Option { return func(s *settings) { s.prestart = on } }
 
 func (s *settings) validate() error {
 	var errs []error
@@ -162,6 +179,10 @@ type Docker struct {
 	pool           *warmPool // nil when off
 	ociRuntime     string
 	engine         engineCache
+	bg             background // work that outlives the call that started it
+	// teardowns bounds the finished runs whose containers are removed in
+	// the background.
+	teardowns chan struct{}
 }
 
 var _ Runner = (*Docker)(nil)
@@ -180,6 +201,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 		client:         s.client,
 		log:            s.logger,
 		sem:            make(chan struct{}, s.maxConcurrent),
+		teardowns:      make(chan struct{}, s.maxConcurrent),
 		image:          s.image,
 		version:        s.version,
 		backstopMargin: s.backstopMargin,
@@ -194,7 +216,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 	if d.image == "" {
 		d.image = "sandboxrun/runner:" + s.version
 	}
-	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle)
+	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle, s.prestart)
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {
@@ -211,10 +233,18 @@ func (d *Docker) Client() Client { return d.client }
 // Image returns the default image.
 func (d *Docker) Image() string { return d.image }
 
-// Close removes the warm pool's idle containers and releases the Docker
-// client if NewDocker created it. Runs must have returned.
+// WaitIdle returns once the work the runner does in the background (warm
+// containers starting, containers being removed) has ended, or when ctx
+// ends. Runs may go on meanwhile; work they start is waited for too.
+func (d *Docker) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
+
+// Close removes the warm pool's idle containers, waits for the background
+// work to end, and releases the Docker client if NewDocker created it. Runs
+// must have returned. A process that exits without Close may leave
+// containers behind for Reap.
 func (d *Docker) Close() error {
 	d.pool.close()
+	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
 	if d.ownClient == nil {
 		return nil
 	}

@@ -5,27 +5,35 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 )
 
 // warmPool keeps containers that are created, attached and started, with
 // sandbox-init waiting for its job, so that a run skips the engine's
-// slowest steps. A warm container serves one run only, and only a run whose
+// slowest steps. After each run it tops itself up to its size; a run that
+// finds none idle waits for one already starting rather than start another
+// beside it. A warm container serves one run only, and only a run whose
 // container configuration (image, user, mounts, limits, labels except the
 // run's own) is identical; it is removed afterwards like any other. Idle
 // containers are removed after maxIdle and when the runner closes; their
 // owner labels let Reap find them if the process dies.
 type warmPool struct {
-	d       *Docker
-	size    int
-	maxIdle time.Duration
+	d        *Docker
+	size     int
+	maxIdle  time.Duration
+	prestart bool // warm containers may start python3 ahead of the job
 
 	mu     sync.Mutex
 	idle   map[string][]*warmBox
 	count  int // idle plus starting
 	closed bool
-	bg     sync.WaitGroup // starts and removals in the background
+	bg     *background // starts and removals, shared with the runner
+	// starting counts the starts under way per key; waiters are the runs
+	// waiting for one of them, first come first served.
+	starting map[string]int
+	waiters  map[string][]chan *box
 }
 
 type warmBox struct {
@@ -33,11 +41,12 @@ type warmBox struct {
 	timer *time.Timer
 }
 
-func newWarmPool(d *Docker, size int, maxIdle time.Duration) *warmPool {
+func newWarmPool(d *Docker, size int, maxIdle time.Duration, prestart bool) *warmPool {
 	if size <= 0 {
 		return nil
 	}
-	return &warmPool{d: d, size: size, maxIdle: maxIdle, idle: map[string][]*warmBox{}}
+	return &warmPool{d: d, size: size, maxIdle: maxIdle, prestart: prestart, idle: map[string][]*warmBox{}, bg: &d.bg,
+		starting: map[string]int{}, waiters: map[string][]chan *box{}}
 }
 
 // key identifies a container configuration: runs with equal keys can use
@@ -58,19 +67,22 @@ func (p *warmPool) key(spec *Spec) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// take returns a live warm container for key, or nil.
-func (p *warmPool) take(key string) *box {
+// take returns a live warm container for key, or nil. With none idle but
+// more starting than runs already waiting, it waits for one of those: it is
+// ready sooner than a container started now, and the engine is not asked
+// for one more. It returns nil when that start fails or ctx ends first.
+func (p *warmPool) take(ctx context.Context, key string) *box {
 	if p == nil || key == "" {
 		return nil
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for list := p.idle[key]; len(list) > 0; list = p.idle[key] {
 		w := list[len(list)-1]
 		p.idle[key] = list[:len(list)-1]
 		p.count--
 		w.timer.Stop()
 		if w.s.alive() {
+			p.mu.Unlock()
 			w.warm = true
 			return w.box
 		}
@@ -78,45 +90,109 @@ func (p *warmPool) take(key string) *box {
 		p.discard(w.box)
 	}
 	delete(p.idle, key)
+	if p.closed || p.starting[key] <= len(p.waiters[key]) {
+		p.mu.Unlock()
+		return nil
+	}
+	ch := make(chan *box, 1)
+	p.waiters[key] = append(p.waiters[key], ch)
+	p.mu.Unlock()
+
+	select {
+	case b := <-ch:
+		return b
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i := slices.Index(p.waiters[key], ch); i >= 0 {
+		p.waiters[key] = slices.Delete(p.waiters[key], i, i+1)
+		return nil
+	}
+	if b := <-ch; b != nil { // handed over meanwhile: to the next run
+		if p.closed {
+			p.discard(b)
+			return nil
+		}
+		p.count++
+		p.place(key, b)
+	}
 	return nil
 }
 
-// refill starts one container for spec's configuration in the background,
-// when the pool has room.
+// handOver gives b to the first run waiting for key and reports whether
+// there was one. A nil b tells it the start failed. Called with p.mu held.
+func (p *warmPool) handOver(key string, b *box) bool {
+	list := p.waiters[key]
+	if len(list) == 0 {
+		return false
+	}
+	list[0] <- b
+	p.waiters[key] = list[1:]
+	if len(p.waiters[key]) == 0 {
+		delete(p.waiters, key)
+	}
+	return true
+}
+
+// refill tops the pool up to its size with containers for spec's
+// configuration, started in the background. Runs call it once they have
+// their Result, so the starts do not compete with a script for the CPUs.
 func (p *warmPool) refill(spec *Spec, key string) {
 	if p == nil || key == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.count >= p.size {
+	for ; !p.closed && p.count < p.size; p.count++ {
+		p.starting[key]++
+		// What the container's configuration is made of, and what its
+		// prelude may use: never the run's arguments or caller variables.
+		tmpl := Spec{
+			Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
+			WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+		}
+		if p.prestart && len(spec.Argv) > 0 {
+			tmpl.Argv = []string{spec.Argv[0]}
+		}
+		p.bg.run(func() { p.add(key, &tmpl) })
+	}
+}
+
+// add starts one container for tmpl and hands it to a waiting run, or
+// makes it idle under key. Its place in count and starting is taken.
+func (p *warmPool) add(key string, tmpl *Spec) {
+	b, err := p.start(tmpl)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.starting[key]--; p.starting[key] == 0 {
+		delete(p.starting, key)
+	}
+	if err != nil || p.closed {
+		p.count--
+		if err != nil {
+			p.d.log.Warn("start warm sandbox", "error", err)
+		}
+		if b != nil {
+			p.discard(b)
+		}
+		p.handOver(key, nil) // it starts a container of its own
 		return
 	}
-	p.count++
-	tmpl := Spec{
-		Skill: spec.Skill, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
-		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+	b.warm = true
+	p.place(key, b)
+}
+
+// place hands a started container to a waiting run, or makes it idle.
+// Called with p.mu held; b holds a place in count.
+func (p *warmPool) place(key string, b *box) {
+	if p.handOver(key, b) {
+		p.count--
+		return
 	}
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
-		b, err := p.start(&tmpl)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if err != nil || p.closed {
-			p.count--
-			if err != nil {
-				p.d.log.Warn("start warm sandbox", "error", err)
-			}
-			if b != nil {
-				p.discard(b)
-			}
-			return
-		}
-		w := &warmBox{box: b}
-		w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
-		p.idle[key] = append(p.idle[key], w)
-	}()
+	w := &warmBox{box: b}
+	w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
+	p.idle[key] = append(p.idle[key], w)
 }
 
 func (p *warmPool) start(tmpl *Spec) (*box, error) {
@@ -125,7 +201,16 @@ func (p *warmPool) start(tmpl *Spec) (*box, error) {
 		return nil, err
 	}
 	tmpl.RunID = id
-	return p.d.startContainer(context.Background(), tmpl, nil)
+	ctx := context.Background()
+	b, err := p.d.startContainer(ctx, tmpl, nil)
+	if err != nil {
+		return b, err
+	}
+	b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	if msg, ok := prelude(tmpl, p.d.version); ok {
+		err = b.s.sendPrelude(msg)
+	}
+	return b, err
 }
 
 // expire removes a container that waited too long.
@@ -145,19 +230,18 @@ func (p *warmPool) expire(key string, w *warmBox) {
 
 // discard removes a container in the background. Called with p.mu held.
 func (p *warmPool) discard(b *box) {
-	p.bg.Add(1)
-	go func() {
-		defer p.bg.Done()
+	p.bg.run(func() {
 		if b.s != nil {
 			b.s.close()
 		}
 		if err := p.d.remove(context.Background(), b.ref, b.id == ""); err != nil {
 			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
 		}
-	}()
+	})
 }
 
-// close removes every idle container and waits for background work.
+// close removes every idle container; the runner then waits for the
+// background work.
 func (p *warmPool) close() {
 	if p == nil {
 		return
@@ -172,6 +256,9 @@ func (p *warmPool) close() {
 		delete(p.idle, key)
 	}
 	p.count = 0
+	for key := range p.waiters {
+		for p.handOver(key, nil) {
+		}
+	}
 	p.mu.Unlock()
-	p.bg.Wait()
 }

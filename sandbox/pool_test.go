@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -98,7 +99,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 	spec := testSpec(t)
 	_, err := d.Run(context.Background(), spec)
 	require.NoError(t, err)
-	waitIdle(t, d, 1)
+	waitIdle(t, d, 4)
 
 	other := spec
 	other.Limits.MemoryBytes *= 2
@@ -177,7 +178,194 @@ func TestWarmPoolOff(t *testing.T) {
 	require.Nil(t, d.pool)
 	_, err := d.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
+	settled(t, d)
 	require.Equal(t, 1, countCalls(f.Calls(), "create"))
 	require.Zero(t, f.Live())
 	require.NoError(t, d.Close())
+}
+
+// A warm container is started once the run that used the pool has its
+// Result, never while its script runs.
+func TestWarmPoolRefillsAfterTheResult(t *testing.T) {
+	running := make(chan struct{}, 1)
+	release := make(chan struct{})
+	f := &fakeClient{init: func(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		if job.Argv == nil {
+			return // a warm container removed at Close, never given a job
+		}
+		running <- struct{}{}
+		<-release
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	for i, wantCreates := range []int{1, 2} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := d.Run(context.Background(), spec)
+			done <- err
+		}()
+		<-running
+		require.Equal(t, wantCreates, countCalls(f.Calls(), "create"), "run %d: nothing started while the script runs", i)
+		release <- struct{}{}
+		require.NoError(t, <-done)
+		waitIdle(t, d, 1)
+		require.Equal(t, wantCreates+1, countCalls(f.Calls(), "create"), "run %d: refilled after the result", i)
+	}
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
+}
+
+// After each run the pool holds its configured number of containers for
+// that configuration, whether the run was warm or cold.
+func TestWarmPoolKeepsItsSize(t *testing.T) {
+	f := &fakeClient{init: (&echoInit{}).run}
+	d := newTestDocker(t, f, WithWarmPool(3, time.Minute))
+	spec := testSpec(t)
+	for i := range 4 {
+		res, err := d.Run(context.Background(), spec)
+		require.NoError(t, err)
+		require.True(t, res.Success)
+		waitIdle(t, settled(t, d), 3)
+		require.Equal(t, 1+3+i, countCalls(f.Calls(), "create"), "run %d", i)
+	}
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
+}
+
+// A warm container for a configuration last run with python3 starts it
+// ahead of its job, with the skill's environment and none of the caller's.
+func TestWarmPoolPrestartsPython(t *testing.T) {
+	tests := []struct {
+		name     string
+		argv0    string
+		opts     []Option
+		prestart bool
+	}{
+		{"python3", "python3", nil, true},
+		{"another program", "node", nil, false},
+		{"turned off", "python3", []Option{WithPrestart(false)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{init: (&echoInit{}).run}
+			d := newTestDocker(t, f, append([]Option{WithWarmPool(1, time.Minute)}, tt.opts...)...)
+			spec := testSpec(t)
+			spec.Argv[0] = tt.argv0
+			spec.SkillVersion = "2.0"
+			spec.Env = map[string]string{"API_TOKEN": "secret of this request"}
+			_, err := d.Run(context.Background(), spec)
+			require.NoError(t, err)
+			waitIdle(t, d, 1)
+			preludes := f.Preludes()
+			if !tt.prestart {
+				require.Empty(t, preludes)
+				require.NoError(t, d.Close())
+				return
+			}
+			require.Len(t, preludes, 1)
+			warm := f.RunIDs()[1]
+			tmpl := Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
+			require.Equal(t, frame.Prestart{
+				Argv0: "python3", Env: scriptEnv(&tmpl, "0.1.0-test"), Dir: "/workspace", Vary: []string{"SANDBOXRUN_RUN_ID"},
+			}, preludes[0])
+			for _, kv := range preludes[0].Env {
+				require.NotContains(t, kv, "secret", "nothing of one request reaches a container for another")
+			}
+			require.NoError(t, d.Close())
+			require.Zero(t, f.Live())
+		})
+	}
+}
+
+// A run that finds no idle container waits for the one already starting
+// instead of asking the engine for another; if that start fails, it starts
+// its own.
+func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("start fails %v", fail), func(t *testing.T) {
+			gate := make(chan struct{})
+			f := &fakeClient{init: (&echoInit{}).run, startHook: func(n int) error {
+				if n != 2 {
+					return nil
+				}
+				<-gate // the refill after the first run
+				if fail {
+					return errTest
+				}
+				return nil
+			}}
+			d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+			spec := testSpec(t)
+			_, err := d.Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+
+			type outcome struct {
+				res *Result
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := d.Run(context.Background(), spec)
+				done <- outcome{res, err}
+			}()
+			require.Eventually(t, func() bool {
+				d.pool.mu.Lock()
+				defer d.pool.mu.Unlock()
+				return len(d.pool.waiters) == 1
+			}, 5*time.Second, time.Millisecond, "the second run waits")
+			require.Equal(t, 2, countCalls(f.Calls(), "create"), "and asks for no container of its own")
+			close(gate)
+			o := <-done
+			require.NoError(t, o.err)
+			res := o.res
+			require.True(t, res.Success)
+			if fail {
+				require.Equal(t, f.RunIDs()[2], res.ID, "a container of its own after the failed start")
+			} else {
+				require.Equal(t, f.RunIDs()[1], res.ID, "the container that was starting")
+			}
+			require.NoError(t, d.Close())
+			require.Zero(t, f.Live())
+		})
+	}
+}
+
+// A run whose context ends while it waits gives up, and the container it
+// waited for goes to the next run.
+func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
+	gate := make(chan struct{})
+	f := &fakeClient{init: (&echoInit{}).run, startHook: func(n int) error {
+		if n == 2 {
+			<-gate
+		}
+		return nil
+	}}
+	d := newTestDocker(t, f, WithWarmPool(1, time.Minute))
+	spec := testSpec(t)
+	_, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := d.Run(ctx, spec)
+		errc <- err
+	}()
+	require.Eventually(t, func() bool {
+		d.pool.mu.Lock()
+		defer d.pool.mu.Unlock()
+		return len(d.pool.waiters) == 1
+	}, 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	close(gate)
+	waitIdle(t, d, 1)
+	res, err := d.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, f.RunIDs()[1], res.ID, "the next run got it")
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
 }

@@ -22,7 +22,7 @@ const sigKill = int(syscall.SIGKILL)
 // outcome is what the host observed of one execution, besides the output.
 type outcome struct {
 	report    *frame.Report // nil when sandbox-init never reported
-	oomKilled bool          // the engine saw the memory cgroup kill something
+	oomKilled bool          // the engine saw the memory cgroup kill something (asked only without a count in the report)
 	backstop  bool          // the host killed the container: no report in time
 	cancelled bool          // the caller's context ended first
 	initExit  int           // sandbox-init's own exit status, -1 when unknown
@@ -70,7 +70,12 @@ func finish(res *Result, stdout, stderr *capture, o outcome) {
 			res.ExitCode = -rep.Signal
 			res.Signal = signalName(rep.Signal)
 		}
-		res.OOMKilled = res.OOMKilled || likelyOOM(rep, res.Limits.MemoryBytes)
+		if rep.OOMKills != nil {
+			// Counted by the kernel in the sandbox's own memory cgroup.
+			res.OOMKilled = res.OOMKilled || *rep.OOMKills > 0
+		} else {
+			res.OOMKilled = res.OOMKilled || likelyOOM(rep, res.Limits.MemoryBytes)
+		}
 		res.TimedOut = rep.TimedOut
 		res.Error = rep.Error
 	} else {
@@ -119,7 +124,8 @@ func failureReason(res *Result) string {
 	}
 }
 
-// likelyOOM recognises an out-of-memory kill the engine did not flag: some
+// likelyOOM recognises, for an init too old to report the cgroup's OOM-kill
+// count, an out-of-memory kill the engine did not flag: some
 // engine and cgroup combinations do not set State.OOMKilled when the victim
 // is not the container's PID 1. Inside the sandbox nothing else sends
 // SIGKILL to the script: init only does so on timeout, which the report

@@ -16,10 +16,12 @@ import (
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the
-// warm pool) and removes the container before it returns, also when ctx is
-// cancelled (removal then runs under context.WithoutCancel with its own
-// timeout). At most WithMaxConcurrent runs execute at once; the others wait
-// for a slot or for ctx.
+// warm pool) and returns as soon as sandbox-init has reported the script's
+// end: removing the container then goes on in the background, under
+// context.WithoutCancel with its own timeout (WaitIdle and Close wait for
+// it). A run that ends without a report (cancelled, killed, engine failure)
+// removes its container before it returns. At most WithMaxConcurrent runs
+// execute at once; the others wait for a slot or for ctx.
 //
 // A script that fails is not an error: it is a Result with Success false.
 // A nil Result comes only with a refusal before any Docker call (the error
@@ -82,28 +84,30 @@ func (d *Docker) prepare(spec *Spec) (generatedID bool, err error) {
 }
 
 // execute is one container's life: create, attach, start (or take a warm
-// container that already is), send the job, read frames, inspect, remove.
-// Removal is deferred as soon as the container may exist.
+// container that already is), send the job, read frames until the report.
+// The teardown is set up as soon as a container may exist; it runs in the
+// background when the report came, before returning otherwise.
 func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generatedID bool, log *slog.Logger) (err error) {
 	began := time.Now()
 	key := d.pool.key(spec)
 	held := spec.Workspace != "" && spec.WorkspaceWritable
-	var vol *workspaceVolume
-	var b *box
+	t := &teardown{d: d, log: log}
+	answered := false
+	defer func() {
+		if answered {
+			d.later(ctx, t)
+			return
+		}
+		err = errors.Join(err, t.run(ctx))
+	}()
 	if held {
-		if vol, err = d.createWorkspaceVolume(ctx, spec); err != nil {
+		if t.vol, err = d.createWorkspaceVolume(ctx, spec); err != nil {
 			return err
 		}
-		// Runs after the container's removal (deferred below, so earlier).
-		defer func() {
-			if rerr := d.removeWorkspaceVolume(ctx, vol); rerr != nil {
-				log.Warn("remove workspace volume", "volume", vol.name, "error", rerr)
-				err = errors.Join(err, rerr)
-			}
-		}()
 	} else {
-		b = d.pool.take(key)
+		t.box = d.pool.take(ctx, key)
 	}
+	b := t.box
 	if b != nil {
 		if generatedID {
 			// The container's own id names the run, so labels, env and
@@ -111,15 +115,8 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 			spec.RunID, res.ID = b.runID, b.runID
 		}
 	} else {
-		b, err = d.startContainer(ctx, spec, vol)
-	}
-	if b != nil {
-		defer func() {
-			if rerr := d.remove(ctx, b.ref, b.id == ""); rerr != nil {
-				log.Warn("remove sandbox container", "container_id", b.ref, "error", rerr)
-				err = errors.Join(err, rerr)
-			}
-		}()
+		b, err = d.startContainer(ctx, spec, t.vol)
+		t.box = b
 	}
 	if err != nil {
 		return err
@@ -127,19 +124,20 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 	res.Started = true
 	if !held {
 		// The next run with this configuration finds a container waiting.
-		d.pool.refill(spec, key)
+		// It starts once this run has its Result, so that it does not
+		// compete with the script for the CPUs.
+		defer d.pool.refill(spec, key)
 	}
 	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)
-	defer b.s.close()
 
 	jf := jobFor(spec, d.version, d.initGrace)
 	var handBack func() error
 	if held {
-		if err := d.copyIn(ctx, b.id, spec, vol); err != nil {
+		if err := d.copyIn(ctx, b.id, spec, t.vol); err != nil {
 			return err
 		}
 		jf.HoldDir = workspaceDir
-		handBack = func() error { return d.copyOut(ctx, b.id, spec, vol) }
+		handBack = func() error { return d.copyOut(ctx, b.id, spec, t.vol) }
 	}
 	job, err := json.Marshal(jf)
 	if err != nil {
@@ -147,7 +145,12 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 	}
 	b.s.bind(spec)
 	b.s.send(job, held)
-	o, err := d.await(ctx, b.id, spec, b.s, log, handBack)
+	if b.imageID == "" {
+		// While the script runs: the Result names the image by id.
+		b.imageID = d.imageOf(ctx, b.id, log)
+	}
+	o, err := d.await(ctx, b, spec, log, handBack)
+	answered = o.report != nil
 	o.duration = time.Since(began)
 	finish(res, b.s.stdout, b.s.stderr, o)
 	if held && o.report != nil {
@@ -155,17 +158,19 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 		res.WorkspaceFull = o.report.HoldFreeBytes < pageSize
 	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
-		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS,
+		"prestarted", o.report != nil && o.report.Prestarted)
 	return err
 }
 
 // box is a container and its attached stream.
 type box struct {
-	id    string // empty when create failed
-	ref   string // what to remove: the id, or the name when no id came back
-	runID string
-	warm  bool
-	s     *session
+	id      string // empty when create failed
+	ref     string // what to remove: the id, or the name when no id came back
+	runID   string
+	warm    bool
+	imageID string // the image the container runs, by id; empty until known
+	s       *session
 }
 
 // startContainer creates, attaches to and starts a container for spec; the
@@ -209,13 +214,30 @@ func createError(image string, err error) error {
 	return apiError("create sandbox container", err)
 }
 
-// await waits for the report and the end of the stream, or kills the
-// container when the backstop fires or ctx ends, then inspects it.
+// imageOf asks the engine which image, by id, a started container runs.
+// A failure leaves the Result's image_id empty and is logged: the script's
+// outcome does not depend on it.
+func (d *Docker) imageOf(ctx context.Context, id string, log *slog.Logger) string {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.callTimeout)
+	defer cancel()
+	info, err := d.client.ContainerInspect(cctx, id)
+	if err != nil || info.ContainerJSONBase == nil {
+		log.Warn("inspect sandbox container for its image", "container_id", shortID(id), "error", err)
+		return ""
+	}
+	return info.Image
+}
+
+// await waits for the report, or kills the container when the backstop
+// fires or ctx ends. A report that carries the OOM count completes the
+// Result at once; otherwise (no report, or an init too old to count) the
+// container's final state is read from the engine.
 //
 // handBack, when set, runs once the report has arrived, while sandbox-init
 // holds the container up; then stdin is closed and init exits.
-func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, log *slog.Logger, handBack func() error) (outcome, error) {
-	o := outcome{initExit: -1}
+func (d *Docker) await(ctx context.Context, b *box, spec *Spec, log *slog.Logger, handBack func() error) (outcome, error) {
+	s, id := b.s, b.id
+	o := outcome{initExit: -1, imageID: b.imageID}
 	backstop := time.NewTimer(effectiveTimeout(spec.Limits) + d.initGrace + d.backstopMargin)
 	defer backstop.Stop()
 
@@ -242,18 +264,25 @@ func (d *Docker) await(ctx context.Context, id string, spec *Spec, s *session, l
 		log.Debug("context ended; killing the container", "cause", context.Cause(ctx))
 		killed = d.kill(ctx, id)
 	}
+	// Every frame of the script's output precedes the report, so nothing
+	// is lost by ending the stream here, before the container has exited.
 	s.close()
 	o.report, o.initLog = s.report, s.initErr.firstLine()
 
 	if o.cancelled {
 		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
 	}
+	if o.report != nil && o.report.OOMKills != nil {
+		return o, errors.Join(killed, handed)
+	}
 	info, err := d.inspectStopped(ctx, id)
 	if err != nil {
-		return o, errors.Join(err, killed)
+		return o, errors.Join(err, killed, handed)
 	}
 	st := info.State
-	o.imageID = info.Image
+	if info.Image != "" {
+		o.imageID = info.Image
+	}
 	o.oomKilled = st.OOMKilled
 	o.initExit = st.ExitCode
 	if o.report == nil && !o.backstop && !o.oomKilled {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -22,6 +23,16 @@ func newTestDocker(t *testing.T, f *fakeClient, opts ...Option) *Docker {
 	d, err := NewDocker(append([]Option{WithClient(f), WithVersion("0.1.0-test")}, opts...)...)
 	require.NoError(t, err)
 	d.ids = identityFor(1000, 1000) // a non-root caller: no host files to share
+	return d
+}
+
+// settled waits for the runner's background work (teardowns, refills) and
+// returns d, so tests can check the engine calls of a whole run.
+func settled(t *testing.T, d *Docker) *Docker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, d.WaitIdle(ctx))
 	return d
 }
 
@@ -53,6 +64,7 @@ func TestRunSuccess(t *testing.T) {
 
 	res, err := d.Run(context.Background(), spec)
 	require.NoError(t, err)
+	settled(t, d)
 	require.True(t, res.Success)
 	require.Equal(t, 0, res.ExitCode)
 	require.Equal(t, `{"ok": true}`, res.Stdout)
@@ -61,6 +73,7 @@ func TestRunSuccess(t *testing.T) {
 	require.Equal(t, `{"ok": true}`, live.String(), "output relayed live")
 	require.Equal(t, int64(1000), res.PeakRSSKB)
 	require.Equal(t, "sandboxrun/runner:0.1.0-test", res.Image)
+	require.Equal(t, "sha256:feed", res.ImageID, "asked of the engine while the script ran")
 	require.Len(t, res.ID, 16)
 	require.Empty(t, res.Error)
 
@@ -80,28 +93,80 @@ func TestRunScriptFailureIsNotAnError(t *testing.T) {
 		_ = frame.Write(out, frame.Stderr, []byte("Traceback\n"))
 		report(out, frame.Report{ExitCode: 1})
 	}}
-	res, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
+	d := newTestDocker(t, f)
+	res, err := d.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
 	require.False(t, res.Success)
 	require.Equal(t, 1, res.ExitCode)
 	require.Equal(t, "Traceback\n", res.Stderr)
+	settled(t, d)
 	require.Len(t, f.Removed(), 1)
 }
 
-func TestRunOOMFromInspect(t *testing.T) {
+// The count of OOM kills in the sandbox's memory cgroup decides, and the
+// Result is complete without waiting for the container to stop.
+func TestRunOOMFromReport(t *testing.T) {
+	one, zero := int64(1), int64(0)
+	tests := []struct {
+		name string
+		rep  frame.Report
+		// the engine's flag, which the count makes irrelevant
+		engineOOM bool
+		want      bool
+	}{
+		{"killed by the OOM killer", frame.Report{ExitCode: -1, Signal: 9, OOMKills: &one}, false, true},
+		{"the engine's flag is not asked", frame.Report{ExitCode: -1, Signal: 9, OOMKills: &one}, false, true},
+		{"a SIGKILL near the limit is not an OOM when the count says none",
+			frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 63 << 10, OOMKills: &zero}, true, false},
+		{"a child killed, the script exits 0", frame.Report{ExitCode: 0, OOMKills: &one}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeClient{
+				state: container.State{OOMKilled: tt.engineOOM, Running: true},
+				init:  func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) { reportAsIs(out, tt.rep) },
+			}
+			d := newTestDocker(t, f)
+			res, err := d.Run(context.Background(), testSpec(t))
+			require.NoError(t, err)
+			require.Equal(t, tt.want, res.OOMKilled)
+			require.Equal(t, !tt.want && tt.rep.Signal == 0, res.Success)
+			if tt.rep.Signal == 9 {
+				require.Equal(t, -9, res.ExitCode)
+				require.Equal(t, "SIGKILL", res.Signal)
+			}
+			settled(t, d)
+			require.Equal(t, []string{"create", "attach", "start", "inspect", "remove"}, f.Calls(),
+				"one inspect, for the image, while the script ran; no wait for the container to stop")
+		})
+	}
+}
+
+// An init that predates the count: the engine's final state decides, as
+// before, and the heuristic for engines that miss a non-PID-1 victim holds.
+func TestRunOOMFromInspectForAnOlderInit(t *testing.T) {
 	f := &fakeClient{
 		state: container.State{OOMKilled: true, Running: true},
 		init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
-			report(out, frame.Report{ExitCode: -1, Signal: 9})
+			reportAsIs(out, frame.Report{ExitCode: -1, Signal: 9})
 		},
 	}
-	res, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
+	d := newTestDocker(t, f)
+	res, err := d.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
 	require.True(t, res.OOMKilled)
 	require.Equal(t, -9, res.ExitCode)
 	require.Equal(t, "SIGKILL", res.Signal)
-	require.Equal(t, []string{"create", "attach", "start", "inspect", "wait", "inspect", "remove"}, f.Calls(),
+	settled(t, d)
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "inspect", "wait", "inspect", "remove"}, f.Calls(),
 		"a container still marked running is waited for before its final state is read")
+
+	f = &fakeClient{init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		reportAsIs(out, frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 60 << 10})
+	}}
+	res, err = newTestDocker(t, f).Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.True(t, res.OOMKilled, "SIGKILL at 60 of 64 MiB without a count")
 }
 
 // Every path after a create that may have made a container removes it.
@@ -150,19 +215,19 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 			removed:   "c0ffee",
 		},
 		{
-			name: "inspect fails",
+			name: "inspect fails for an older init",
 			f: &fakeClient{inspectErr: errTest, init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
-				report(out, frame.Report{})
+				reportAsIs(out, frame.Report{})
 			}},
 			wantErr:   errTest,
-			wantCalls: []string{"create", "attach", "start", "inspect", "remove"},
+			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "remove"},
 			removed:   "c0ffee",
 		},
 		{
 			name:      "no report",
 			f:         &fakeClient{state: container.State{ExitCode: 2}, init: func(frame.Job, io.Writer, io.Writer, <-chan struct{}) {}},
 			wantErr:   ErrNoReport,
-			wantCalls: []string{"create", "attach", "start", "inspect", "remove"},
+			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "remove"},
 			removed:   "c0ffee",
 		},
 		{
@@ -172,7 +237,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 				<-killed
 			}},
 			wantErr:   frame.ErrTooLarge,
-			wantCalls: []string{"create", "attach", "start", "kill", "inspect", "remove"},
+			wantCalls: []string{"create", "attach", "start", "inspect", "kill", "inspect", "remove"},
 			removed:   "c0ffee",
 		},
 	}
@@ -183,6 +248,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 			require.ErrorIs(t, err, tt.wantErr)
 			require.NotNil(t, res)
 			require.NotEmpty(t, res.Error)
+			settled(t, d)
 			require.Equal(t, tt.wantCalls, tt.f.Calls())
 			removed := tt.f.Removed()
 			require.Len(t, removed, 1)
@@ -201,16 +267,91 @@ func TestRunImageNotFoundSaysHowToBuild(t *testing.T) {
 func TestRunRemovalErrors(t *testing.T) {
 	ok := func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) { report(out, frame.Report{}) }
 	t.Run("already gone is tolerated", func(t *testing.T) {
-		res, err := newTestDocker(t, &fakeClient{removeErr: errNotFound, init: ok}).Run(context.Background(), testSpec(t))
+		var logs bytes.Buffer
+		d := newTestDocker(t, &fakeClient{removeErr: errNotFound, init: ok}, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		res, err := d.Run(context.Background(), testSpec(t))
 		require.NoError(t, err)
 		require.True(t, res.Success)
+		settled(t, d)
+		require.Empty(t, logs.String())
 	})
-	t.Run("other failures are reported with the result", func(t *testing.T) {
-		res, err := newTestDocker(t, &fakeClient{removeErr: errTest, init: ok}).Run(context.Background(), testSpec(t))
+	t.Run("after the result, other failures are logged", func(t *testing.T) {
+		var logs bytes.Buffer
+		f := &fakeClient{removeErr: errTest, init: ok}
+		d := newTestDocker(t, f, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		res, err := d.Run(context.Background(), testSpec(t))
+		require.NoError(t, err, "the Result was complete before the removal")
+		require.True(t, res.Success)
+		settled(t, d)
+		require.Equal(t, 1, countCalls(f.Calls(), "remove"))
+		require.Contains(t, logs.String(), "remove sandbox container")
+		require.Contains(t, logs.String(), errTest.Error())
+	})
+	t.Run("without a result, they are returned", func(t *testing.T) {
+		f := &fakeClient{removeErr: errTest, state: container.State{ExitCode: 2},
+			init: func(frame.Job, io.Writer, io.Writer, <-chan struct{}) {}}
+		_, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
+		require.ErrorIs(t, err, ErrNoReport)
 		require.ErrorIs(t, err, errTest)
 		require.ErrorContains(t, err, "remove sandbox container")
-		require.True(t, res.Success, "the script's own outcome is kept")
 	})
+}
+
+// The Result comes before the container is removed; WaitIdle and Close
+// wait for the removal.
+func TestRunAnswersBeforeTheTeardown(t *testing.T) {
+	f := &fakeClient{removeGate: make(chan struct{}), init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		_ = frame.Write(out, frame.Stdout, []byte("done"))
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f)
+	res, err := d.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.Equal(t, "done", res.Stdout)
+	require.Equal(t, 1, f.Live(), "the container is still there")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, d.WaitIdle(ctx), context.Canceled, "the removal is still running")
+
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 1 }, 5*time.Second, time.Millisecond)
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a removal was held")
+	default:
+	}
+	close(f.removeGate)
+	require.NoError(t, <-closed)
+	require.Zero(t, f.Live())
+}
+
+// At most WithMaxConcurrent removals wait in the background; past that a
+// run removes its own container before it returns.
+func TestRunTeardownsAreBounded(t *testing.T) {
+	f := &fakeClient{removeGate: make(chan struct{}), init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f, WithMaxConcurrent(1))
+	_, err := d.Run(context.Background(), testSpec(t))
+	require.NoError(t, err, "the first teardown goes to the background")
+
+	second := make(chan error, 1)
+	go func() {
+		_, err := d.Run(context.Background(), testSpec(t))
+		second <- err
+	}()
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 2 }, 5*time.Second, time.Millisecond)
+	select {
+	case <-second:
+		t.Fatal("the second run returned while its own removal was held")
+	default:
+	}
+	close(f.removeGate)
+	require.NoError(t, <-second)
+	require.NoError(t, d.Close())
+	require.Zero(t, f.Live())
 }
 
 func TestRunCancelledMidRun(t *testing.T) {
@@ -230,7 +371,8 @@ func TestRunCancelledMidRun(t *testing.T) {
 	require.Contains(t, res.Error, "cancelled")
 	require.Equal(t, "partial", res.Stdout)
 	require.False(t, res.Success)
-	require.Equal(t, []string{"create", "attach", "start", "kill", "remove"}, f.Calls())
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "kill", "remove"}, f.Calls(),
+		"removed before Run returned")
 	require.Len(t, f.Removed(), 1, "removal ran although the context was cancelled")
 }
 
@@ -246,7 +388,7 @@ func TestRunBackstop(t *testing.T) {
 	require.Equal(t, ExitTimeout, res.ExitCode)
 	require.Equal(t, "sandbox-init did not report in time", res.Error)
 	require.Contains(t, res.Stderr, "Timeout: script exceeded 20ms limit")
-	require.Equal(t, []string{"create", "attach", "start", "kill", "inspect", "remove"}, f.Calls())
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "kill", "inspect", "remove"}, f.Calls())
 }
 
 func TestRunJobNotReadDoesNotDeadlock(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sandboxrun/sandboxrun/policy"
 )
@@ -27,9 +27,30 @@ const (
 	MaxStdinBytes = 64 << 20
 )
 
-var (
-	skillNamePattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._-]{0,127}$`)
-)
+// maxSkillNameRunes bounds a skill's name, which becomes /skills/<name>.
+const maxSkillNameRunes = 128
+
+// validSkillName reports whether name is 1-128 letters or digits (any
+// script), '.', '_' or '-', starting with a letter or digit. It is a loop,
+// not a regular expression: the equivalent pattern, with its Unicode
+// classes repeated up to 127 times, took milliseconds and megabytes to
+// compile at the start of every process that imports this package.
+func validSkillName(name string) bool {
+	n := 0
+	for _, r := range name { // invalid UTF-8 reads as U+FFFD, not a letter
+		n++
+		if n > maxSkillNameRunes || !skillNameRune(r, n == 1) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// skillNameRune reports whether r may appear in a skill's name, first or
+// later.
+func skillNameRune(r rune, first bool) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || (!first && (r == '.' || r == '_' || r == '-'))
+}
 
 // Validate checks the Spec without touching the file system or Docker. The
 // error lists every problem and matches ErrInvalidSpec.
@@ -37,13 +58,13 @@ func (s *Spec) Validate() error {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
 
-	if s.RunID != "" && !runIDPattern.MatchString(s.RunID) {
+	if s.RunID != "" && !validRunID(s.RunID) {
 		add("RunID %q: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", s.RunID)
 	}
 	switch {
 	case s.Skill == "":
 		add("Skill is empty: set the skill's name")
-	case !skillNamePattern.MatchString(s.Skill):
+	case !validSkillName(s.Skill):
 		add("Skill %q: use letters (Unicode allowed), digits, '_', '.' or '-', starting with a letter or digit (it becomes /skills/<name>)", s.Skill)
 	}
 	checkAbs := func(field, path string) {

@@ -37,7 +37,18 @@ func startChild(job *frame.Job) (*child, error) {
 	if err := checkDir(job.Dir); err != nil {
 		return nil, err
 	}
+	c, err := spawn(path, job.Argv, job.Env, job.Dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	go c.feed(job.Stdin)
+	return c, nil
+}
 
+// spawn starts path with argv in its own process group, with exactly env,
+// in dir, its stdio on pipes to init and, when extra is set, extra as its
+// fd 3.
+func spawn(path string, argv, env []string, dir string, extra *os.File) (*child, error) {
 	var ours, theirs [3]*os.File // stdin, stdout, stderr
 	closeAll := func(fs [3]*os.File) {
 		for _, f := range fs {
@@ -60,26 +71,28 @@ func startChild(job *frame.Job) (*child, error) {
 		}
 	}
 
+	// Fd switches the child's ends to blocking mode, which is what a child
+	// expects of its stdio; init's ends keep the poller.
+	files := []uintptr{theirs[0].Fd(), theirs[1].Fd(), theirs[2].Fd()}
+	if extra != nil {
+		files = append(files, extra.Fd())
+	}
 	attr := &syscall.ProcAttr{
-		Dir: job.Dir,
-		Env: job.Env, // nil means an empty environment, never init's
-		// Fd switches the child's ends to blocking mode, which is what a
-		// child expects of its stdio; init's ends keep the poller.
-		Files: []uintptr{theirs[0].Fd(), theirs[1].Fd(), theirs[2].Fd()},
+		Dir:   dir,
+		Env:   env, // nil means an empty environment, never init's
+		Files: files,
 		// Its own group, so a timeout or docker stop reaches everything
 		// the job spawned, and the group can be killed after it exits.
 		Sys: &syscall.SysProcAttr{Setpgid: true},
 	}
 	start := time.Now()
-	pid, err := syscall.ForkExec(path, job.Argv, attr)
+	pid, err := syscall.ForkExec(path, argv, attr)
 	closeAll(theirs)
 	if err != nil {
 		closeAll(ours)
 		return nil, execError(path, err)
 	}
-	c := &child{pid: pid, start: start, stdin: ours[0], stdout: ours[1], stderr: ours[2]}
-	go c.feed(job.Stdin)
-	return c, nil
+	return &child{pid: pid, start: start, stdin: ours[0], stdout: ours[1], stderr: ours[2]}, nil
 }
 
 // feed writes the job's stdin and closes the pipe. A child that never reads

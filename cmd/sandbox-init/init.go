@@ -86,21 +86,34 @@ func clampInt64(u uint64) int64 {
 
 // serve runs one job and returns its report; every failure becomes a report
 // with Error set, never a crash, so the host always gets a Result frame.
-func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (frame.Report, *frame.Job) {
+func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (rep frame.Report, job *frame.Job) {
+	var oomBase *int64
+	defer func() { rep.OOMKills = sandboxCgroups.oomKillsSince(oomBase) }()
 	if err := harden(); err != nil {
 		return failed(err), nil
 	}
-	job, err := awaitJob(stdin, sigs)
+	msgs := newMessages(stdin, maxJobBytes)
+	job, pre, err := awaitJob(msgs, sigs, log)
 	if err != nil {
+		pre.discard(log)
 		return failed(err), nil
 	}
 	relay, err := startEgressRelay(job.Egress, log)
 	if err != nil {
+		pre.discard(log)
 		return failed(err), job
 	}
 	defer relay.close()
-	c, err := startChild(job)
-	if err != nil {
+	// Counted from here: a kill while a warm container waited is not the job's.
+	oomBase = sandboxCgroups.oomKills()
+	c := pre.take(job)
+	if c != nil {
+		rep := supervise(job, c, out, sigs, log)
+		rep.Prestarted = true
+		return rep, job
+	}
+	pre.discard(log)
+	if c, err = startChild(job); err != nil {
 		return failed(err), job
 	}
 	return supervise(job, c, out, sigs, log), job

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,54 +34,89 @@ var (
 	errJobTooLarge = errors.New("job too large")
 )
 
-// awaitJob reads the job but gives up when init is told to stop first: a
-// warm container can wait a long time for its job and must still honour
-// docker stop promptly.
-func awaitJob(r io.Reader, sigs <-chan os.Signal) (*frame.Job, error) {
+// messages reads what the host writes on stdin: an optional Prelude, then
+// one Job, each a JSON value. It stops at the end of the job: the host may
+// keep stdin open.
+type messages struct {
+	dec   *json.Decoder
+	limit int64
+}
+
+func newMessages(r io.Reader, limit int64) *messages {
+	return &messages{dec: json.NewDecoder(&limitReader{r: r, n: limit}), limit: limit}
+}
+
+// next decodes the next value: a prelude (job nil) or a validated job.
+func (m *messages) next() (*frame.Job, *frame.Prelude, error) {
+	var raw json.RawMessage
+	if err := m.dec.Decode(&raw); err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, nil, fmt.Errorf("%w: stdin closed before a job arrived: the host must write one JSON job", errBadJob)
+		case errors.Is(err, errJobTooLarge):
+			return nil, nil, fmt.Errorf("%w: %w: over %d bytes: keep the child's stdin under %d bytes", errBadJob, errJobTooLarge, m.limit, maxStdinBytes)
+		default:
+			return nil, nil, fmt.Errorf("%w: decode job: %w: the host must write one JSON job", errBadJob, err)
+		}
+	}
+	if bytes.HasPrefix(raw, []byte(`{"prestart":`)) { // as the host marshals it
+		var p frame.Prelude
+		if err := strict(raw, &p); err != nil {
+			return nil, nil, fmt.Errorf("%w: decode prelude: %w", errBadJob, err)
+		}
+		return nil, &p, nil
+	}
+	var job frame.Job
+	if err := strict(raw, &job); err != nil {
+		return nil, nil, fmt.Errorf("%w: decode job: %w: the host must write one JSON job (an unknown field means host and runner image are different versions: rebuild the image)", errBadJob, err)
+	}
+	if err := validate(&job); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errBadJob, err)
+	}
+	return &job, nil, nil
+}
+
+// strict decodes one JSON value refusing unknown fields: they mean host and
+// runner image disagree on the protocol, and silently ignoring one could
+// drop a limit.
+func strict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// await reads the next message but gives up when init is told to stop
+// first: a warm container can wait a long time for its job and must still
+// honour docker stop promptly.
+func (m *messages) await(sigs <-chan os.Signal) (*frame.Job, *frame.Prelude, error) {
 	type result struct {
-		job *frame.Job
-		err error
+		job     *frame.Job
+		prelude *frame.Prelude
+		err     error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		job, err := readJob(r)
-		ch <- result{job, err}
+		job, p, err := m.next()
+		ch <- result{job, p, err}
 	}()
 	select {
 	case res := <-ch:
-		return res.job, res.err
+		return res.job, res.prelude, res.err
 	case sig := <-sigs:
-		return nil, fmt.Errorf("%w by %v before a job arrived", errTerminated, sig)
+		return nil, nil, fmt.Errorf("%w by %v before a job arrived", errTerminated, sig)
 	}
 }
 
-// readJob decodes and validates exactly one JSON job. It does not wait for
-// end of input: the host may keep stdin open.
-func readJob(r io.Reader) (*frame.Job, error) {
-	return readJobLimit(r, maxJobBytes)
-}
-
+// readJobLimit reads exactly one job, with no prelude before it.
 func readJobLimit(r io.Reader, limit int64) (*frame.Job, error) {
-	dec := json.NewDecoder(&limitReader{r: r, n: limit})
-	// Unknown fields mean host and runner image disagree on the protocol;
-	// silently ignoring one could drop a limit.
-	dec.DisallowUnknownFields()
-	var job frame.Job
-	if err := dec.Decode(&job); err != nil {
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil, fmt.Errorf("%w: stdin closed before a job arrived: the host must write one JSON job", errBadJob)
-		case errors.Is(err, errJobTooLarge):
-			return nil, fmt.Errorf("%w: %w: over %d bytes: keep the child's stdin under %d bytes", errBadJob, errJobTooLarge, limit, maxStdinBytes)
-		default:
-			return nil, fmt.Errorf("%w: decode job: %w: the host must write one JSON job (an unknown field means host and runner image are different versions: rebuild the image)", errBadJob, err)
-		}
+	job, p, err := newMessages(r, limit).next()
+	if err == nil && p != nil {
+		err = fmt.Errorf("%w: a prelude where a job was expected", errBadJob)
 	}
-	if err := validate(&job); err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadJob, err)
-	}
-	return &job, nil
+	return job, err
 }
+
+func readJob(r io.Reader) (*frame.Job, error) { return readJobLimit(r, maxJobBytes) }
 
 // validate refuses what would otherwise fail obscurely later (a NUL in argv
 // makes exec fail with EINVAL) or silently (a zero output cap relays

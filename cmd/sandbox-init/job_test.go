@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
@@ -121,10 +122,11 @@ func TestAwaitJobStopsOnSignal(t *testing.T) {
 
 	sigs := make(chan os.Signal, 1)
 	sigs <- syscall.SIGTERM
-	job, err := awaitJob(r, sigs)
+	job, pre, err := awaitJob(newMessages(r, maxJobBytes), sigs, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.ErrorIs(t, err, errTerminated)
 	require.ErrorContains(t, err, "before a job arrived")
 	require.Nil(t, job)
+	require.Nil(t, pre)
 }
 
 func TestMillisSaturates(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,16 +17,42 @@ type exit struct {
 	err error
 }
 
+// jobUsage adds up the resource use of the processes init reaps for the job,
+// each as wait4 reports it (the process and the descendants it reaped):
+// what RUSAGE_CHILDREN would say, but without a pre-started interpreter
+// that was discarded (prestart.go), which is reaped without counting.
+type jobUsage struct {
+	mu           sync.Mutex
+	utime, stime time.Duration
+	maxRSSKB     int64
+}
+
+func (u *jobUsage) add(ru *unix.Rusage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.utime += time.Duration(ru.Utime.Nano())
+	u.stime += time.Duration(ru.Stime.Nano())
+	u.maxRSSKB = max(u.maxRSSKB, ru.Maxrss) // kilobytes on Linux
+}
+
+func (u *jobUsage) get() (utime, stime time.Duration, maxRSSKB int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.utime, u.stime, u.maxRSSKB
+}
+
 // reap is init's single wait loop. It reaps every process re-parented to
-// init, not just the child, and reports the child's status on exited. It
-// returns, closing done, once init has no children left. Nothing else may
-// wait for the child: whoever reaps it first takes its status.
-func reap(pid int, exited chan<- exit, done chan<- struct{}) {
+// init, not just the child, counts what each used in u, and reports the
+// child's status on exited. It returns, closing done, once init has no
+// children left. Nothing else may wait for the child: whoever reaps it
+// first takes its status.
+func reap(pid int, exited chan<- exit, done chan<- struct{}, u *jobUsage) {
 	defer close(done)
 	found := false
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, 0, nil)
+		var ru unix.Rusage
+		got, err := unix.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -37,6 +64,7 @@ func reap(pid int, exited chan<- exit, done chan<- struct{}) {
 			}
 			return
 		}
+		u.add(&ru)
 		if got == pid {
 			found = true
 			exited <- exit{status: ws, at: time.Now()}
@@ -45,17 +73,19 @@ func reap(pid int, exited chan<- exit, done chan<- struct{}) {
 }
 
 // reapReady reaps whatever has already exited, so its CPU time and RSS are
-// in RUSAGE_CHILDREN before the report is made. It runs only after the child
-// was reaped, so it cannot take the child's status from reap.
-func reapReady() {
+// in u before the report is made. It runs only after the child was reaped,
+// so it cannot take the child's status from reap.
+func reapReady(u *jobUsage) {
 	for {
 		var ws unix.WaitStatus
-		got, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		var ru unix.Rusage
+		got, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil || got <= 0 {
 			return
 		}
+		u.add(&ru)
 	}
 }

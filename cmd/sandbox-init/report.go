@@ -2,10 +2,8 @@ package main
 
 import (
 	"errors"
-	"log/slog"
 
 	"github.com/sandboxrun/sandboxrun/sandbox/frame"
-	"golang.org/x/sys/unix"
 )
 
 // Exit codes for a job that never ran, as a shell reports them.
@@ -28,7 +26,7 @@ func failed(err error) frame.Report {
 }
 
 // report builds the Result of a job that ran.
-func report(c *child, ex exit, timedOut bool, stdout, stderr *streamRelay, log *slog.Logger) frame.Report {
+func report(c *child, ex exit, timedOut bool, stdout, stderr *streamRelay, u *jobUsage) frame.Report {
 	rep := frame.Report{
 		ExitCode:        -1,
 		TimedOut:        timedOut,
@@ -46,15 +44,11 @@ func report(c *child, ex exit, timedOut bool, stdout, stderr *streamRelay, log *
 	case ex.status.Signaled():
 		rep.Signal = int(ex.status.Signal())
 	}
-	// RUSAGE_CHILDREN covers the child and every descendant init or the
-	// child reaped, which is the job's whole cost.
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
-		log.Warn("getrusage", "err", err)
-		return rep
-	}
-	rep.UserCPUMS = ru.Utime.Nano() / 1e6
-	rep.SystemCPUMS = ru.Stime.Nano() / 1e6
-	rep.PeakRSSKB = ru.Maxrss // kilobytes on Linux
+	// Every process of the job that init reaped, each with what it reaped
+	// itself: the job's whole cost.
+	utime, stime, maxRSS := u.get()
+	rep.UserCPUMS = utime.Milliseconds()
+	rep.SystemCPUMS = stime.Milliseconds()
+	rep.PeakRSSKB = maxRSS
 	return rep
 }

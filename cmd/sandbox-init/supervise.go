@@ -26,7 +26,8 @@ const (
 func supervise(job *frame.Job, c *child, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) frame.Report {
 	exited := make(chan exit, 1)
 	reaperDone := make(chan struct{})
-	go reap(c.pid, exited, reaperDone)
+	var u jobUsage
+	go reap(c.pid, exited, reaperDone, &u)
 
 	stdout := newStreamRelay(frame.Stdout, job.OutputCap, out)
 	stderr := newStreamRelay(frame.Stderr, job.OutputCap, out)
@@ -51,8 +52,8 @@ func supervise(job *frame.Job, c *child, out *frameWriter, sigs <-chan os.Signal
 	case <-reaperDone:
 	case <-time.After(reapWait):
 	}
-	reapReady()
-	return report(c, ex, timedOut, stdout, stderr, log)
+	reapReady(&u)
+	return report(c, ex, timedOut, stdout, stderr, &u)
 }
 
 // awaitExit waits for the child, sending SIGTERM then SIGKILL to its group on

@@ -205,16 +205,23 @@ func TestJSONFieldNames(t *testing.T) {
 	require.JSONEq(t, `{"argv":["a"],"env":["K=V"],"cwd":"/w","stdin":"aW4=",
 		"timeout_ms":1,"grace_ms":2,"output_cap":3}`, string(b))
 
+	var oomKills int64
 	rep := frame.Report{
 		ExitCode: 1, Signal: 2, TimedOut: true, StdoutBytes: 3, StderrBytes: 4,
 		StdoutTruncated: true, StderrTruncated: true, UserCPUMS: 5, SystemCPUMS: 6,
-		PeakRSSKB: 7, DurationMS: 8, Error: "e",
+		PeakRSSKB: 7, DurationMS: 8, Error: "e", OOMKills: &oomKills, Prestarted: true,
 	}
 	b, err = json.Marshal(rep)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"exit_code":1,"signal":2,"timed_out":true,"stdout_bytes":3,
 		"stderr_bytes":4,"stdout_truncated":true,"stderr_truncated":true,
-		"user_cpu_ms":5,"system_cpu_ms":6,"peak_rss_kb":7,"duration_ms":8,"error":"e"}`, string(b))
+		"user_cpu_ms":5,"system_cpu_ms":6,"peak_rss_kb":7,"duration_ms":8,"error":"e","oom_kills":0,"prestarted":true}`, string(b))
+
+	// A report without the count (an older init) decodes with nil, not 0:
+	// the host must then ask the engine.
+	var old frame.Report
+	require.NoError(t, json.Unmarshal([]byte(`{"exit_code":0}`), &old))
+	require.Nil(t, old.OOMKills)
 }
 
 // FuzzReader feeds arbitrary bytes to the reader: it must never panic, never

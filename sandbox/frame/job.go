@@ -63,6 +63,14 @@ type Report struct {
 	// when the child ended; free 0 means writes there failed with ENOSPC.
 	HoldUsedBytes int64 `json:"hold_used_bytes,omitempty"`
 	HoldFreeBytes int64 `json:"hold_free_bytes,omitempty"`
+	// OOMKills is how many processes the kernel's OOM killer had killed in
+	// the sandbox's memory cgroup when the child ended; absent when init
+	// could not read it (then the host asks the engine, which needs the
+	// container to have stopped). Hosts that predate the field ignore it.
+	OOMKills *int64 `json:"oom_kills,omitempty"`
+	// Prestarted is true when the job was handed to an interpreter started
+	// before it (see Prestart).
+	Prestarted bool `json:"prestarted,omitempty"`
 	// Error is set when init could not run the job at all (bad job, exec
 	// failure); ExitCode is then 127 for "not found", 126 otherwise.
 	Error string `json:"error,omitempty"`

@@ -18,3 +18,14 @@ func Percentile(ds []time.Duration, p int) time.Duration {
 
 // MS formats d in whole milliseconds, as the benchmark tables print it.
 func MS(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+
+// MedianInt returns the median (lower middle) of xs, 0 when xs is empty. xs
+// is not modified.
+func MedianInt(xs []int64) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}

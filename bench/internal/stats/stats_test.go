@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -18,4 +19,16 @@ func TestPercentile(t *testing.T) {
 	}
 	require.Equal(t, time.Duration(5), ds[0], "input left unsorted")
 	require.Equal(t, "12ms", MS(12*time.Millisecond+400*time.Microsecond))
+}
+
+func TestMedianInt(t *testing.T) {
+	tests := []struct {
+		in   []int64
+		want int64
+	}{{nil, 0}, {[]int64{7}, 7}, {[]int64{3, 1, 2}, 2}, {[]int64{4, 1, 3, 2}, 2}}
+	for _, tt := range tests {
+		in := slices.Clone(tt.in)
+		require.Equal(t, tt.want, MedianInt(tt.in), "%v", tt.in)
+		require.Equal(t, in, tt.in, "input left unsorted")
+	}
 }

@@ -1,0 +1,56 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+// teardown is what is left of a run once its Result is known: the
+// container (and its attach stream) and a writable workspace's volume, in
+// that order, as the volume cannot go while the container uses it.
+type teardown struct {
+	d   *Docker
+	box *box             // nil when no container may exist
+	vol *workspaceVolume // nil without a writable workspace
+	log *slog.Logger
+}
+
+// run removes what the run left. It runs detached from ctx's
+// cancellation, each step with its own timeout.
+func (t *teardown) run(ctx context.Context) error {
+	var errs []error
+	if b := t.box; b != nil {
+		if b.s != nil {
+			b.s.close()
+		}
+		if err := t.d.remove(ctx, b.ref, b.id == ""); err != nil {
+			t.log.Warn("remove sandbox container", "container_id", b.ref, "error", err)
+			errs = append(errs, err)
+		}
+	}
+	if err := t.d.removeWorkspaceVolume(ctx, t.vol); err != nil {
+		t.log.Warn("remove workspace volume", "volume", t.vol.name, "error", err)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// later tears down a run whose Result is complete without holding up the
+// caller: in the background while fewer than cap(d.teardowns) teardowns
+// are there, else at once, so the engine never has more than that many
+// finished sandboxes waiting for removal. Failures are logged; a container
+// left behind carries its owner's labels for Reap, and Close waits for the
+// background before the process exits.
+func (d *Docker) later(ctx context.Context, t *teardown) {
+	ctx = context.WithoutCancel(ctx)
+	select {
+	case d.teardowns <- struct{}{}:
+		d.bg.run(func() {
+			defer func() { <-d.teardowns }()
+			_ = t.run(ctx) // logged
+		})
+	default:
+		_ = t.run(ctx) // logged
+	}
+}
