@@ -87,7 +87,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func (s *liveServer) post(t *testing.T, path, body string, header ...string) (*http.Response, []byte) {
+// reply is what post returns: the status, the headers and the whole body.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func (s *liveServer) post(t *testing.T, path, body string, header ...string) (reply, []byte) {
 	t.Helper()
 	req, err := http.NewRequest("POST", s.url+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -102,7 +108,7 @@ func (s *liveServer) post(t *testing.T, path, body string, header ...string) (*h
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp, b
+	return reply{StatusCode: resp.StatusCode, Header: resp.Header}, b
 }
 
 func serverSkill(t *testing.T, name string) string {

@@ -136,7 +136,7 @@ func writeConfig(config string, doc, runtimes map[string]json.RawMessage, mode f
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	_, werr := tmp.Write(append(out, '\n'))
 	serr := tmp.Sync()
 	cerr := tmp.Close()

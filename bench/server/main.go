@@ -143,7 +143,7 @@ func dockerRun(ctx context.Context, image string) error {
 type server struct {
 	url  string
 	cmd  *exec.Cmd
-	done chan error
+	done chan struct{} // closed when the process has exited
 }
 
 func startServer(bin, root string, warm int) (*server, error) {
@@ -160,8 +160,8 @@ func startServer(bin, root string, warm int) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan error, 1)}
-	go func() { s.done <- cmd.Wait() }()
+	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(s.url + "/readyz")
@@ -173,7 +173,7 @@ func startServer(bin, root string, warm int) (*server, error) {
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return nil, fmt.Errorf("server not ready: %v: %s", err, logs.String())
+			return nil, fmt.Errorf("server not ready: %w: %s", err, logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
