@@ -51,6 +51,8 @@ type Operator struct {
 	Runtime   Setting[string]    `yaml:"runtime" json:"runtime"`
 	Build     BuildRules         `yaml:"build" json:"build"`
 	Skills    map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	// BackendRules (backend.go): docker or kubernetes, and its settings.
+	BackendRules `yaml:",inline"`
 }
 
 // LimitRules hold a default and a ceiling per limit.
