@@ -13,7 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// ExitCodes: a script's exit status is the Result's, only 0 is success,
+// ExitCodes checks that a script's exit status is the Result's, only 0 is success,
 // and stdout that is one JSON value becomes Output.
 func ExitCodes(t *testing.T, e Env) {
 	res := e.run(t, e.spec(t, `import sys; sys.stderr.write("bad input\n"); sys.exit(3)`))
@@ -50,7 +50,7 @@ env = {k: os.environ.get(k) for k in ("SKILL_NAME", "SKILL_DIR", "SANDBOXRUN_RUN
 print(json.dumps({"args": args, "env": env, "cwd": os.getcwd(), "argv": sys.argv[1:]}))
 `
 
-// StdinJSONAndEnv: a script from the skill folder gets the job's stdin
+// StdinJSONAndEnv checks that a script from the skill folder gets the job's stdin
 // (JSON arguments), its argv, the skill's variables and the caller's,
 // and nothing of the host's environment.
 func StdinJSONAndEnv(t *testing.T, e Env) {
@@ -84,7 +84,7 @@ func StdinJSONAndEnv(t *testing.T, e Env) {
 	require.Equal(t, "ignored stdin\n", res.Stdout)
 }
 
-// Signals: death by signal N is exit code -N with the signal's name, and a
+// Signals checks that death by signal N is exit code -N with the signal's name, and a
 // small script killing itself is not an out-of-memory kill.
 func Signals(t *testing.T, e Env) {
 	for _, tc := range []struct {
@@ -103,7 +103,7 @@ func Signals(t *testing.T, e Env) {
 	}
 }
 
-// Timeout: a script past its limit is killed even when it ignores
+// Timeout checks that a script past its limit is killed even when it ignores
 // SIGTERM; the Result says 124, timed_out and ends stderr with a
 // "Timeout:" line, and keeps what was printed before.
 func Timeout(t *testing.T, e Env) {
@@ -128,7 +128,7 @@ while True:
 	require.InDelta(t, 2.0, res.Limits.TimeoutSec, 0.001)
 }
 
-// OutOfMemory: a script past its memory limit is killed and the Result
+// OutOfMemory checks that a script past its memory limit is killed and the Result
 // says out of memory.
 func OutOfMemory(t *testing.T, e Env) {
 	spec := e.spec(t, `
@@ -145,7 +145,7 @@ while True:
 	require.Contains(t, res.Error, "out of memory")
 }
 
-// OutputCaps: each stream keeps at most OutputBytes, says it was cut and
+// OutputCaps checks that each stream keeps at most OutputBytes, says it was cut and
 // counts everything written; cut output is never parsed as JSON.
 func OutputCaps(t *testing.T, e Env) {
 	spec := e.spec(t, `
@@ -185,7 +185,7 @@ for p in sys.argv[1:]:
 print(json.dumps(out))
 `
 
-// ReadOnly: the skill folder, a read-only workspace and the root file
+// ReadOnly checks that the skill folder, a read-only workspace and the root file
 // system refuse writes with EROFS; /tmp takes them.
 func ReadOnly(t *testing.T, e Env) {
 	spec := e.spec(t, tryWrites, "/skills/t/new.txt", "/skills/t/SKILL.md", "/etc/passwd",
@@ -207,7 +207,7 @@ func ReadOnly(t *testing.T, e Env) {
 	}, got)
 }
 
-// TmpIsSizeLimited: /tmp holds at most TmpBytes.
+// TmpIsSizeLimited checks that /tmp holds at most TmpBytes.
 func TmpIsSizeLimited(t *testing.T, e Env) {
 	spec := e.spec(t, `
 import errno
@@ -224,7 +224,7 @@ except OSError as e:
 	require.Equal(t, "ENOSPC\n", res.Stdout)
 }
 
-// NonRoot: the script never runs as uid or gid 0, holds no capability,
+// NonRoot checks that the script never runs as uid or gid 0, holds no capability,
 // cannot gain privileges and is under a seccomp filter.
 func NonRoot(t *testing.T, e Env) {
 	res := e.run(t, e.spec(t, `
@@ -259,7 +259,7 @@ print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), 
 	require.Equal(t, "2", got.Status["Seccomp"], "a seccomp filter is on")
 }
 
-// NoNetwork: without network access the sandbox has the loopback
+// NoNetwork checks that without network access the sandbox has the loopback
 // interface only.
 func NoNetwork(t *testing.T, e Env) {
 	res := e.run(t, e.spec(t, `import json, os; print(json.dumps(sorted(os.listdir("/sys/class/net"))))`))

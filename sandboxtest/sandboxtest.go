@@ -111,7 +111,7 @@ func (e Env) workspace(t *testing.T) string {
 func HostDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755)) //nolint:gosec // the sandbox user must read it
 	return dir
 }
 
@@ -126,8 +126,8 @@ func HostSkillDir(t *testing.T, files map[string]string) string {
 	}
 	for name, body := range all {
 		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))  //nolint:gosec // as above
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644)) //nolint:gosec // as above
 	}
 	return dir
 }

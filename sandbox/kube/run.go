@@ -168,8 +168,10 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 	if s.Backstop || s.Cancelled {
 		kill := k.deletePod(ctx, name, 0)
 		stop()
-		decodeErr = <-decoded
-		<-attached
+		// What the stream said after the kill is no news.
+		if err := errors.Join(<-decoded, <-attached); err != nil {
+			log.Debug("stream after the pod was deleted", "error", err)
+		}
 		s.InitLog = initLog.FirstLine()
 		if s.Cancelled {
 			s.err = errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), kill)
@@ -195,7 +197,7 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 		s.OOMKilled = t.Reason == "OOMKilled"
 	}
 	if fb, ok := k.fromLog(ctx, spec, name, log); ok {
-		fb.Outcome.InitExit, fb.OOMKilled, fb.InitLog = s.InitExit, s.OOMKilled, s.InitLog
+		fb.InitExit, fb.OOMKilled, fb.InitLog = s.InitExit, s.OOMKilled, s.InitLog
 		return fb
 	}
 	if !s.OOMKilled {
