@@ -4,6 +4,7 @@
 #   make test    unit tests, fuzz seed corpora and the Docker integration suite
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make bench-k8s  kubernetes backend latency and pods/s next to docker
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
 
 GO            ?= go
@@ -14,7 +15,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s lint fuzz bench clean reap
+.PHONY: all build images demo test unit integration test-k8s bench-k8s lint fuzz bench clean reap
 
 all: build
 
@@ -48,7 +49,11 @@ integration: images
 # the first time (about five minutes), starts a cluster, runs the suite on
 # it with the kubernetes backend, and stops the cluster (root needed).
 test-k8s: images
-	hack/test-k8s.sh
+	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+
+# Latency and pods/s of the kubernetes backend next to the docker one.
+bench-k8s: images
+	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
 
 lint: $(GOLANGCI)
 	$(GO) vet ./...
