@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ type Kube struct {
 	owner          map[string]string
 	now            func() time.Time
 	net            netProof
+	// logSource replaces the API's pod log in tests (the fake clientset
+	// serves a fixed text).
+	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
 }
 
 var _ sandbox.Runner = (*Kube)(nil)

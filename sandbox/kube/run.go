@@ -218,7 +218,7 @@ func (k *Kube) fromLog(ctx context.Context, spec *sandbox.Spec, name string, log
 	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(&quiet)}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
 	defer cancel()
-	rc, err := k.client.CoreV1().Pods(k.namespace).GetLogs(name, &corev1.PodLogOptions{Container: containerName}).Stream(cctx)
+	rc, err := k.podLog(cctx, name)
 	if err != nil {
 		log.Debug("read sandbox pod log", "error", err)
 		return s, false
@@ -232,6 +232,14 @@ func (k *Kube) fromLog(ctx context.Context, spec *sandbox.Spec, name string, log
 	log.Info("output recovered from the pod log after the attach stream lost it")
 	s.Report = rep
 	return s, true
+}
+
+// podLog streams the sandbox container's log.
+func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
+	if k.logSource != nil {
+		return k.logSource(ctx, name)
+	}
+	return k.client.CoreV1().Pods(k.namespace).GetLogs(name, &corev1.PodLogOptions{Container: containerName}).Stream(ctx)
 }
 
 // deletePod deletes the Pod without waiting for it to go: the kubelet

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,6 +211,42 @@ func TestRunInitDiedWithoutReport(t *testing.T) {
 		require.Contains(t, res.Error, "status 2")
 		requireNoPods(t, cs)
 	})
+}
+
+// An attach that broke before the frames arrived: the output comes from
+// the pod's log once the container ended.
+func TestRunLogFallback(t *testing.T) {
+	k, cs := newFake(t, &fakeInit{script: func(_ context.Context, job frame.Job, w, _ io.Writer) error {
+		if job.Argv[0] == "ls" {
+			return reply("", frame.Report{})(context.Background(), job, w, nil)
+		}
+		return errors.New("stream reset")
+	}}, func(p *corev1.Pod) corev1.ContainerState {
+		if p.Labels[sandbox.LabelSkill] == "netprobe" {
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		}
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}
+	})
+	var logged bytes.Buffer
+	require.NoError(t, frame.Write(&logged, frame.Stdout, []byte(`{"from": "log"}`)))
+	require.NoError(t, writeReport(&logged, frame.Report{ExitCode: 0, StdoutBytes: 15}))
+	k.logSource = func(context.Context, string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(logged.Bytes())), nil
+	}
+	res, err := k.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.True(t, res.Success, "error: %s", res.Error)
+	require.JSONEq(t, `{"from": "log"}`, string(res.Output))
+	requireNoPods(t, cs)
+
+	// A log that holds no report is no rescue: the run says init did not
+	// report.
+	k.logSource = func(context.Context, string) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader([]byte("not frames"))), nil
+	}
+	_, err = k.Run(context.Background(), testSpec(t))
+	require.ErrorIs(t, err, sandbox.ErrNoReport)
+	require.ErrorContains(t, err, "stream reset")
 }
 
 func TestRunCancelledDeletesThePod(t *testing.T) {
