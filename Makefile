@@ -3,6 +3,8 @@
 #   make demo    build everything needed and run a real skill script in a sandbox
 #   make test    unit tests, fuzz seed corpora and the Docker integration suite
 #   make lint    go vet, gofmt and golangci-lint
+#   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make bench-k8s  kubernetes backend latency and pods/s next to docker
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
 #   make crun    install crun, register it in daemon.json and reload dockerd
 #                with SIGHUP (never restarts it: running containers stay up)
@@ -15,7 +17,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration lint fuzz bench crun clean reap
+.PHONY: all build images demo test unit integration test-k8s bench-k8s lint fuzz bench crun clean reap
 
 all: build
 
@@ -45,9 +47,20 @@ unit:
 integration: images
 	$(GO) test -tags integration -race -count=1 -timeout 30m ./integration/ ./images/
 
+# Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
+# the first time (about five minutes), starts a cluster, runs the suite on
+# it with the kubernetes backend, and stops the cluster (root needed).
+test-k8s: images
+	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+
+# Latency and pods/s of the kubernetes backend next to the docker one.
+bench-k8s: images
+	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
+
 lint: $(GOLANGCI)
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(GO) vet -tags kube ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -60,6 +61,11 @@ type Engine interface {
 	CheckImage(ctx context.Context, ref string) (string, error)
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// reaper is a backend that can remove the sandboxes of owners that died.
+type reaper interface {
+	Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error)
 }
 
 // Observer learns the outcome of each request; the server's metrics
@@ -126,6 +132,15 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 		return s.engine, nil
 	}
 	if s.engine == nil {
+		// The operator's policy picks the backend: a cluster, or (nil) this
+		// host's Docker engine.
+		eng, err := PolicyEngine(s.pol, s.log, s.cfg.MaxConcurrent)
+		if err != nil {
+			return nil, err
+		}
+		s.engine = eng
+	}
+	if s.engine == nil {
 		d, err := sandbox.NewDocker(
 			sandbox.WithLogger(s.log),
 			sandbox.WithVersion(Version),
@@ -142,10 +157,10 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 	if err := s.engine.Ping(ctx); err != nil {
 		return nil, err
 	}
-	if d, ok := s.engine.(*sandbox.Docker); ok {
-		reaped, err := d.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
+	if r, ok := s.engine.(reaper); ok {
+		reaped, err := r.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
 		switch {
-		case errors.Is(err, sandbox.ErrDockerUnavailable):
+		case errors.Is(err, sandbox.ErrDockerUnavailable), errors.Is(err, kube.ErrUnavailable):
 			return nil, err
 		case err != nil:
 			s.log.Debug("reap at start failed", "err", err)

@@ -57,6 +57,9 @@ type Operator struct {
 	Build          BuildRules         `yaml:"build" json:"build"`
 	Skills         map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
 
+	// BackendRules (backend.go): docker or kubernetes, and its settings.
+	BackendRules `yaml:",inline"`
+
 	domains Allowlist
 }
 

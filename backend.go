@@ -1,0 +1,47 @@
+package sandboxrun
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/kube"
+)
+
+// Both backends give the Service what it needs.
+var _ Engine = (*kube.Kube)(nil)
+
+// PolicyEngine returns the sandbox backend the operator policy selects
+// (backend: kubernetes), or nil when it selects the Docker engine, which
+// the Service creates itself. It does not contact the cluster.
+func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (Engine, error) {
+	if pol == nil || pol.Backend.Kind() != policy.BackendKubernetes {
+		return nil, nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	k8s := pol.Kubernetes
+	cfg, err := kube.RESTConfig(k8s.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: backend kubernetes: %w", pol.Source, err)
+	}
+	opts := []kube.Option{
+		kube.WithRESTConfig(cfg),
+		kube.WithLogger(log),
+		kube.WithVersion(Version),
+		kube.WithDefaultImage(RunnerImage()),
+		kube.WithRuntimeClass(k8s.RuntimeClass),
+	}
+	if k8s.Namespace != "" {
+		opts = append(opts, kube.WithNamespace(k8s.Namespace))
+	}
+	if maxConcurrent > 0 {
+		opts = append(opts, kube.WithMaxConcurrent(maxConcurrent))
+	}
+	k, err := kube.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", pol.Source, err)
+	}
+	return k, nil
+}

@@ -1,0 +1,44 @@
+package sandboxrun
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/kube"
+)
+
+func TestPolicyEngine(t *testing.T) {
+	t.Run("docker is the service's own", func(t *testing.T) {
+		e, err := PolicyEngine(policy.BuiltinPolicy(), nil, 0)
+		require.NoError(t, err)
+		require.Nil(t, e)
+	})
+	t.Run("kubernetes from a kubeconfig", func(t *testing.T) {
+		kc := filepath.Join(t.TempDir(), "kubeconfig")
+		require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n"))
+		require.NoError(t, err)
+		e, err := PolicyEngine(pol, nil, 3)
+		require.NoError(t, err)
+		k, ok := e.(*kube.Kube)
+		require.True(t, ok)
+		require.Equal(t, "sbx", k.Namespace())
+		require.Equal(t, RunnerImage(), k.Image())
+	})
+	t.Run("missing kubeconfig names the file", func(t *testing.T) {
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: /nonexistent/kc\n"))
+		require.NoError(t, err)
+		_, err = PolicyEngine(pol, nil, 0)
+		require.ErrorContains(t, err, "/nonexistent/kc")
+	})
+}

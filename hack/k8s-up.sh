@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Starts a single-node Kubernetes for sandboxrun's tests from the cache
+# hack/k8s-build.sh fills: etcd, the control plane, a private containerd
+# (CRI) and a kubelet, each a process of this host recorded in a pid file
+# under the run folder. Test use only: static tokens, anonymous kubelet.
+#
+# The node is a "sandbox node pool" in the sense of the README: its CNI
+# plugin gives every pod the loopback interface only, so sandbox pods have
+# no network; sandbox/kube proves that with a probe pod before its first
+# run without network.
+#
+#   SANDBOXRUN_K8S_CACHE  cache root (default /var/cache/sandboxrun-k8s)
+#   SANDBOXRUN_K8S_RUN    run folder (default /tmp/sandboxrun-k8s)
+#   K8S_VERSION           Kubernetes release (default 1.36.3)
+#   K8S_IMAGES            Docker images to load into the node
+#                         (default $SANDBOXRUN_RUNNER_IMAGE)
+#
+# It prints the kubeconfig of the sandboxrun user (the RBAC the backend
+# needs, README "Running on Kubernetes"); admin.kubeconfig is next to it.
+set -euo pipefail
+
+version=${K8S_VERSION:-1.36.3}
+cache=${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$version
+run=${SANDBOXRUN_K8S_RUN:-/tmp/sandboxrun-k8s}
+images=${K8S_IMAGES:-${SANDBOXRUN_RUNNER_IMAGE:-}}
+here=$(cd "$(dirname "$0")" && pwd)
+node=sbx-node
+# Ports apart from the usual ones, so another cluster on the host (the
+# shared recipe's) does not collide.
+etcd_port=23791 api_port=6444 kubelet_port=10350
+
+[[ -f $cache/.complete ]] || { echo "k8s-up: no build in $cache: run hack/k8s-build.sh" >&2; exit 1; }
+[[ -n $images ]] || { echo "k8s-up: no image to load: set SANDBOXRUN_RUNNER_IMAGE or K8S_IMAGES" >&2; exit 1; }
+if [[ -f $run/apiserver.pid ]]; then
+	echo "k8s-up: $run holds a cluster already: run hack/k8s-down.sh first" >&2
+	exit 1
+fi
+
+ip=$(ip -4 -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+ip=${ip:-$(hostname -I | cut -d' ' -f1)}
+mkdir -p "$run"/{pki,logs,cni/conf,cni/bin,containerd}
+bin=$cache/bin
+kubectl=("$bin/kubectl" --kubeconfig "$run/admin.kubeconfig")
+
+# launch NAME CMD...: start a daemon in its own session, log and pid in $run.
+launch() {
+	local name=$1
+	shift
+	setsid "$@" >"$run/logs/$name.log" 2>&1 < /dev/null &
+	echo $! >"$run/$name.pid"
+}
+
+# until_ok SECONDS WHAT CMD...: retry CMD until it succeeds or time is up.
+until_ok() {
+	local deadline=$((SECONDS + $1)) what=$2
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS > deadline)); then
+			echo "k8s-up: $what not ready after $1 s; logs in $run/logs" >&2
+			return 1
+		fi
+		sleep 0.3
+	done
+}
+
+# --- credentials: a service-account key and static tokens (test only) ---
+openssl genrsa -out "$run/pki/sa.key" 2048 2>/dev/null
+openssl rsa -in "$run/pki/sa.key" -pubout -out "$run/pki/sa.pub" 2>/dev/null
+cat >"$run/pki/tokens.csv" <<T
+$(openssl rand -hex 16),admin,admin,"system:masters"
+$(openssl rand -hex 16),system:node:$node,kubelet,"system:nodes"
+$(openssl rand -hex 16),sandboxrun,sandboxrun
+T
+kubeconfig() { # USER FILE
+	local token
+	token=$(awk -F, -v u="$1" '$2 == u {print $1}' "$run/pki/tokens.csv")
+	cat >"$2" <<K
+apiVersion: v1
+kind: Config
+clusters: [{name: sbx, cluster: {server: "https://127.0.0.1:$api_port", insecure-skip-tls-verify: true}}]
+users: [{name: $1, user: {token: "$token"}}]
+contexts: [{name: sbx, context: {cluster: sbx, user: $1, namespace: sandboxrun}}]
+current-context: sbx
+K
+	chmod 600 "$2"
+}
+kubeconfig admin "$run/admin.kubeconfig"
+kubeconfig "system:node:$node" "$run/kubelet.kubeconfig"
+kubeconfig sandboxrun "$run/sandboxrun.kubeconfig"
+
+# --- etcd ---
+launch etcd "$cache/root/usr/bin/etcd" --data-dir "$run/etcd" \
+	--listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+	--listen-peer-urls http://127.0.0.1:23801 --initial-advertise-peer-urls http://127.0.0.1:23801 \
+	--initial-cluster default=http://127.0.0.1:23801
+
+# --- CNI: loopback only ---
+# The plugin answers ADD with an address for eth0, as the runtime needs one
+# for the pod's status, but creates no interface: the pod's network
+# namespace keeps only lo (which the runtime's own loopback plugin raises).
+ln -sf "$cache/root/usr/lib/cni/loopback" "$run/cni/bin/loopback"
+cat >"$run/cni/bin/sbx-loopback-only" <<'P'
+#!/bin/sh
+cat >/dev/null
+case "$CNI_COMMAND" in
+ADD) n=$(printf %s "$CNI_CONTAINERID" | cksum | cut -d' ' -f1)
+	printf '{"cniVersion":"0.4.0","interfaces":[{"name":"%s","sandbox":"%s"}],"ips":[{"version":"4","address":"10.255.%d.%d/32","interface":0}]}' \
+		"$CNI_IFNAME" "$CNI_NETNS" $((n / 256 % 256)) $((n % 254 + 1)) ;;
+VERSION) printf '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0"]}' ;;
+esac
+P
+chmod 755 "$run/cni/bin/sbx-loopback-only"
+cat >"$run/cni/conf/10-sandboxrun.conflist" <<C
+{"cniVersion": "0.4.0", "name": "sandboxrun-loopback-only", "plugins": [{"type": "sbx-loopback-only"}]}
+C
+
+# --- containerd with CRI, private to this cluster ---
+c=$run/containerd
+cat >"$c/config.toml" <<T
+version = 2
+root = "$c/root"
+state = "$c/state"
+[grpc]
+  address = "$c/containerd.sock"
+[ttrpc]
+  address = "$c/containerd.sock.ttrpc"
+[debug]
+  address = "$c/debug.sock"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$c/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  # root lacks CAP_SYS_RESOURCE on these VMs: runc cannot lower oom_score_adj
+  restrict_oom_score_adj = true
+  sandbox_image = "docker.io/sandboxrun/k8s-pause:3.10"
+  stream_server_address = "127.0.0.1"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$run/cni/bin"
+    conf_dir = "$run/cni/conf"
+T
+launch containerd containerd --config "$c/config.toml"
+ctr=(ctr -a "$c/containerd.sock" -n k8s.io)
+until_ok 30 containerd "${ctr[@]}" version
+
+# The pod sandbox image: the pause binary alone, built into a Docker image
+# from scratch (no registry), then moved into this containerd with the
+# images under test.
+pause=$cache/pause
+if ! docker image inspect sandboxrun/k8s-pause:3.10 >/dev/null 2>&1; then
+	printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$pause/Dockerfile"
+	docker build -q -t sandboxrun/k8s-pause:3.10 "$pause" >/dev/null
+fi
+for img in sandboxrun/k8s-pause:3.10 $images; do
+	docker save "$img" | "${ctr[@]}" images import - >/dev/null
+done
+
+# --- control plane ---
+until_ok 30 etcd curl -sf "http://127.0.0.1:$etcd_port/health"
+launch apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
+	--bind-address=127.0.0.1 --secure-port=$api_port --advertise-address="$ip" \
+	--cert-dir="$run/pki" --token-auth-file="$run/pki/tokens.csv" --authorization-mode=Node,RBAC \
+	--kubelet-preferred-address-types=InternalIP \
+	--service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$run/pki/sa.pub" \
+	--service-account-signing-key-file="$run/pki/sa.key" --service-cluster-ip-range=10.97.0.0/16
+until_ok 90 apiserver "${kubectl[@]}" get --raw /readyz
+launch controller-manager "$bin/kube-controller-manager" --kubeconfig="$run/admin.kubeconfig" \
+	--service-account-private-key-file="$run/pki/sa.key" --root-ca-file="$run/pki/apiserver.crt" \
+	--secure-port=0 --leader-elect=false
+launch scheduler "$bin/kube-scheduler" --kubeconfig="$run/admin.kubeconfig" --secure-port=0 --leader-elect=false
+
+# --- kubelet ---
+# cgroup v1 host: kubelet 1.36 must be told to accept it, and containerd
+# 1.6 cannot report its cgroup driver, so it is named.
+cat >"$run/kubelet.yaml" <<T
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix://$c/containerd.sock
+address: $ip
+port: $kubelet_port
+readOnlyPort: 0
+healthzPort: 0
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+failSwapOn: false
+podLogsDir: $run/pod-logs
+podPidsLimit: 1024
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
+T
+launch kubelet "$bin/kubelet" --config="$run/kubelet.yaml" --kubeconfig="$run/kubelet.kubeconfig" \
+	--hostname-override=$node --node-ip="$ip" --root-dir="$run/kubelet" --cert-dir="$run/kubelet/pki"
+until_ok 120 "node $node" "${kubectl[@]}" wait --for=condition=Ready node/$node --timeout=5s
+
+# --- the sandboxrun namespace and the backend's RBAC ---
+"${kubectl[@]}" apply -f "$here/k8s-rbac.yaml" >/dev/null
+until_ok 60 "service account" "${kubectl[@]}" -n sandboxrun get serviceaccount default
+echo "KUBECONFIG=$run/sandboxrun.kubeconfig"

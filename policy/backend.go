@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Backends an operator can choose.
+const (
+	BackendDocker     = "docker"
+	BackendKubernetes = "kubernetes"
+)
+
+// BackendRules choose where sandboxes run:
+//
+//	backend: kubernetes           # docker when omitted
+//	kubernetes:
+//	  kubeconfig: /etc/sandboxrun/kubeconfig   # omitted: in-cluster config
+//	  namespace: sandboxrun                    # default "default"
+//	  runtime_class: gvisor                    # omitted: the node's default
+//
+// The kubernetes section is read only with backend: kubernetes.
+type BackendRules struct {
+	Backend    Backend         `yaml:"backend" json:"backend"`
+	Kubernetes KubernetesRules `yaml:"kubernetes" json:"kubernetes"`
+}
+
+// Backend is the name of the sandbox backend; empty means docker.
+type Backend struct {
+	Name string `json:"name,omitempty"`
+	Line int    `json:"-"`
+}
+
+// UnmarshalYAML accepts the known backend names only.
+func (b *Backend) UnmarshalYAML(n *yaml.Node) error {
+	var v string
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: backend: %w", n.Line, err)
+	}
+	if v != BackendDocker && v != BackendKubernetes {
+		return fmt.Errorf("line %d: backend %q: use %s or %s", n.Line, v, BackendDocker, BackendKubernetes)
+	}
+	b.Name, b.Line = v, n.Line
+	return nil
+}
+
+// Kind is the backend's name, docker when the file named none.
+func (b Backend) Kind() string {
+	if b.Name == "" {
+		return BackendDocker
+	}
+	return b.Name
+}
+
+// KubernetesRules say how the kubernetes backend reaches its cluster.
+type KubernetesRules struct {
+	// Kubeconfig is an absolute path; empty means the in-cluster service
+	// account (sandboxrun running in a pod).
+	Kubeconfig string `yaml:"kubeconfig" json:"kubeconfig,omitempty"`
+	// Namespace holds the sandbox pods; empty means "default".
+	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
+	// RuntimeClass is the pods' runtimeClassName (gVisor, Kata...).
+	RuntimeClass string `yaml:"runtime_class" json:"runtime_class,omitempty"`
+	Line         int    `yaml:"-" json:"-"`
+}
+
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+)
+
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class"}
+
+// UnmarshalYAML reads the section strictly: unknown keys and names
+// Kubernetes would refuse are errors naming the line.
+func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: kubernetes: expected a mapping of %v", n.Line, kubernetesKeys)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i]
+		if !slices.Contains(kubernetesKeys, key.Value) {
+			return fmt.Errorf("line %d: kubernetes: unknown key %q (known: %v)", key.Line, key.Value, kubernetesKeys)
+		}
+	}
+	type plain KubernetesRules
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: kubernetes: %w", n.Line, err)
+	}
+	switch {
+	case v.Kubeconfig != "" && !filepath.IsAbs(v.Kubeconfig):
+		return fmt.Errorf("line %d: kubernetes.kubeconfig %q must be an absolute path", n.Line, v.Kubeconfig)
+	case v.Namespace != "" && !dnsLabel.MatchString(v.Namespace):
+		return fmt.Errorf("line %d: kubernetes.namespace %q is not a namespace name (lower-case letters, digits, '-', at most 63)", n.Line, v.Namespace)
+	case v.RuntimeClass != "" && !dnsSubdomain.MatchString(v.RuntimeClass):
+		return fmt.Errorf("line %d: kubernetes.runtime_class %q is not a RuntimeClass name", n.Line, v.RuntimeClass)
+	}
+	*k = KubernetesRules(v)
+	k.Line = n.Line
+	return nil
+}

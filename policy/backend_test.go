@@ -1,0 +1,42 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestBackendRules(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       BackendRules
+		err        string
+	}{
+		{name: "omitted is docker", yaml: "network: none\n"},
+		{name: "docker", yaml: "backend: docker\n", want: BackendRules{Backend: Backend{Name: "docker", Line: 1}}},
+		{name: "kubernetes in cluster", yaml: "backend: kubernetes\nkubernetes:\n  namespace: sbx\n",
+			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{Namespace: "sbx", Line: 3}}},
+		{name: "kubernetes full", yaml: "backend: kubernetes\nkubernetes:\n  kubeconfig: /etc/k.yaml\n  namespace: a-b\n  runtime_class: gvisor.v1\n",
+			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
+				Kubeconfig: "/etc/k.yaml", Namespace: "a-b", RuntimeClass: "gvisor.v1", Line: 3}}},
+		{name: "unknown backend", yaml: "backend: podman\n", err: `line 1: backend "podman": use docker or kubernetes`},
+		{name: "unknown key", yaml: "kubernetes:\n  context: x\n", err: `line 2: kubernetes: unknown key "context"`},
+		{name: "relative kubeconfig", yaml: "kubernetes:\n  kubeconfig: k.yaml\n", err: "must be an absolute path"},
+		{name: "bad namespace", yaml: "kubernetes:\n  namespace: Sand_Box\n", err: "is not a namespace name"},
+		{name: "bad runtime class", yaml: "kubernetes:\n  runtime_class: -x\n", err: "is not a RuntimeClass name"},
+		{name: "not a mapping", yaml: "kubernetes: yes\n", err: "expected a mapping"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := ParsePolicy("p.yaml", []byte(tt.yaml))
+			if tt.err != "" {
+				require.ErrorIs(t, err, ErrPolicyFile)
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, o.BackendRules)
+		})
+	}
+	require.Equal(t, BackendDocker, BuiltinPolicy().Backend.Kind())
+}

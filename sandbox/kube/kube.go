@@ -1,0 +1,212 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Sentinel errors of this backend; the Spec and image errors are
+// sandbox's (ErrInvalidSpec, ErrImageNotFound, ErrNoReport).
+var (
+	// ErrUnavailable: the cluster's API server could not be reached.
+	ErrUnavailable = errors.New("kubernetes API server unreachable")
+	// ErrNetworkNotIsolated: a run without network was refused because a
+	// probe Pod did not show the loopback interface alone.
+	ErrNetworkNotIsolated = errors.New("pods in this namespace are not proven network-isolated")
+	// ErrPodStart: the Pod was not running within the start timeout or
+	// failed before sandbox-init ran.
+	ErrPodStart = errors.New("sandbox pod did not start")
+)
+
+// Kube runs each execution in a Pod of its own. It is safe for concurrent
+// use; create one and share it.
+type Kube struct {
+	client         kubernetes.Interface
+	attacher       Attacher
+	log            *slog.Logger
+	sem            chan struct{}
+	namespace      string
+	image          string
+	version        string
+	runtimeClass   string
+	callTimeout    time.Duration
+	startTimeout   time.Duration
+	initGrace      time.Duration
+	backstopMargin time.Duration
+	deleteGrace    time.Duration
+	ownerHost      string
+	owner          map[string]string
+	now            func() time.Time
+	net            netProof
+	// logSource replaces the API's pod log in tests (the fake clientset
+	// serves a fixed text).
+	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
+}
+
+var _ sandbox.Runner = (*Kube)(nil)
+
+// New returns a Kube runner. It does not contact the cluster; call Ping
+// (and CheckNetwork) for an early, clear failure.
+func New(opts ...Option) (*Kube, error) {
+	s := defaultSettings()
+	for _, o := range opts {
+		o(&s)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("configure kubernetes runner: %w", err)
+	}
+	if s.client == nil {
+		c, err := kubernetes.NewForConfig(s.restConfig)
+		if err != nil {
+			return nil, fmt.Errorf("configure kubernetes client: %w", err)
+		}
+		s.client = c
+	}
+	if s.attacher == nil {
+		s.attacher = &streamAttacher{config: s.restConfig, client: s.client}
+	}
+	k := &Kube{
+		client:         s.client,
+		attacher:       s.attacher,
+		log:            s.logger,
+		sem:            make(chan struct{}, s.maxConcurrent),
+		namespace:      s.namespace,
+		image:          s.image,
+		version:        s.version,
+		runtimeClass:   s.runtimeClass,
+		callTimeout:    s.callTimeout,
+		startTimeout:   s.startTimeout,
+		initGrace:      s.initGrace,
+		backstopMargin: s.backstopMargin,
+		deleteGrace:    s.deleteGrace,
+		ownerHost:      s.ownerHost,
+		owner:          sandbox.OwnerLabels(),
+		now:            time.Now,
+		net:            netProof{retry: s.probeRetry},
+	}
+	k.owner[sandbox.LabelOwnerHost] = s.ownerHost
+	if k.image == "" {
+		k.image = "sandboxrun/runner:" + s.version
+	}
+	return k, nil
+}
+
+// RESTConfig loads the cluster connection: from the kubeconfig file when
+// path is set, else the in-cluster service account.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster kubernetes config: %w: set a kubeconfig in the policy's kubernetes section when not running in a pod", err)
+		}
+		return c, nil
+	}
+	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
+	}
+	return c, nil
+}
+
+// Image returns the default image.
+func (k *Kube) Image() string { return k.image }
+
+// Namespace returns the namespace of the runner's Pods.
+func (k *Kube) Namespace() string { return k.namespace }
+
+// Client returns the clientset, e.g. for tests that list Pods.
+func (k *Kube) Client() kubernetes.Interface { return k.client }
+
+// Ping checks that the API server answers.
+func (k *Kube) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	defer cancel()
+	// A namespaced read the runner needs anyway: it also proves the
+	// credentials reach the namespace.
+	_, err := k.client.CoreV1().Pods(k.namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return apiError("list pods in namespace "+k.namespace, err)
+	}
+	return nil
+}
+
+// CheckImage reports whether ref (the default image when empty) is on a
+// node, from the nodes' image lists, and returns the name it is listed
+// under. Without permission to list nodes it cannot know and returns ref:
+// a missing image then fails the run with ErrImageNotFound.
+func (k *Kube) CheckImage(ctx context.Context, ref string) (string, error) {
+	if ref == "" {
+		ref = k.image
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	defer cancel()
+	nodes, err := k.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(err) {
+		k.log.Debug("cannot list nodes to look for the image", "image", ref, "error", err)
+		return ref, nil
+	}
+	if err != nil {
+		return "", apiError("list nodes", err)
+	}
+	for _, n := range nodes.Items {
+		for _, img := range n.Status.Images {
+			for _, name := range img.Names {
+				if imageNameMatches(name, ref) {
+					return name, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: %q is on no node of the cluster: load it into each node's container runtime (hack/k8s-up.sh imports it from Docker); pods never pull it", sandbox.ErrImageNotFound, ref)
+}
+
+// imageNameMatches compares a node's image name with a reference as a
+// Pod names it: the runtime records short names with their registry.
+func imageNameMatches(name, ref string) bool {
+	return name == ref || name == "docker.io/"+ref || name == "docker.io/library/"+ref ||
+		strings.TrimPrefix(name, "localhost/") == ref
+}
+
+// Close releases nothing today: pods are deleted by their runs. It is
+// here for the Engine interface.
+func (k *Kube) Close() error { return nil }
+
+// apiError wraps an API failure with what was being done, and maps an
+// unreachable server onto ErrUnavailable.
+func apiError(doing string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) && !errors.Is(err, context.Canceled) {
+		// No answer from the server at all: connection refused, TLS,
+		// DNS, timeout.
+		return fmt.Errorf("%s: %w: check the kubeconfig and that the cluster is up: %w", doing, ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+// netProof remembers whether no-network has been proven: a success for
+// the runner's life, a failure for retry, so a broken cluster is not
+// probed by every run.
+type netProof struct {
+	mu       sync.Mutex
+	retry    time.Duration
+	proven   bool
+	err      error
+	failedAt time.Time
+}

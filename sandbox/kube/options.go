@@ -1,0 +1,145 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Option configures a Kube runner.
+type Option func(*settings)
+
+// settings hold every tunable; defaultSettings is the one place where
+// defaults live.
+type settings struct {
+	restConfig     *rest.Config
+	client         kubernetes.Interface
+	attacher       Attacher
+	namespace      string
+	image          string
+	version        string
+	runtimeClass   string
+	logger         *slog.Logger
+	maxConcurrent  int
+	callTimeout    time.Duration
+	startTimeout   time.Duration
+	initGrace      time.Duration
+	backstopMargin time.Duration
+	deleteGrace    time.Duration
+	probeRetry     time.Duration
+	ownerHost      string
+}
+
+func defaultSettings() settings {
+	host, _ := os.Hostname() // an empty host only weakens reaping
+	return settings{
+		namespace:      "default",
+		logger:         slog.New(slog.DiscardHandler),
+		maxConcurrent:  2 * runtime.NumCPU(),
+		callTimeout:    30 * time.Second,
+		startTimeout:   2 * time.Minute,
+		initGrace:      2 * time.Second,
+		backstopMargin: 5 * time.Second,
+		deleteGrace:    time.Second,
+		probeRetry:     30 * time.Second,
+		ownerHost:      host,
+	}
+}
+
+// WithRESTConfig connects to the cluster the config names (see
+// RESTConfig); the clientset and the attach executor are made from it.
+func WithRESTConfig(c *rest.Config) Option { return func(s *settings) { s.restConfig = c } }
+
+// WithClient sets the clientset (tests use client-go's fake). Default: one
+// made from WithRESTConfig.
+func WithClient(c kubernetes.Interface) Option { return func(s *settings) { s.client = c } }
+
+// WithAttacher sets how the runner attaches to a Pod. Default: the
+// WebSocket executor, falling back to SPDY, from WithRESTConfig.
+func WithAttacher(a Attacher) Option { return func(s *settings) { s.attacher = a } }
+
+// WithNamespace sets the namespace of every Pod. Default: "default".
+func WithNamespace(ns string) Option { return func(s *settings) { s.namespace = ns } }
+
+// WithDefaultImage sets the image used when Spec.Image is empty. It must
+// be on the nodes already: Pods never pull. Default:
+// sandboxrun/runner:<version>.
+func WithDefaultImage(ref string) Option { return func(s *settings) { s.image = ref } }
+
+// WithVersion sets sandboxrun's version, visible to scripts as
+// SANDBOXRUN_VERSION and recorded in a label.
+func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+
+// WithRuntimeClass sets the Pods' runtimeClassName (gVisor, Kata...).
+// Default: none, the node's default runtime.
+func WithRuntimeClass(name string) Option { return func(s *settings) { s.runtimeClass = name } }
+
+// WithLogger sets the structured logger. Default: discard.
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// WithMaxConcurrent bounds the Pods of this runner alive at once; other
+// runs wait for a slot or for their context. Default: 2 × NumCPU.
+func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
+
+// WithCallTimeout bounds every short API call. Default: 30s.
+func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.callTimeout = d } }
+
+// WithStartTimeout bounds how long a Pod may take to be scheduled and
+// started. Default: 2m.
+func WithStartTimeout(d time.Duration) Option { return func(s *settings) { s.startTimeout = d } }
+
+// WithInitGrace sets how long sandbox-init waits between SIGTERM and
+// SIGKILL when a script times out. Default: 2s.
+func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.initGrace = d } }
+
+// WithBackstopMargin sets how long past timeout + grace the runner waits
+// for the report before it deletes the Pod at once. Default: 5s.
+func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.backstopMargin = d } }
+
+// WithDeleteGrace sets the grace period of a finished Pod's deletion.
+// Default: 1s (sandbox-init has exited by then).
+func WithDeleteGrace(d time.Duration) Option { return func(s *settings) { s.deleteGrace = d } }
+
+// WithOwnerHost sets the host name recorded with the owner pid, which the
+// reaper compares. Default: os.Hostname().
+func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h } }
+
+func (s *settings) validate() error {
+	var errs []error
+	if s.restConfig == nil && (s.client == nil || s.attacher == nil) {
+		errs = append(errs, errors.New("no cluster: pass WithRESTConfig (see RESTConfig), or both WithClient and WithAttacher"))
+	}
+	if s.namespace == "" {
+		errs = append(errs, errors.New("namespace is empty: name the namespace the sandbox pods run in"))
+	}
+	if s.image == "" && s.version == "" {
+		errs = append(errs, errors.New("no default image: pass WithVersion (image sandboxrun/runner:<version>) or WithDefaultImage"))
+	}
+	if s.logger == nil {
+		errs = append(errs, errors.New("logger is nil: omit WithLogger to log nothing"))
+	}
+	if s.maxConcurrent < 1 {
+		errs = append(errs, fmt.Errorf("max concurrent pods is %d: use at least 1", s.maxConcurrent))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"call timeout", s.callTimeout}, {"start timeout", s.startTimeout}, {"init grace", s.initGrace},
+		{"backstop margin", s.backstopMargin}, {"probe retry", s.probeRetry},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
+		}
+	}
+	if s.deleteGrace < 0 {
+		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,260 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Run executes spec in a Pod of its own and deletes the Pod before it
+// returns, also when ctx is cancelled (deletion then runs under
+// context.WithoutCancel with its own timeout). The Result follows the same
+// conventions as the Docker runner's (sandbox.Runner).
+//
+// A nil Result comes only with a refusal before any API call (the error
+// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable or ErrWorkspace, or
+// ErrNetworkNotIsolated) or with ctx ending while the run waited for a
+// slot.
+func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
+	if _, err := sandbox.PrepareSpec(&spec, k.image); err != nil {
+		return nil, err
+	}
+	if spec.WorkspaceWritable {
+		// Docker writes through a capped volume copied back to the host;
+		// a writable hostPath would bypass that cap.
+		return nil, fmt.Errorf("%w: a writable workspace is not supported on the kubernetes backend: run with a read-only workspace, or on the docker backend", sandbox.ErrInvalidSpec)
+	}
+	if !spec.Limits.Network {
+		if err := k.CheckNetwork(ctx); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case k.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for a free sandbox slot: %w", ctx.Err())
+	}
+	defer func() { <-k.sem }()
+
+	res = sandbox.NewResult(&spec)
+	defer func() {
+		if err != nil && res.Error == "" {
+			res.Error = err.Error()
+		}
+	}()
+	return res, k.execute(ctx, &spec, res)
+}
+
+// execute is one Pod's life: create, wait until its container runs,
+// attach and send the job, read frames until the report, delete.
+func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result) (err error) {
+	began := time.Now()
+	pod := podFor(spec, k.podParams(spec))
+	log := k.log.With("skill", spec.Skill, "run_id", spec.RunID, "pod", pod.Name)
+	pods := k.client.CoreV1().Pods(k.namespace)
+
+	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	_, err = pods.Create(cctx, pod, metav1.CreateOptions{})
+	cancel()
+	// A create cut short may still have made the Pod: delete by name
+	// whatever the answer.
+	defer func() {
+		if derr := k.deletePod(ctx, pod.Name, k.deleteGrace); derr != nil {
+			log.Warn("delete sandbox pod", "error", derr)
+			err = errors.Join(err, derr)
+		}
+	}()
+	if err != nil {
+		if apierrors.IsInvalid(err) {
+			return fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
+		}
+		return apiError("create sandbox pod", err)
+	}
+	st, err := k.waitContainer(ctx, pod.Name, running)
+	if err != nil {
+		return err
+	}
+	res.Started = true
+	o := k.stream(ctx, spec, pod.Name, log)
+	o.ImageID = st.ImageID
+	o.Duration = time.Since(began)
+	o.out.Finish(res, o.Outcome)
+	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+	return o.err
+}
+
+func (k *Kube) podParams(spec *sandbox.Spec) podParams {
+	return podParams{
+		namespace:    k.namespace,
+		image:        spec.Image,
+		runtimeClass: k.runtimeClass,
+		version:      k.version,
+		owner:        k.owner,
+		created:      k.now(),
+		deadline:     sandbox.EffectiveTimeout(spec.Limits) + k.initGrace + k.backstopMargin + startAllowance,
+		deleteGrace:  k.deleteGrace,
+	}
+}
+
+// streamed is what the attach (or the log fallback) gave.
+type streamed struct {
+	sandbox.Outcome
+	out *sandbox.Output
+	err error
+}
+
+// stream sends the job over attach and reads frames until the report,
+// the end of the stream, the backstop or ctx. Without a report it waits
+// for the container to end and reads what it wrote from the Pod's log.
+func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log *slog.Logger) streamed {
+	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
+	job, err := json.Marshal(sandbox.JobFor(spec, k.version, k.initGrace))
+	if err != nil {
+		s.err = fmt.Errorf("encode job: %w", err)
+		return s
+	}
+	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	initLog := sandbox.NewInitLog()
+	pr, pw := io.Pipe()
+	attached := make(chan error, 1)
+	go func() {
+		err := k.attacher.Attach(actx, k.namespace, name, containerName, bytes.NewReader(job), pw, initLog)
+		pw.CloseWithError(err)
+		attached <- err
+	}()
+	heard := make(chan struct{}, 1)
+	decoded := make(chan error, 1)
+	go func() {
+		rep, err := s.out.Decode(pr, func() { heard <- struct{}{} })
+		s.Report = rep
+		pr.CloseWithError(errStopped) // the attach goes on regardless
+		decoded <- err
+	}()
+
+	backstop := time.NewTimer(sandbox.EffectiveTimeout(spec.Limits) + k.initGrace + k.backstopMargin)
+	defer backstop.Stop()
+	var decodeErr error
+	select {
+	case <-heard:
+		// The report is in: the stream ends as init exits, unless the
+		// connection hangs, which must not hold the run.
+		select {
+		case decodeErr = <-decoded:
+		case <-time.After(k.callTimeout):
+			stop()
+			decodeErr = <-decoded
+		}
+	case decodeErr = <-decoded:
+	case <-backstop.C:
+		s.Backstop = true
+		log.Warn("sandbox-init did not report in time; deleting the pod")
+	case <-ctx.Done():
+		s.Cancelled = true
+		log.Debug("context ended; deleting the pod", "cause", context.Cause(ctx))
+	}
+	if s.Backstop || s.Cancelled {
+		kill := k.deletePod(ctx, name, 0)
+		stop()
+		// What the stream said after the kill is no news.
+		if err := errors.Join(<-decoded, <-attached); err != nil {
+			log.Debug("stream after the pod was deleted", "error", err)
+		}
+		s.InitLog = initLog.FirstLine()
+		if s.Cancelled {
+			s.err = errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), kill)
+		} else {
+			s.err = kill
+		}
+		return s
+	}
+	attachErr := <-attached
+	s.InitLog = initLog.FirstLine()
+	if s.Report != nil {
+		return s
+	}
+	// No report on the attach stream: the stream broke, or init died.
+	// The container's end says which, and its log holds the frames.
+	st, werr := k.waitContainer(ctx, name, terminated)
+	if werr != nil {
+		s.err = errors.Join(werr, attachErr)
+		return s
+	}
+	if t := st.State.Terminated; t != nil {
+		s.InitExit = int(t.ExitCode)
+		s.OOMKilled = t.Reason == "OOMKilled"
+	}
+	if fb, ok := k.fromLog(ctx, spec, name, log); ok {
+		fb.InitExit, fb.OOMKilled, fb.InitLog = s.InitExit, s.OOMKilled, s.InitLog
+		return fb
+	}
+	if !s.OOMKilled {
+		log.Warn("sandbox-init ended without a report", "exit_code", s.InitExit, "init_stderr", initLog.String())
+		s.err = errors.Join(sandbox.NoReportError(s.InitExit, s.InitLog, decodeErr), attachErr)
+	}
+	return s
+}
+
+var errStopped = errors.New("frame decoding stopped")
+
+// fromLog decodes the frames from the container's log, for a run whose
+// attach stream lost them. The log mixes init's own stderr into stdout,
+// so it serves only when it decodes cleanly to a report.
+func (k *Kube) fromLog(ctx context.Context, spec *sandbox.Spec, name string, log *slog.Logger) (streamed, bool) {
+	quiet := *spec
+	quiet.Stdout, quiet.Stderr = nil, nil // the live writers had their chance
+	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(&quiet)}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
+	defer cancel()
+	rc, err := k.podLog(cctx, name)
+	if err != nil {
+		log.Debug("read sandbox pod log", "error", err)
+		return s, false
+	}
+	defer rc.Close()
+	rep, err := s.out.Decode(rc, nil)
+	if err != nil || rep == nil {
+		log.Debug("sandbox pod log holds no report", "error", err)
+		return s, false
+	}
+	log.Info("output recovered from the pod log after the attach stream lost it")
+	s.Report = rep
+	return s, true
+}
+
+// podLog streams the sandbox container's log.
+func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
+	if k.logSource != nil {
+		return k.logSource(ctx, name)
+	}
+	return k.client.CoreV1().Pods(k.namespace).GetLogs(name, &corev1.PodLogOptions{Container: containerName}).Stream(ctx)
+}
+
+// deletePod deletes the Pod without waiting for it to go: the kubelet
+// stops it (after grace) and the API server removes it. A Pod already
+// gone is not an error.
+func (k *Kube) deletePod(ctx context.Context, name string, grace time.Duration) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
+	defer cancel()
+	secs := int64(grace.Seconds())
+	bg := metav1.DeletePropagationBackground
+	err := k.client.CoreV1().Pods(k.namespace).Delete(cctx, name, metav1.DeleteOptions{
+		GracePeriodSeconds: &secs, PropagationPolicy: &bg,
+	})
+	if err == nil || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return apiError("delete sandbox pod "+name, err)
+}
