@@ -17,23 +17,27 @@ import (
 // how it ended. It never holds the arguments themselves, only their size and
 // digest, so the log can be kept where the data may not go.
 type AuditRecord struct {
-	Time            time.Time     `json:"time"`
-	RunID           string        `json:"run_id"`
-	Skill           string        `json:"skill"`
-	Script          string        `json:"script,omitempty"`
-	Argv            []string      `json:"argv"`
-	ArgsBytes       int           `json:"args_bytes"`
-	ArgsSHA256      string        `json:"args_sha256"`
-	ExitCode        int           `json:"exit_code"`
-	Signal          string        `json:"signal"`
-	TimedOut        bool          `json:"timed_out"`
-	OOMKilled       bool          `json:"oom_killed"`
-	DurationMS      int64         `json:"duration_ms"`
-	Limits          policy.Limits `json:"limits"`
-	Image           string        `json:"image"`
-	ImageID         string        `json:"image_id"`
-	StdoutTruncated bool          `json:"stdout_truncated"`
-	StderrTruncated bool          `json:"stderr_truncated"`
+	Time       time.Time `json:"time"`
+	RunID      string    `json:"run_id"`
+	Skill      string    `json:"skill"`
+	Script     string    `json:"script,omitempty"`
+	Argv       []string  `json:"argv"`
+	ArgsBytes  int       `json:"args_bytes"`
+	ArgsSHA256 string    `json:"args_sha256"`
+	// ScriptArgs counts the caller's command-line arguments, which Argv
+	// leaves out; ScriptArgsSHA256 is the digest of their JSON array.
+	ScriptArgs       int           `json:"script_args,omitempty"`
+	ScriptArgsSHA256 string        `json:"script_args_sha256,omitempty"`
+	ExitCode         int           `json:"exit_code"`
+	Signal           string        `json:"signal"`
+	TimedOut         bool          `json:"timed_out"`
+	OOMKilled        bool          `json:"oom_killed"`
+	DurationMS       int64         `json:"duration_ms"`
+	Limits           policy.Limits `json:"limits"`
+	Image            string        `json:"image"`
+	ImageID          string        `json:"image_id"`
+	StdoutTruncated  bool          `json:"stdout_truncated"`
+	StderrTruncated  bool          `json:"stderr_truncated"`
 	// Refused marks a request policy turned down before any sandbox
 	// existed; Error says why. Hosts audit attempts, not only executions.
 	Refused bool   `json:"refused,omitempty"`
@@ -76,6 +80,33 @@ func NewAuditRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.
 		rec.Error = runErr.Error()
 	}
 	return rec
+}
+
+// AuditRecord describes the execution of p: NewAuditRecord, with the
+// caller's command-line arguments kept out of argv and recorded only as a
+// count and a digest, as the JSON arguments are.
+func (p *Prepared) AuditRecord(res *sandbox.Result, runErr error) AuditRecord {
+	rec := NewAuditRecord(p.Spec, p.Script, p.Args, res, runErr)
+	rec.PolicyDigest = p.PolicyDigest
+	if n := len(p.CallerArgv); n > 0 && n <= len(rec.Argv) {
+		rec.Argv = rec.Argv[:len(rec.Argv)-n]
+		rec.ScriptArgs = n
+		rec.ScriptArgsSHA256 = argvDigest(p.CallerArgv)
+	}
+	return rec
+}
+
+// argvDigest is the sha256 of argv as a JSON array, so ["a b"] and
+// ["a", "b"] differ.
+func argvDigest(argv []string) string {
+	b, err := json.Marshal(argv)
+	if err != nil {
+		// A []string always encodes; the digest of nothing still says
+		// "unknown" without failing the audit.
+		b = nil
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // NewRefusalRecord describes a request refused before anything ran: the skill,

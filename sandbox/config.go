@@ -155,12 +155,21 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 	return frame.Job{
 		Argv:      slices.Clone(spec.Argv),
 		Env:       scriptEnv(spec, version),
-		Dir:       workspaceDir,
+		Dir:       spec.workDir(),
 		Stdin:     spec.Stdin,
 		TimeoutMS: ceilMS(effectiveTimeout(spec.Limits)),
 		GraceMS:   ceilMS(grace),
 		OutputCap: spec.Limits.OutputBytes,
 	}
+}
+
+// workDir is where the script starts: Validate allows only the workspace
+// and the skill's folder.
+func (s *Spec) workDir() string {
+	if s.Dir == "" {
+		return workspaceDir
+	}
+	return s.Dir
 }
 
 // scriptEnv is the script's whole environment: the variables sandboxrun

@@ -89,8 +89,7 @@ func (e *execution) run(ctx context.Context, relay bool) (*sandbox.Result, error
 	}
 	res, runErr := d.Run(ctx, e.p.Spec)
 	if audit != nil {
-		rec := sandboxrun.NewAuditRecord(e.p.Spec, e.p.Script, e.p.Args, res, runErr)
-		rec.PolicyDigest = e.p.PolicyDigest
+		rec := e.p.AuditRecord(res, runErr)
 		if err := audit.Append(rec); err != nil {
 			e.g.logger.Error("audit log write failed", "err", err, "path", e.f.auditLog)
 			if runErr == nil {
