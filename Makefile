@@ -61,6 +61,7 @@ fuzz:
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzResolveScriptWords -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)

@@ -29,9 +29,23 @@ import (
 // no variable assignment unless a bare Bash entry allowed assignments.
 func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	corpus := bashCorpus()
-	toolsets := []string{
-		"Bash(git status:*) Bash(echo:*) Bash(cat:*) Bash(printf:*) Bash(true) Bash(ls:*)",
-		"Bash",
+	// The third set checks the exec path's rewriting: commands and entries
+	// resolved for a skill (placeholders, skill-relative scripts) before the
+	// check, as sandboxrun.CheckCommand does; bash must still run only what
+	// the checker approved of the resolved text.
+	refs := &policy.SkillRefs{Name: "s", Folder: "s-dir", Script: func(rel string) (string, bool) {
+		if rel == "scripts/fill.py" || rel == "scripts/run.sh" {
+			return "/skills/s/" + rel, true
+		}
+		return "", false
+	}}
+	toolsets := []struct {
+		tools string
+		refs  *policy.SkillRefs
+	}{
+		{"Bash(git status:*) Bash(echo:*) Bash(cat:*) Bash(printf:*) Bash(true) Bash(ls:*)", nil},
+		{"Bash", nil},
+		{"Bash(python3 scripts/fill.py:*) Bash(scripts/run.sh:*) Bash(echo:*) Bash(cat:*) Bash(python3 {baseDir}/scripts/*.py) Bash(bash ${CLAUDE_PLUGIN_ROOT}/scripts/* *)", refs},
 	}
 	type job struct {
 		Argv  []string `json:"argv"`
@@ -46,10 +60,17 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	var jobs []job
 	var want []approved
 	seen := map[string]bool{}
-	for _, tools := range toolsets {
+	for _, set := range toolsets {
+		tools := set.tools
 		ts, err := policy.ParseAllowedTools(tools)
 		require.NoError(t, err)
+		if set.refs != nil {
+			ts = ts.ForSkill(*set.refs)
+		}
 		for _, cmd := range corpus {
+			if set.refs != nil {
+				cmd = set.refs.Resolve(cmd)
+			}
 			if seen[tools+"\x00"+cmd] {
 				continue
 			}
@@ -264,6 +285,8 @@ func bashCorpus() []string {
 		"echo a 2>&1 >/dev/null", "echo a &>/dev/null", "cat < /dev/null 3<&0", "echo {1..3}",
 		"echo $'a\\'b' c", "echo $\"x\"", "echo a#b #c", "echo \\#x", "{ echo a; } > /tmp/o",
 		"(cd /tmp && ls)", "ls -- -x", "echo ~root ~/x", "echo *.txt ?.md [ab]", "echo \\\\n",
+		"python3 scripts/fill.py in.csv", "scripts/run.sh x | cat", "python3 {baseDir}/scripts/fill.py",
+		"python3 ./scripts/fill.py && echo ok", "bash ${CLAUDE_PLUGIN_ROOT}/scripts/run.sh -v",
 	}
 	payloads := []string{
 		"\\\n", "\r", "\r\n", "\n", "#", "'", "\"", "$(", "`", "\\", ";id;", "$\\\n(id)",

@@ -66,6 +66,10 @@ type problem struct {
 	sev  severity
 	line int // 1-based line in SKILL.md, 0 when not tied to one
 	msg  string
+	// loud marks a problem the user should hear about whenever the skill
+	// is loaded to run, not only from validate: sandboxrun made a choice
+	// for the skill (its name, an entry it cannot read).
+	loud bool
 }
 
 func (p problem) String() string {
@@ -90,6 +94,13 @@ func (d *decoder) add(sev severity, n *yaml.Node, format string, args ...any) {
 	d.probs = append(d.probs, problem{sev: sev, line: line, msg: fmt.Sprintf(format, args...)})
 }
 
+// addLoud adds a problem that loading the skill reports too (see
+// problem.loud).
+func (d *decoder) addLoud(sev severity, n *yaml.Node, format string, args ...any) {
+	d.add(sev, n, format, args...)
+	d.probs[len(d.probs)-1].loud = true
+}
+
 // decodeManifest reads the top-level mapping of a frontmatter.
 func decodeManifest(root *yaml.Node) (Manifest, []problem) {
 	d := &decoder{lineOffset: 1}
@@ -107,7 +118,7 @@ func decodeManifest(root *yaml.Node) (Manifest, []problem) {
 		byKey[e.key] = e.value
 	}
 
-	m.Name = d.name(byKey["name"], root)
+	m.Name = d.name(byKey["name"])
 	m.Description = d.description(byKey["description"], root)
 	m.License = d.optionalString(byKey["license"], "license")
 	m.Compatibility = d.optionalString(byKey["compatibility"], "compatibility")
@@ -221,8 +232,11 @@ func (d *decoder) metadata(n *yaml.Node, m *Manifest) []entry {
 				e.key, kindName(v), metadataSuggestion(e.key, v))
 			continue
 		case v.Tag != "!!str":
-			d.add(sevError, v, "`metadata.%s` is not a string; the spec allows only string values, quote it: %s",
-				e.key, metadataSuggestion(e.key, v))
+			// `version: 1.0` is the common case: YAML reads a number,
+			// sandboxrun keeps the text as written, so it only breaks the
+			// spec's letter.
+			d.add(sevStrict, v, "`metadata.%s` is not a string (YAML reads %s as %s); the spec allows only string values, quote it: %s",
+				e.key, v.Value, scalarKind(v), metadataSuggestion(e.key, v))
 		}
 		if v.Tag == "!!null" {
 			m.Metadata[e.key] = ""
@@ -231,6 +245,21 @@ func (d *decoder) metadata(n *yaml.Node, m *Manifest) []entry {
 		}
 	}
 	return entries
+}
+
+// scalarKind names what YAML read a plain scalar as.
+func scalarKind(n *yaml.Node) string {
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "a date"
+	}
+	return "a " + strings.TrimPrefix(n.Tag, "!!")
 }
 
 // metadataSuggestion spells a value the way the spec wants it under metadata:
@@ -257,11 +286,12 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 		return
 	}
 	var tools policy.Tools
+	var unclear []*policy.AllowedToolsError
 	var err error
 	switch n.Kind {
 	case yaml.ScalarNode:
 		m.AllowedToolsRaw = n.Value
-		tools, err = policy.ParseAllowedTools(n.Value)
+		tools, unclear, err = policy.ParseAllowedToolsLenient(n.Value)
 	case yaml.SequenceNode:
 		items := make([]string, 0, len(n.Content))
 		for _, it := range n.Content {
@@ -273,7 +303,7 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 			items = append(items, s)
 		}
 		m.AllowedToolsRaw = strings.Join(items, " ")
-		tools, err = policy.ParseAllowedToolsList(items)
+		tools, unclear, err = policy.ParseAllowedToolsListLenient(items)
 	default:
 		d.add(sevFatal, n, "`allowed-tools` is a YAML %s; write a string such as `Bash(python3:*) Read` or a list of such entries", kindName(n))
 		return
@@ -281,6 +311,11 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 	if err != nil {
 		d.add(sevFatal, n, "`allowed-tools` does not parse: %v", err)
 		return
+	}
+	for _, u := range unclear {
+		// The entry is kept and allows nothing: a grant sandboxrun cannot
+		// read costs the skill that grant, not the whole skill.
+		d.addLoud(sevStrict, n, "`allowed-tools` entry %s is not understood by sandboxrun, so it allows nothing here: %s", u.Entry, u.Reason)
 	}
 	m.AllowedTools = tools
 	for _, t := range tools {

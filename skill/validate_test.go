@@ -24,7 +24,9 @@ func TestValidateStrictVersusDefault(t *testing.T) {
 		{"unknown field", minimalFront + "author: me\n", true, false, "top-level field `author` is not in the Agent Skills spec"},
 		{"bad exec value", minimalFront + "metadata:\n  max_memory: \"8\"\n", false, false, ""},
 		{"spec rule", minimalFront + "compatibility: " + strings.Repeat("x", 501) + "\n", false, false, ""},
-		{"non-string metadata", minimalFront + "metadata:\n  version: 1.0\n", false, false, ""},
+		{"non-string metadata", minimalFront + "metadata:\n  version: 1.0\n", true, false, "`metadata.version` is not a string (YAML reads 1.0 as a number)"},
+		{"name cannot be a folder", strings.Replace(minimalFront, "name: demo", `name: "my demo"`, 1), true, false,
+			`cannot be a folder name in the sandbox; sandboxrun uses the folder name "demo"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,19 +45,6 @@ containing '/', or '.').`,
 	return cmd
 }
 
-// loadSkill resolves a SKILL argument and reads the whole skill.
-func loadSkill(g *globals, ref string) (*skill.Skill, error) {
-	dir, err := skill.Resolve(g.skillsRoot(), ref)
-	if err != nil {
-		return nil, withCode(exitRefused, err)
-	}
-	sk, err := skill.Load(dir)
-	if err != nil {
-		return nil, withCode(exitRefused, fmt.Errorf("%w (run 'sandboxrun validate %s' for details)", err, dir))
-	}
-	return sk, nil
-}
-
 func writeActivation(w io.Writer, a *skill.Activation) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n%s\n\nBase directory: %s\n", a.Name, a.Description, a.BaseDir)
