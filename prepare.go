@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -136,26 +135,12 @@ func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, er
 // policy then judges exactly the text bash will run. A denial matches
 // ErrRefused and, with errors.As, *policy.DeniedError.
 func CheckCommand(sk *skill.Skill, pol *policy.Operator, command string) (string, error) {
-	refs := SkillRefs(sk)
+	refs := sk.Refs()
 	command = refs.Resolve(command)
 	if err := AllowedTools(sk, pol).ForSkill(refs).CheckCommand(command); err != nil {
 		return command, refused(err)
 	}
 	return command, nil
-}
-
-// SkillRefs resolves references to the skill's own files (see
-// policy.SkillRefs): its scripts are looked up with the same path guard a
-// run applies.
-func SkillRefs(sk *skill.Skill) policy.SkillRefs {
-	return policy.SkillRefs{
-		Name:   sk.Manifest.Name,
-		Folder: filepath.Base(sk.Dir),
-		Script: func(rel string) (string, bool) {
-			s, err := policy.ResolveScript(sk.Dir, sk.Manifest.Name, rel)
-			return s.SandboxPath, err == nil
-		},
-	}
 }
 
 // AllowedTools are the skill's allowed-tools with the policy's grants for it

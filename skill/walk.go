@@ -19,6 +19,9 @@ const (
 	maxWalkDirs  = 20000
 )
 
+// walkDirLimit is maxWalkDirs; tests lower it.
+var walkDirLimit = maxWalkDirs
+
 // ErrWalkBound means a root held more folders than the walk reads; the
 // skills found before the bound are still returned.
 var ErrWalkBound = errors.New("too many folders under the skills root")
@@ -91,8 +94,8 @@ func (w *walker) walk(dir string, depth int) error {
 		if !w.enter(sub, e) {
 			continue
 		}
-		if w.visited++; w.visited > maxWalkDirs {
-			return fmt.Errorf("%w: stopped after %d folders under %s; point --skills at the folder that holds the skills", ErrWalkBound, maxWalkDirs, w.realRoot)
+		if w.visited++; w.visited > walkDirLimit {
+			return fmt.Errorf("%w: stopped after %d folders under %s; point --skills at the folder that holds the skills", ErrWalkBound, walkDirLimit, w.realRoot)
 		}
 		if _, err := FindFile(sub); err == nil {
 			w.found = append(w.found, sub)
