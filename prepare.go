@@ -41,7 +41,8 @@ type Request struct {
 	Timeout   time.Duration
 	MemoryMiB int64
 	CPUs      float64
-	// Image overrides the image to run (default: the runner image).
+	// Image overrides the image to run (default: the runner image, or the
+	// runner profile the policy chooses for the skill; see RunnerFor).
 	Image string
 	// Stdout and Stderr receive the script's output live when set.
 	Stdout io.Writer
@@ -198,7 +199,9 @@ func prepare(sk *skill.Skill, program []string, runtime string, stdin []byte, re
 	}
 	image := req.Image
 	if image == "" {
-		image = RunnerImage()
+		if image, err = RunnerFor(pol, sk.Manifest.Name); err != nil {
+			return nil, err
+		}
 	}
 	spec := sandbox.Spec{
 		Skill:             sk.Manifest.Name,

@@ -44,13 +44,16 @@ type Operator struct {
 	// Digest is the sha256 of the file's bytes, or "builtin".
 	Digest string `yaml:"-" json:"digest"`
 
-	Limits    LimitRules         `yaml:"limits" json:"limits"`
-	OnExceed  Setting[string]    `yaml:"on_exceed" json:"on_exceed"`
-	Network   Setting[string]    `yaml:"network" json:"network"`
-	Workspace WorkspaceRules     `yaml:"workspace" json:"workspace"`
-	Runtime   Setting[string]    `yaml:"runtime" json:"runtime"`
-	Build     BuildRules         `yaml:"build" json:"build"`
-	Skills    map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	Limits    LimitRules      `yaml:"limits" json:"limits"`
+	OnExceed  Setting[string] `yaml:"on_exceed" json:"on_exceed"`
+	Network   Setting[string] `yaml:"network" json:"network"`
+	Workspace WorkspaceRules  `yaml:"workspace" json:"workspace"`
+	Runtime   Setting[string] `yaml:"runtime" json:"runtime"`
+	// RunnerProfile is the runner profile every sandbox starts from
+	// (documents, office); empty for the plain runner.
+	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
+	Build         BuildRules         `yaml:"build" json:"build"`
+	Skills        map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
 }
 
 // LimitRules hold a default and a ceiling per limit.
@@ -84,9 +87,10 @@ type Grants struct {
 	AllowedTools   Setting[string]   `yaml:"allowed-tools" json:"allowed_tools"`
 	SystemPackages Setting[[]string] `yaml:"system_packages" json:"system_packages"`
 	PythonPackages Setting[[]string] `yaml:"python_packages" json:"python_packages"`
-	// Network and Limits replace the global rules for this skill.
+	// Network, Limits and Profile replace the global rules for this skill.
 	Network Setting[string] `yaml:"network" json:"network"`
 	Limits  LimitRules      `yaml:"limits" json:"limits"`
+	Profile Setting[string] `yaml:"profile" json:"profile"`
 
 	tools Tools
 }
@@ -183,6 +187,7 @@ func (o *Operator) validate() []error {
 	add(o.OnExceed.oneOf("on_exceed", OnExceedClamp, OnExceedRefuse))
 	add(o.Network.oneOf("network", NetworkNone, NetworkDeclared))
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
+	add(checkProfileSetting("profile", o.RunnerProfile))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {
 			add(fmt.Errorf("line %d: workspace.roots entry %q must be an absolute path", o.Workspace.Roots.Line, r))
@@ -197,6 +202,7 @@ func (o *Operator) validate() []error {
 		}
 		where := "skills." + name
 		add(g.Network.oneOf(where+".network", NetworkNone, NetworkDeclared))
+		add(checkProfileSetting(where+".profile", g.Profile))
 		add(g.Limits.validate(where+".limits", &o.Limits))
 		if g.AllowedTools.Set {
 			ts, err := ParseAllowedTools(g.AllowedTools.Value)

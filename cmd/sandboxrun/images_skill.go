@@ -104,7 +104,7 @@ not removed.`,
 			if err != nil {
 				return err
 			}
-			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), roots, sandboxrun.BuildOptions{}, dryRun)
+			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), roots, sandboxrun.BuildOptions{Policy: g.pol}, dryRun)
 			for _, w := range warnings {
 				fmt.Fprintf(s.err, "sandboxrun: %v\n", w)
 			}
