@@ -38,6 +38,9 @@ type config struct {
 	n           int
 	concurrency int
 	image       string
+	// ociRuntime runs every method under an engine runtime (runsc for
+	// gVisor); empty is the engine's default.
+	ociRuntime string
 }
 
 func main() {
@@ -45,6 +48,7 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 30, "executions per method for the latency comparison")
 	flag.IntVar(&cfg.concurrency, "c", 4, "concurrency for the throughput measurement")
 	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
+	flag.StringVar(&cfg.ociRuntime, "runtime", "", "engine runtime for every method, e.g. runsc (gVisor; `make runsc` registers it)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, cfg, os.Stdout)
@@ -66,13 +70,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	defer os.RemoveAll(filepath.Dir(skill))
 
 	cold, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(cfg.concurrency))
+		sandbox.WithMaxConcurrent(cfg.concurrency), sandbox.WithOCIRuntime(cfg.ociRuntime))
 	if err != nil {
 		return err
 	}
 	defer cold.Close()
 	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(cfg.concurrency), sandbox.WithWarmPool(cfg.concurrency, time.Minute))
+		sandbox.WithMaxConcurrent(cfg.concurrency), sandbox.WithWarmPool(cfg.concurrency, time.Minute), sandbox.WithOCIRuntime(cfg.ociRuntime))
 	if err != nil {
 		return err
 	}
@@ -83,7 +87,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if _, err := cold.CheckImage(ctx, cfg.image); err != nil {
 		return err
 	}
-	b := &bench{skill: skill, image: cfg.image}
+	b := &bench{skill: skill, image: cfg.image, ociRuntime: cfg.ociRuntime}
 	methods := []method{
 		{"sandboxrun, warm pool", b.library(warm)},
 		{"sandboxrun, cold", b.library(cold)},
@@ -91,7 +95,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "sandboxrun bench: %d interleaved executions per method of a trivial Python script\n", cfg.n)
-	fmt.Fprintf(out, "image %s, %d CPUs, same mounts, limits, hardening and job for every method\n\n", cfg.image, runtime.NumCPU())
+	fmt.Fprintf(out, "image %s, %d CPUs, same mounts, limits, hardening and job for every method\n", cfg.image, runtime.NumCPU())
+	if cfg.ociRuntime != "" {
+		fmt.Fprintf(out, "engine runtime: %s\n", cfg.ociRuntime)
+	}
+	fmt.Fprintln(out)
 	for _, m := range methods { // warm caches (and the pool); not counted
 		for range 2 {
 			if _, err := m.run(ctx); err != nil {
@@ -137,10 +145,11 @@ type method struct {
 }
 
 type bench struct {
-	skill string
-	image string
-	seq   sync.Mutex
-	n     int
+	skill      string
+	image      string
+	ociRuntime string
+	seq        sync.Mutex
+	n          int
 }
 
 func limits() policy.Limits {
@@ -201,6 +210,9 @@ func (b *bench) cli(ctx context.Context) (time.Duration, error) {
 		"--tmpfs", fmt.Sprintf("/tmp:rw,nosuid,nodev,size=%d,mode=1777", l.TmpBytes),
 		"--mount", "type=bind,src=" + b.skill + ",dst=/skills/bench,readonly,bind-propagation=rprivate,bind-nonrecursive",
 		b.image}
+	if b.ociRuntime != "" {
+		args = append(args[:len(args)-1], "--runtime", b.ociRuntime, b.image)
+	}
 	cmd := exec.CommandContext(ctx, "docker", args...)
 	cmd.Stdin = bytes.NewReader(job)
 	var stdout, stderr bytes.Buffer
