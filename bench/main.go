@@ -91,8 +91,19 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	methods := []method{
 		{"sandboxrun, warm pool", b.library(warm)},
 		{"sandboxrun, cold", b.library(cold)},
-		{"docker run --rm -i", b.cli},
 	}
+	if cfg.ociRuntime != "" {
+		// The same cold run under the engine's default runtime, interleaved
+		// with the others, is what the runtime costs on this host now.
+		plain, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
+			sandbox.WithMaxConcurrent(cfg.concurrency))
+		if err != nil {
+			return err
+		}
+		defer plain.Close()
+		methods = append(methods, method{"cold, default runtime", b.library(plain)})
+	}
+	methods = append(methods, method{"docker run --rm -i", b.cli}) // last: the ratios' reference
 
 	fmt.Fprintf(out, "sandboxrun bench: %d interleaved executions per method of a trivial Python script\n", cfg.n)
 	fmt.Fprintf(out, "image %s, %d CPUs, same mounts, limits, hardening and job for every method\n", cfg.image, runtime.NumCPU())
