@@ -115,7 +115,7 @@ func TestParseInlineMetadataErrors(t *testing.T) {
 		{"duplicate key", "# /// script\n# dependencies = []\n# dependencies = []\n# ///\n", 3, "key dependencies is already defined"},
 		{"unterminated string", "# /// script\n# dependencies = [\"a]\n# ///\n", 2, "unterminated basic string"},
 		{"unclosed list", "# /// script\n# dependencies = [\"a\",\n# ///\n", 2, "array is incomplete"},
-								{"garbage after value", "# /// script\n# dependencies = [] []\n# ///\n", 2, "expected newline"},
+		{"garbage after value", "# /// script\n# dependencies = [] []\n# ///\n", 2, "expected newline"},
 		{"bad escape", "# /// script\n# requires-python = \"\\q\"\n# ///\n", 2, "invalid escape character"},
 		{"control character", "# /// script\n# dependencies = [\"a\\u0000\"]\n# ///\n", 2, "control character"},
 		{"tool as a value", "# /// script\n# tool = 1\n# ///\n", 2, "unknown key `tool`"},

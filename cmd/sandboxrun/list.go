@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
 )
 
 // listEntry is one skill as `list` shows it: metadata only.

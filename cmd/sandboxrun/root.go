@@ -29,7 +29,7 @@ type globals struct {
 	strict bool
 	// warnings receives what a command tells the user besides its output.
 	warnings io.Writer
-	logger     *slog.Logger
+	logger   *slog.Logger
 	// pol is the operator policy, loaded when a command starts.
 	pol *policy.Operator
 	// ran is set once a command starts; an error before that is cobra's
