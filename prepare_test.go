@@ -325,6 +325,7 @@ func TestPreparePython(t *testing.T) {
 }
 
 func TestRunnerImageAndAssets(t *testing.T) {
+	t.Setenv(sandboxrun.RunnerImageEnv, "") // the default, whatever the developer's shell sets
 	require.Regexp(t, `^\d+\.\d+\.\d+`, sandboxrun.Version)
 	require.Equal(t, "sandboxrun/runner:"+sandboxrun.Version, sandboxrun.RunnerImage())
 
