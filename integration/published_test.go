@@ -12,6 +12,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // The tests here run skills the way published collections ship them, from
@@ -311,4 +315,34 @@ func TestCLIImageReusedWithoutPackageSources(t *testing.T) {
 	r = cli(t, root, nil, "", "--skills", root, "build", name)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, name+": "+ref+" up to date")
+}
+
+// TestDocumentsProfile builds the documents runner profile (once per runner:
+// later runs find it up to date) and runs, under a policy that picks it, a
+// script that imports the document libraries without declaring packages.
+func TestDocumentsProfile(t *testing.T) {
+	ctx := buildCtx(t)
+	img, err := images.BuildProfile(ctx, images.ProfileOptions{
+		Runner: runner.Image(), Profile: policy.ProfileDocuments, Version: sandboxrun.Version, Progress: progress{t},
+	})
+	require.NoError(t, err)
+	want, err := images.ProfileRef(runner.Image(), policy.ProfileDocuments)
+	require.NoError(t, err)
+	require.Equal(t, want, img.Ref)
+
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("profile: documents\n"), 0o644))
+	code := `import os, shutil, pypdf, openpyxl, docx, pandas, yaml, PIL, reportlab
+wb = openpyxl.Workbook(); wb.active["A1"] = 42; wb.save("/tmp/x.xlsx")
+print(pandas.read_excel("/tmp/x.xlsx", header=None).iloc[0, 0], bool(shutil.which("pdftotext")), os.getuid())`
+	coll := collection(t)
+	r := cli(t, coll, nil, "", "--skills", coll, "python", "--policy", pol, "--json", "csv-summary", "--code", code)
+	require.Equal(t, 0, r.code, r.stderr)
+	var pr struct{ Stdout string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &pr))
+	require.Equal(t, "42 True 65532\n", pr.Stdout)
+
+	r = cli(t, coll, nil, "", "--skills", coll, "python", "--json", "csv-summary", "--code", "import pypdf")
+	require.Equal(t, 1, r.code, "the plain runner has none of them: %s", r.stdout)
+	requireNoSkillContainers(t, "csv-summary")
 }
