@@ -69,6 +69,11 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 		}
 		for _, cmd := range corpus {
 			if set.refs != nil {
+				// Only what names the skill's files can be rewritten;
+				// the rest is the first set's business.
+				if !strings.Contains(cmd, "scripts/") && !strings.Contains(cmd, "{baseDir}") && !strings.Contains(cmd, "CLAUDE_") {
+					continue
+				}
 				cmd = set.refs.Resolve(cmd)
 			}
 			if seen[tools+"\x00"+cmd] {
