@@ -41,7 +41,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 integration: images
-	$(GO) test -tags integration -race -count=1 -timeout 30m ./integration/ ./images/
+	$(GO) test -tags integration -race -count=1 -timeout 45m ./integration/ ./images/
 
 lint: $(GOLANGCI)
 	$(GO) vet ./...
