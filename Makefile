@@ -17,7 +17,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s lint fuzz bench crun clean reap
+.PHONY: all build images demo test unit integration test-k8s bench-k8s lint fuzz bench crun runsc clean reap
 
 all: build
 
@@ -45,7 +45,7 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 integration: images
-	$(GO) test -tags integration -race -count=1 -timeout 30m ./integration/ ./images/
+	$(GO) test -tags integration -race -count=1 -timeout 45m ./integration/ ./images/
 
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
@@ -76,6 +76,7 @@ fuzz:
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/ -run '^$$' -fuzz FuzzResolveScriptWords -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)
@@ -116,6 +117,16 @@ crun: images
 		$(GO) run ./bench/addruntime -remove -name crun -path $$(command -v crun) -config $(ENGINE_CONFIG); \
 		kill -HUP $$(cat $(ENGINE_PIDFILE)); exit 1; fi
 	@echo "crun works: sandboxrun run --oci-runtime crun ..., or make bench BENCH_RUNTIME=crun"
+
+# Installs Debian's gVisor (runsc) and registers it with the Docker engine as
+# the runtime "runsc" (for --oci-runtime runsc, or runtime: runsc in the
+# policy). Needs root: it edits /etc/docker/daemon.json, adding
+# runtimes.runsc and keeping the rest (a backup is left next to it), and
+# reloads the engine with SIGHUP, which re-reads runtimes without a restart:
+# running containers are untouched. It never restarts the engine.
+runsc:
+	command -v runsc >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q runsc)
+	./tools/register-runsc.sh
 
 # Removes sandbox containers whose owner process is gone.
 reap: build

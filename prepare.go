@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -21,8 +21,17 @@ var ErrRefused = errors.New("refused")
 // Request is what a caller asks of one execution. Zero values mean "use the
 // skill's or the default value".
 type Request struct {
-	// Args are the JSON arguments, a JSON object; empty means {}.
+	// Args are the JSON arguments, a JSON object; empty means {}. They
+	// reach the script on its stdin.
 	Args []byte
+	// Argv are command-line arguments for the script (or the inline code),
+	// passed to it exactly, one argv entry each, never through a shell.
+	// Bounded by policy.CheckArgv. A Bash-tool command carries its own
+	// arguments and refuses these.
+	Argv []string
+	// WorkDir is where the script starts: the workspace (default) or the
+	// skill's folder.
+	WorkDir policy.WorkDir
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace string
 	// Env holds extra variables for the script; reserved names are refused.
@@ -37,7 +46,8 @@ type Request struct {
 	// the policy allow.
 	AllowDomains []string
 	// Image overrides the image to run (default: the skill's own image when
-	// it declares packages, else the runner image).
+	// it declares packages, else the runner image, or the runner profile the
+	// policy chooses for the skill; see RunnerFor).
 	Image string
 	// NoBuild makes a missing skill image an error (ErrNeedsBuild) instead
 	// of a build before the run.
@@ -66,6 +76,9 @@ type Prepared struct {
 	Script string
 	// Args are the exact bytes the script gets on stdin, for the audit log.
 	Args []byte
+	// CallerArgv are the caller's command-line arguments, the tail of
+	// Spec.Argv, which the audit log records only as a digest.
+	CallerArgv []string
 	// PolicyDigest identifies the operator policy that decided, for the
 	// audit log: the file's sha256, or "builtin".
 	PolicyDigest string
@@ -96,10 +109,21 @@ func PrepareScript(sk *skill.Skill, script string, req Request) (*Prepared, erro
 	return p, nil
 }
 
+// withCallerArgv appends the caller's arguments to a program's argv.
+func withCallerArgv(program, caller []string) ([]string, error) {
+	if err := policy.CheckArgv(caller); err != nil {
+		return nil, refused(err)
+	}
+	return append(slices.Clone(program), caller...), nil
+}
+
 // PrepareCommand checks a command for the Bash-tool path: every simple
 // command in it must be allowed by the skill's allowed-tools. The checked
 // command then runs under bash inside the sandbox, never on the host.
 func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, error) {
+	if len(req.Argv) > 0 {
+		return nil, refused(fmt.Errorf("%w: a command carries its own arguments; write them into the command", policy.ErrBadArgv))
+	}
 	command, err := CheckCommand(sk, req.Policy, command)
 	if err != nil {
 		return nil, err
@@ -113,13 +137,17 @@ func PrepareCommand(sk *skill.Skill, command string, req Request) (*Prepared, er
 
 // CheckCommand applies the skill's allowed-tools, plus what the operator's
 // policy (nil: built-in) grants it, to a Bash-tool command and returns the
-// command that would run. A {baseDir} in it, as a skill's instructions write
-// it, becomes the skill's folder in the sandbox before the check, so the
-// policy judges exactly what runs. A denial matches ErrRefused and, with
-// errors.As, *policy.DeniedError.
+// command that would run. References to the skill's own files, as its
+// instructions write them, are resolved first, in the command and in the
+// Bash(...) entries alike (see policy.SkillRefs): {baseDir} and
+// ${CLAUDE_PLUGIN_ROOT} become the skill's folder in the sandbox, and
+// `python scripts/x.py` names the skill's script by its sandbox path. The
+// policy then judges exactly the text bash will run. A denial matches
+// ErrRefused and, with errors.As, *policy.DeniedError.
 func CheckCommand(sk *skill.Skill, pol *policy.Operator, command string) (string, error) {
-	command = strings.ReplaceAll(command, skill.BaseDirPlaceholder, policy.SandboxDir(sk.Manifest.Name))
-	if err := AllowedTools(sk, pol).CheckCommand(command); err != nil {
+	refs := sk.Refs()
+	command = refs.Resolve(command)
+	if err := AllowedTools(sk, pol).ForSkill(refs).CheckCommand(command); err != nil {
 		return command, refused(err)
 	}
 	return command, nil
@@ -154,7 +182,11 @@ func PreparePython(sk *skill.Skill, code []byte, req Request) (*Prepared, error)
 	return prepare(sk, []string{"python3", "-"}, "python3", code, req)
 }
 
-func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req Request) (*Prepared, error) {
+func prepare(sk *skill.Skill, program []string, runtime string, stdin []byte, req Request) (*Prepared, error) {
+	argv, err := withCallerArgv(program, req.Argv)
+	if err != nil {
+		return nil, err
+	}
 	if err := policy.CheckEnv(req.Env); err != nil {
 		return nil, refused(err)
 	}
@@ -182,13 +214,16 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 	}
 	image := req.Image
 	if image == "" {
-		image = RunnerImage()
+		if image, err = RunnerFor(pol, sk.Manifest.Name); err != nil {
+			return nil, err
+		}
 	}
 	spec := sandbox.Spec{
 		Skill:             sk.Manifest.Name,
 		SkillVersion:      sk.Manifest.Version,
 		SkillDir:          sk.Dir,
 		Argv:              argv,
+		Dir:               req.WorkDir.SandboxPath(sk.Manifest.Name),
 		Runtime:           runtime,
 		Env:               req.Env,
 		Stdin:             stdin,
@@ -199,7 +234,7 @@ func prepare(sk *skill.Skill, argv []string, runtime string, stdin []byte, req R
 		Stdout:            req.Stdout,
 		Stderr:            req.Stderr,
 	}
-	return &Prepared{Spec: spec, Args: stdin, PolicyDigest: pol.Digest}, nil
+	return &Prepared{Spec: spec, Args: stdin, CallerArgv: req.Argv, PolicyDigest: pol.Digest}, nil
 }
 
 // refusedError marks err as a refusal without changing its message.

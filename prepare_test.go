@@ -325,6 +325,7 @@ func TestPreparePython(t *testing.T) {
 }
 
 func TestRunnerImageAndAssets(t *testing.T) {
+	t.Setenv(sandboxrun.RunnerImageEnv, "") // the default, whatever the developer's shell sets
 	require.Regexp(t, `^\d+\.\d+\.\d+`, sandboxrun.Version)
 	t.Setenv(sandboxrun.RunnerImageEnv, "") // set while testing a branch's own runner
 	require.Equal(t, "sandboxrun/runner:"+sandboxrun.Version, sandboxrun.RunnerImage())

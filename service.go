@@ -22,6 +22,12 @@ import (
 type Config struct {
 	// SkillRoots are the folders skills are found in, by name. Required.
 	SkillRoots []string
+	// Strict refuses skills that break an Agent Skills spec rule
+	// sandboxrun would otherwise run with a warning.
+	Strict bool
+	// Warn receives what the Service tells about a skill without refusing
+	// it (a shadowed duplicate, a name unlike its folder); nil logs it.
+	Warn func(msg string)
 	// AllowSkillPaths lets a request name a skill by a path to its folder
 	// instead of by name. Only a local, trusted front end (the CLI) sets it:
 	// a remote caller never names host paths.

@@ -136,8 +136,7 @@ func (s *Service) auditRun(p *Prepared, res *sandbox.Result, runErr error) error
 	if s.cfg.Audit == nil {
 		return nil
 	}
-	rec := audit.NewRecord(p.Spec, p.Script, p.Args, res, runErr)
-	rec.PolicyDigest = p.PolicyDigest
+	rec := p.AuditRecord(res, runErr)
 	err := s.cfg.Audit.Append(rec)
 	if err != nil {
 		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)

@@ -11,54 +11,57 @@ import (
 )
 
 // Skills lists the skills under the configured roots, metadata only
-// (progressive disclosure: no body is read). A broken skill becomes an error
-// in the second result and is left out of the first.
+// (progressive disclosure: no body is read), in every layout skill.Discover
+// knows. A broken skill, or a second one claiming a name, becomes an error in
+// the second result and is left out of the first.
 func (s *Service) Skills() ([]*skill.Skill, []error) {
-	var all []*skill.Skill
-	var errs []error
-	seen := map[string]string{}
-	for _, root := range s.cfg.SkillRoots {
-		found, ferrs := skill.Discover(root)
-		errs = append(errs, ferrs...)
-		for _, sk := range found {
-			if first, dup := seen[sk.Manifest.Name]; dup {
-				errs = append(errs, fmt.Errorf("%s: skill name %q is already used by %s; the first root wins, rename one of them",
-					sk.Path, sk.Manifest.Name, first))
-				continue
-			}
-			seen[sk.Manifest.Name] = sk.Dir
-			all = append(all, sk)
-		}
-	}
-	return all, errs
+	return skill.Discover(s.cfg.SkillRoots...)
 }
 
-// Skill loads a skill whole (frontmatter and body) by name from the skill
-// roots, or, when Config.AllowSkillPaths is set, by a path to its folder. A
-// missing skill matches skill.ErrSkillNotFound; a broken one,
-// skill.ErrInvalidManifest or a parse error. Both match ErrRefused.
+// Skill loads a skill whole (frontmatter and body) by name, or folder
+// name, from the skill roots, or, when Config.AllowSkillPaths is set, by a
+// path to its folder. A missing skill matches skill.ErrSkillNotFound; a
+// broken one, skill.ErrInvalidManifest or a parse error. Both match
+// ErrRefused. What sandboxrun chose for it (another skill of the name
+// shadowed, a name that breaks a spec rule) goes to Config.Warn; with
+// Config.Strict a broken spec rule refuses the skill.
 func (s *Service) Skill(ref string) (*skill.Skill, error) {
 	if !s.cfg.AllowSkillPaths {
 		if err := checkSkillName(ref); err != nil {
 			return nil, refused(err)
 		}
 	}
-	var dir string
-	var err error
-	for _, root := range s.cfg.SkillRoots {
-		dir, err = skill.Resolve(root, ref)
-		if !errors.Is(err, skill.ErrSkillNotFound) {
-			break
-		}
-	}
+	loc, err := skill.Locate(s.cfg.SkillRoots, ref)
 	if err != nil {
+		if !errors.Is(err, skill.ErrSkillNotFound) {
+			err = fmt.Errorf("%w (run 'sandboxrun validate' on the skill for details)", err)
+		}
 		return nil, refused(err)
 	}
-	sk, err := skill.Load(dir)
+	for _, w := range loc.Warnings {
+		s.warn(w)
+	}
+	sk, err := skill.Load(loc.Dir)
 	if err != nil {
-		return nil, refused(fmt.Errorf("%w (run 'sandboxrun validate %s' for details)", err, dir))
+		return nil, refused(fmt.Errorf("%w (run 'sandboxrun validate %s' for details)", err, loc.Dir))
+	}
+	if s.cfg.Strict {
+		if err := sk.Strict(); err != nil {
+			return nil, refused(fmt.Errorf("%w (strict mode refuses skills that break a spec rule; fix them, or run without --strict)", err))
+		}
+	}
+	for _, w := range sk.Warnings() {
+		s.warn(sk.Path + ": " + w)
 	}
 	return sk, nil
+}
+
+func (s *Service) warn(msg string) {
+	if s.cfg.Warn != nil {
+		s.cfg.Warn(msg)
+		return
+	}
+	s.log.Warn(msg)
 }
 
 // Activate returns what an agent reads when it chooses a skill: the body

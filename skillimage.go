@@ -49,11 +49,40 @@ type BuildOptions struct {
 	Policy *policy.Operator
 }
 
-func (o BuildOptions) runner() string {
+// runnerFor is the image sk's image is built FROM, and the one sk runs in
+// when it declares no packages: o.Runner, else what RunnerFor says.
+func (o BuildOptions) runnerFor(sk *skill.Skill) (string, error) {
 	if o.Runner != "" {
-		return o.Runner
+		return o.Runner, nil
 	}
-	return RunnerImage()
+	return RunnerFor(o.Policy, sk.Manifest.Name)
+}
+
+// RunnerFor is the image a skill runs in when it has no image of its own:
+// the runner image, or the runner profile (documents, office) the operator
+// policy chooses for the skill; pol nil means the built-in policy, which
+// chooses none.
+func RunnerFor(pol *policy.Operator, skillName string) (string, error) {
+	if pol == nil {
+		return RunnerImage(), nil
+	}
+	ref, err := images.ProfileRef(RunnerImage(), pol.Profile(skillName))
+	if err != nil {
+		return "", refused(err)
+	}
+	return ref, nil
+}
+
+// runnerMissing explains a runner (or runner profile) image that is not
+// built.
+func runnerMissing(ref string) error {
+	fix := "`sandboxrun images build` (or `make images`)"
+	if i := strings.LastIndex(ref, "-"); i > strings.LastIndex(ref, ":") {
+		if profile := ref[i+1:]; policy.CheckProfile(profile) == nil {
+			fix = "`sandboxrun images build --profile " + profile + "`"
+		}
+	}
+	return fmt.Errorf("%w: runner image %s is not built: build it with %s", images.ErrNotFound, ref, fix)
 }
 
 func (o BuildOptions) lookup(ctx context.Context, ref string) (string, error) {
@@ -97,8 +126,12 @@ func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, er
 			o.Pip.FindLinks = append(slices.Clone(o.Pip.FindLinks), fl)
 		}
 	}
+	runner, err := o.runnerFor(sk)
+	if err != nil {
+		return images.SkillOptions{}, err
+	}
 	if deps.Empty() {
-		return images.SkillOptions{}, fmt.Errorf("skill %s: %w: it runs in the runner image %s", sk.Manifest.Name, ErrNoDependencies, o.runner())
+		return images.SkillOptions{}, fmt.Errorf("skill %s: %w: it runs in the runner image %s", sk.Manifest.Name, ErrNoDependencies, runner)
 	}
 	req := make([]string, 0, len(deps.RequiresPython))
 	for _, c := range deps.RequiresPython {
@@ -106,7 +139,7 @@ func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, er
 	}
 	return images.SkillOptions{
 		Skill:          sk.Manifest.Name,
-		Runner:         o.runner(),
+		Runner:         runner,
 		PythonPackages: deps.Python,
 		SystemPackages: deps.System,
 		RequiresPython: req,
@@ -132,14 +165,27 @@ func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, err
 // error SkillImageOptions gave) are known.
 func imageFromOptions(ctx context.Context, sk *skill.Skill, opts images.SkillOptions, optsErr error, o BuildOptions) (string, error) {
 	if errors.Is(optsErr, ErrNoDependencies) {
-		return o.runner(), nil
+		runner, err := o.runnerFor(sk)
+		if err != nil {
+			return "", err
+		}
+		if runner != RunnerImage() {
+			// A profile: say how to build it, rather than the engine's
+			// "no such image" at the start.
+			if _, err := o.lookup(ctx, runner); isNotFound(err) {
+				return "", runnerMissing(runner)
+			} else if err != nil {
+				return "", err
+			}
+		}
+		return runner, nil
 	}
 	if optsErr != nil {
 		return "", optsErr
 	}
 	runnerID, err := o.lookup(ctx, opts.Runner)
 	if isNotFound(err) {
-		return "", fmt.Errorf("%w: runner image %s is not built: build it with `sandboxrun images build` (or `make images`)", images.ErrNotFound, opts.Runner)
+		return "", runnerMissing(opts.Runner)
 	}
 	if err != nil {
 		return "", err
@@ -180,18 +226,29 @@ func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (imag
 	return images.EnsureSkill(ctx, opts)
 }
 
-// PruneSkillImages removes the skill images that no skill under root would
+// PruneSkillImages removes the skill images that no skill under the roots would
 // run in now (other package lists, an older runner image), and untagged
 // ones. A skill whose dependencies cannot be read keeps all its images and
 // is reported in warnings, as is a folder that is not a readable skill.
-func PruneSkillImages(ctx context.Context, root string, o BuildOptions, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
-	skills, warnings := skill.Discover(root)
-	runnerID, err := o.lookup(ctx, o.runner())
-	if isNotFound(err) {
-		return nil, warnings, fmt.Errorf("%w: runner image %s is not built, so no skill image can be told current; build it with `sandboxrun images build` first", images.ErrNotFound, o.runner())
-	}
-	if err != nil {
+func PruneSkillImages(ctx context.Context, roots []string, o BuildOptions, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
+	skills, warnings := skill.Discover(roots...)
+	if _, err := o.lookup(ctx, RunnerImage()); isNotFound(err) {
+		return nil, warnings, fmt.Errorf("%w: runner image %s is not built, so no skill image can be told current; build it with `sandboxrun images build` first", images.ErrNotFound, RunnerImage())
+	} else if err != nil {
 		return nil, warnings, err
+	}
+	// Each skill's image is current for the runner it is built on now (a
+	// profile the policy picks for it, or the runner).
+	runnerIDs := map[string]string{}
+	runnerID := func(ref string) (string, error) {
+		if id, ok := runnerIDs[ref]; ok {
+			return id, nil
+		}
+		id, err := o.lookup(ctx, ref)
+		if err == nil {
+			runnerIDs[ref] = id
+		}
+		return id, err
 	}
 	current := map[string]bool{}
 	unreadable := map[string]bool{}
@@ -201,10 +258,15 @@ func PruneSkillImages(ctx context.Context, root string, o BuildOptions, dryRun b
 			continue
 		}
 		if err == nil {
-			var tag string
-			if tag, err = images.SkillTag(opts, runnerID); err == nil {
-				current[tag] = true
-				continue
+			var id, tag string
+			if id, err = runnerID(opts.Runner); isNotFound(err) {
+				continue // its runner profile is not built: none of its images is current
+			}
+			if err == nil {
+				if tag, err = images.SkillTag(opts, id); err == nil {
+					current[tag] = true
+					continue
+				}
 			}
 		}
 		unreadable[sk.Manifest.Name] = true

@@ -21,23 +21,27 @@ import (
 // how it ended. It never holds the arguments themselves, only their size and
 // digest, so the log can be kept where the data may not go.
 type Record struct {
-	Time            time.Time     `json:"time"`
-	RunID           string        `json:"run_id"`
-	Skill           string        `json:"skill"`
-	Script          string        `json:"script,omitempty"`
-	Argv            []string      `json:"argv"`
-	ArgsBytes       int           `json:"args_bytes"`
-	ArgsSHA256      string        `json:"args_sha256"`
-	ExitCode        int           `json:"exit_code"`
-	Signal          string        `json:"signal"`
-	TimedOut        bool          `json:"timed_out"`
-	OOMKilled       bool          `json:"oom_killed"`
-	DurationMS      int64         `json:"duration_ms"`
-	Limits          policy.Limits `json:"limits"`
-	Image           string        `json:"image"`
-	ImageID         string        `json:"image_id"`
-	StdoutTruncated bool          `json:"stdout_truncated"`
-	StderrTruncated bool          `json:"stderr_truncated"`
+	Time       time.Time `json:"time"`
+	RunID      string    `json:"run_id"`
+	Skill      string    `json:"skill"`
+	Script     string    `json:"script,omitempty"`
+	Argv       []string  `json:"argv"`
+	ArgsBytes  int       `json:"args_bytes"`
+	ArgsSHA256 string    `json:"args_sha256"`
+	// ScriptArgs counts the caller's command-line arguments, which Argv
+	// leaves out; ScriptArgsSHA256 is the digest of their JSON array.
+	ScriptArgs       int           `json:"script_args,omitempty"`
+	ScriptArgsSHA256 string        `json:"script_args_sha256,omitempty"`
+	ExitCode         int           `json:"exit_code"`
+	Signal           string        `json:"signal"`
+	TimedOut         bool          `json:"timed_out"`
+	OOMKilled        bool          `json:"oom_killed"`
+	DurationMS       int64         `json:"duration_ms"`
+	Limits           policy.Limits `json:"limits"`
+	Image            string        `json:"image"`
+	ImageID          string        `json:"image_id"`
+	StdoutTruncated  bool          `json:"stdout_truncated"`
+	StderrTruncated  bool          `json:"stderr_truncated"`
 	// Refused marks a request policy turned down before any sandbox
 	// existed; Error says why. Hosts audit attempts, not only executions.
 	Refused bool   `json:"refused,omitempty"`
@@ -84,6 +88,28 @@ func NewRecord(spec sandbox.Spec, script string, args []byte, res *sandbox.Resul
 		rec.Error = runErr.Error()
 	}
 	return rec
+}
+
+// WithoutCallerArgv keeps the caller's command-line arguments (the last n
+// elements of Argv) out of the record, as the JSON arguments are: only their
+// count and a digest stay.
+func (r *Record) WithoutCallerArgv(callerArgv []string) {
+	if n := len(callerArgv); n > 0 && n <= len(r.Argv) {
+		r.Argv = r.Argv[:len(r.Argv)-n]
+		r.ScriptArgs = n
+		r.ScriptArgsSHA256 = argvDigest(callerArgv)
+	}
+}
+
+// argvDigest is the sha256 of argv as a JSON array, so ["a b"] and
+// ["a", "b"] differ.
+func argvDigest(argv []string) string {
+	b, err := json.Marshal(argv)
+	if err != nil {
+		b = nil // a []string always encodes
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // NewRefusal describes a request refused before anything ran: the skill,

@@ -68,7 +68,7 @@ func TestWriteBuildTar(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(wheels, "a-1-py3-none-any.whl"), []byte("AAA"), 0o600))
 	require.NoError(t, os.Mkdir(filepath.Join(wheels, "sub"), 0o700))
 	require.NoError(t, os.Symlink(filepath.Join(wheels, "a-1-py3-none-any.whl"), filepath.Join(wheels, "b-1.tar.gz")))
-	files, _, err := digestFolder(wheels)
+	files, err := listWheelhouse(wheels)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a-1-py3-none-any.whl", "b-1.tar.gz"}, files, "top-level regular files, symlinks followed")
 

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,32 +42,27 @@ type findLinksSource struct {
 	files []string
 }
 
+// planSkill computes a build. The image's identity, its tag and its content
+// hash, is what it holds: the package lists and the runner image. Package
+// sources (index URL, trusted hosts, --find-links) are how to fetch them and
+// are not part of it: an image built from a wheelhouse is up to date for a
+// later build or run that names no source, offline included. A changed
+// wheel of the same version is rebuilt with --no-cache.
 func planSkill(o SkillOptions, runnerID string) (skillPlan, error) {
 	p := skillPlan{opts: o, runnerID: runnerID, depsHash: depsHash(o, runnerID)}
 	p.ref = skillRef(o.Skill, p.depsHash)
-	parts := [][]byte{
-		[]byte(p.depsHash),
-		[]byte(o.Pip.IndexURL),
-		[]byte(strings.Join(o.Pip.TrustedHosts, "\n")),
-	}
+	p.contentHash = contentHash("skill", []byte(p.depsHash))
 	for _, l := range o.Pip.FindLinks {
 		src := findLinksSource{value: l, local: !isURL(l)}
-		if !src.local {
-			parts = append(parts, []byte("url:"+l))
-			p.findLinks = append(p.findLinks, src)
-			continue
+		if src.local {
+			files, err := listWheelhouse(l)
+			if err != nil {
+				return skillPlan{}, err
+			}
+			src.files = files
 		}
-		// The folder's content, not its path, is what the image is made
-		// of: moving a wheelhouse does not rebuild, changing a wheel does.
-		files, digest, err := digestFolder(l)
-		if err != nil {
-			return skillPlan{}, err
-		}
-		src.files = files
-		parts = append(parts, []byte("dir:"+digest))
 		p.findLinks = append(p.findLinks, src)
 	}
-	p.contentHash = contentHash("skill", parts...)
 	return p, nil
 }
 
@@ -116,48 +110,22 @@ func repoName(name string) string {
 	return ascii + "-" + hex.EncodeToString(sum[:4])
 }
 
-// digestFolder lists the regular files directly in dir and hashes their
-// names and contents.
-func digestFolder(dir string) (files []string, digest string, err error) {
+// listWheelhouse lists the regular files directly in dir (symlinks
+// followed, as pip does), sorted: what pip sees there, since it does not
+// recurse into subfolders.
+func listWheelhouse(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, "", fmt.Errorf("--find-links %s: %w", dir, err)
+		return nil, fmt.Errorf("--find-links %s: %w", dir, err)
 	}
-	h := sha256.New()
+	var files []string
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(p) // follows symlinks, as pip does
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		files = append(files, e.Name())
 	}
 	sort.Strings(files)
-	for _, name := range files {
-		if err := hashFile(h, filepath.Join(dir, name), name); err != nil {
-			return nil, "", err
-		}
-	}
-	return files, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func hashFile(h io.Writer, path, name string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("--find-links: reading %s: %w", path, err)
-	}
-	defer func() { _ = f.Close() }() // read-only
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("--find-links: reading %s: %w", path, err)
-	}
-	fmt.Fprintf(h, "%d:%s\n%d\n", len(name), name, fi.Size())
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return fmt.Errorf("--find-links: reading %s: %w", path, err)
-	}
-	if n != fi.Size() {
-		return fmt.Errorf("--find-links: %s changed while it was read; retry when the wheelhouse is complete", path)
-	}
-	return nil
+	return files, nil
 }

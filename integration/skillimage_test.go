@@ -270,7 +270,7 @@ func TestSkillImage(t *testing.T) {
 		require.Equal(t, "no-bc\n", res.Stdout)
 
 		// The glue's dry run names the old image and keeps the current one.
-		pruned, _, err := sandboxrun.PruneSkillImages(ctx, root, sandboxrun.BuildOptions{}, true)
+		pruned, _, err := sandboxrun.PruneSkillImages(ctx, []string{root}, sandboxrun.BuildOptions{}, true)
 		require.NoError(t, err)
 		var refs []string
 		for _, p := range pruned {

@@ -91,7 +91,7 @@ func (c *checker) suggest(words []cmdWord) string {
 // words.
 func (c *checker) scopesProgram(prog string) bool {
 	for _, s := range c.specs {
-		if len(s.words) > 1 && s.words[0] == prog {
+		if len(s.words) > 1 && s.words[0].value == prog && !s.words[0].glob {
 			return true
 		}
 	}

@@ -50,12 +50,15 @@ type Operator struct {
 	Network  Setting[string] `yaml:"network" json:"network"`
 	// AllowedDomains is what every skill may reach under network:
 	// allowlist (a skill's grant adds to it).
-	AllowedDomains Setting[[]string]  `yaml:"allowed_domains" json:"allowed_domains"`
-	Egress         EgressRules        `yaml:"egress" json:"egress"`
-	Workspace      WorkspaceRules     `yaml:"workspace" json:"workspace"`
-	Runtime        Setting[string]    `yaml:"runtime" json:"runtime"`
-	Build          BuildRules         `yaml:"build" json:"build"`
-	Skills         map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
+	Egress         EgressRules       `yaml:"egress" json:"egress"`
+	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
+	Runtime        Setting[string]   `yaml:"runtime" json:"runtime"`
+	// RunnerProfile is the runner profile every sandbox starts from
+	// (documents, office); empty for the plain runner.
+	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
+	Build         BuildRules         `yaml:"build" json:"build"`
+	Skills        map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
 
 	// BackendRules (backend.go): docker or kubernetes, and its settings.
 	BackendRules `yaml:",inline"`
@@ -94,12 +97,13 @@ type Grants struct {
 	AllowedTools   Setting[string]   `yaml:"allowed-tools" json:"allowed_tools"`
 	SystemPackages Setting[[]string] `yaml:"system_packages" json:"system_packages"`
 	PythonPackages Setting[[]string] `yaml:"python_packages" json:"python_packages"`
-	// Network and Limits replace the global rules for this skill.
+	// Network, Limits and Profile replace the global rules for this skill.
 	Network Setting[string] `yaml:"network" json:"network"`
 	Limits  LimitRules      `yaml:"limits" json:"limits"`
 	// AllowedDomains are added to the global allowed_domains for this
 	// skill.
 	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
+	Profile        Setting[string]   `yaml:"profile" json:"profile"`
 
 	tools   Tools
 	domains Allowlist
@@ -200,6 +204,7 @@ func (o *Operator) validate() []error {
 	o.domains = parsePolicyDomains("allowed_domains", o.AllowedDomains, add)
 	errs = append(errs, o.Egress.validate()...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
+	add(checkProfileSetting("profile", o.RunnerProfile))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {
 			add(fmt.Errorf("line %d: workspace.roots entry %q must be an absolute path", o.Workspace.Roots.Line, r))
@@ -215,6 +220,7 @@ func (o *Operator) validate() []error {
 		where := "skills." + name
 		add(g.Network.oneOf(where+".network", NetworkNone, NetworkAllowlist, NetworkDeclared))
 		g.domains = parsePolicyDomains(where+".allowed_domains", g.AllowedDomains, add)
+		add(checkProfileSetting(where+".profile", g.Profile))
 		add(g.Limits.validate(where+".limits", &o.Limits))
 		if g.AllowedTools.Set {
 			ts, err := ParseAllowedTools(g.AllowedTools.Value)

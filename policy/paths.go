@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinels for script-path refusals; each is wrapped with the path, the rule
@@ -103,6 +105,29 @@ func ResolveScript(skillDir, skillName, ref string) (Script, error) {
 		Rel:         relPath,
 		SandboxPath: SandboxDir(skillName) + "/" + relPath,
 	}, nil
+}
+
+// maxSandboxName bounds a skill's folder name in the sandbox.
+const maxSandboxName = 128
+
+// ValidSandboxName reports whether name can be the skill's folder in the
+// sandbox, /skills/<name>: 1-128 Unicode letters, digits, '.', '_' or '-',
+// starting with a letter or digit. That is wider than the spec's name rules
+// (lowercase, hyphens): a skill that breaks only those still runs, with a
+// warning, under its own name.
+func ValidSandboxName(name string) bool {
+	if name == "" || utf8.RuneCountInString(name) > maxSandboxName {
+		return false
+	}
+	for i, r := range name {
+		switch {
+		case unicode.IsLetter(r), unicode.IsNumber(r):
+		case i > 0 && (r == '.' || r == '_' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkSkillName keeps SandboxDir a single folder under /skills. skill/

@@ -57,6 +57,7 @@ func (o *Operator) Entries() []Entry {
 	str("workspace.write", o.Workspace.Write, "")
 	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
 	str("runtime", o.Runtime, "engine default")
+	str("profile", o.RunnerProfile, "none (the plain runner)")
 	out = append(out, Entry{"build.source_builds", fmt.Sprint(o.Build.SourceBuilds.Value), o.Build.SourceBuilds.from()})
 	str("build.find_links", o.Build.FindLinks, "none")
 	for _, name := range o.skillNames() {
@@ -76,6 +77,9 @@ func (o *Operator) Entries() []Entry {
 		}
 		if g.AllowedDomains.Set {
 			out = append(out, Entry{p + "allowed_domains", listOr(g.domains.Strings(), "none"), g.AllowedDomains.from()})
+		}
+		if g.Profile.Set {
+			out = append(out, Entry{p + "profile", g.Profile.Value, g.Profile.from()})
 		}
 		limits(p+"limits.", &g.Limits, false)
 	}

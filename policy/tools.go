@@ -105,9 +105,26 @@ func CanonicalTool(name string) (string, bool) {
 // ParseAllowedTools parses an allowed-tools value. Entries are separated by
 // commas and/or whitespace outside parentheses (Bash(git status:*) contains a
 // space); each is Tool or Tool(spec). Bash specs are checked further: they must
-// be plain command words, optionally ending in ":*".
+// be plain command words, optionally ending in ":*" or " *", with wildcards
+// only inside paths; {baseDir} and ${CLAUDE_PLUGIN_ROOT} stand for the skill's
+// folder (see SkillRefs). Bash(*) is Bash.
 func ParseAllowedTools(s string) (Tools, error) {
-	var ts Tools
+	ts, unclear, err := ParseAllowedToolsLenient(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(unclear) > 0 {
+		return nil, unclear[0]
+	}
+	return ts, nil
+}
+
+// ParseAllowedToolsLenient is ParseAllowedTools for a skill's own
+// allowed-tools, where an entry sandboxrun cannot read should cost the skill
+// that entry, not the whole skill: a Bash scope that does not parse is kept
+// in the list (it allows nothing, see CheckCommand) and reported in unclear.
+// err is set only when the value itself cannot be split into entries.
+func ParseAllowedToolsLenient(s string) (ts Tools, unclear []*AllowedToolsError, err error) {
 	i := 0
 	for i < len(s) {
 		if isToolSep(s[i]) {
@@ -116,26 +133,44 @@ func ParseAllowedTools(s string) (Tools, error) {
 		}
 		t, next, err := parseToolEntry(s, i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if t.HasSpec && t.Name == bashTool {
+			if _, perr := parseBashSpec(expandSkillDir(t.Spec, placeholderCheckDir, placeholderCheckDir)); perr != nil {
+				unclear = append(unclear, &AllowedToolsError{Entry: s[i:next], Offset: i, Reason: perr.Error()})
+			}
 		}
 		ts = append(ts, t)
 		i = next
 	}
-	return ts, nil
+	return ts, unclear, nil
 }
 
 // ParseAllowedToolsList parses allowed-tools written as a YAML sequence; each
 // item may itself hold several entries.
 func ParseAllowedToolsList(items []string) (Tools, error) {
-	var ts Tools
-	for n, item := range items {
-		got, err := ParseAllowedTools(item)
-		if err != nil {
-			return nil, fmt.Errorf("allowed-tools item %d: %w", n+1, err)
-		}
-		ts = append(ts, got...)
+	ts, unclear, err := ParseAllowedToolsListLenient(items)
+	if err != nil {
+		return nil, err
+	}
+	if len(unclear) > 0 {
+		return nil, unclear[0]
 	}
 	return ts, nil
+}
+
+// ParseAllowedToolsListLenient is ParseAllowedToolsLenient for a YAML
+// sequence.
+func ParseAllowedToolsListLenient(items []string) (ts Tools, unclear []*AllowedToolsError, err error) {
+	for n, item := range items {
+		got, bad, err := ParseAllowedToolsLenient(item)
+		if err != nil {
+			return nil, nil, fmt.Errorf("allowed-tools item %d: %w", n+1, err)
+		}
+		ts = append(ts, got...)
+		unclear = append(unclear, bad...)
+	}
+	return ts, unclear, nil
 }
 
 func isToolSep(c byte) bool {
@@ -186,13 +221,11 @@ func parseToolEntry(s string, start int) (Tool, int, error) {
 	if spec == "" {
 		return bad(end, "empty parentheses; write %s alone to allow the whole tool, or put a scope inside, e.g. %s(...)", name, name)
 	}
-	t := Tool{Name: name, Spec: spec, HasSpec: true}
-	if name == bashTool {
-		if _, perr := parseBashSpec(spec); perr != nil {
-			return bad(end, "%v", perr)
-		}
+	if name == bashTool && spec == "*" {
+		// Claude Code's spelling of "every command".
+		return Tool{Name: name}, end, nil
 	}
-	return t, end, nil
+	return Tool{Name: name, Spec: spec, HasSpec: true}, end, nil
 }
 
 // matchParen returns the index of the ')' closing the '(' at s[open].

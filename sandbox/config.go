@@ -161,7 +161,7 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 	return frame.Job{
 		Argv:      slices.Clone(spec.Argv),
 		Env:       scriptEnv(spec, version),
-		Dir:       workspaceDir,
+		Dir:       spec.workDir(),
 		Stdin:     spec.Stdin,
 		TimeoutMS: ceilMS(effectiveTimeout(spec.Limits)),
 		GraceMS:   ceilMS(grace),
@@ -172,6 +172,15 @@ func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
 
 // envRunID names the run in the script's environment.
 const envRunID = "SANDBOXRUN_RUN_ID"
+
+// workDir is where the script starts: Validate allows only the workspace
+// and the skill's folder.
+func (s *Spec) workDir() string {
+	if s.Dir == "" {
+		return workspaceDir
+	}
+	return s.Dir
+}
 
 // scriptEnv is the script's whole environment: the variables sandboxrun
 // sets, then the caller's in name order. Nothing comes from the host.

@@ -37,6 +37,9 @@ type Spec struct {
 	Env map[string]string
 	// Stdin is delivered to the script's stdin (JSON arguments).
 	Stdin []byte
+	// Dir is the working directory inside the sandbox: /workspace (also
+	// when empty) or the skill's folder, /skills/<Skill>.
+	Dir string
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace         string
 	WorkspaceWritable bool

@@ -103,6 +103,9 @@ func (s *Spec) Validate() error {
 		}
 	}
 	p = append(p, egressProblems(s)...)
+	if s.Dir != "" && s.Dir != workspaceDir && s.Dir != skillMount(s.Skill) {
+		add("Dir %q: use %s or the skill's folder %s", s.Dir, workspaceDir, skillMount(s.Skill))
+	}
 	p = append(p, limitProblems(s.Limits)...)
 	if len(p) > 0 {
 		return &SpecError{Problems: p}

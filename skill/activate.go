@@ -14,8 +14,23 @@ import (
 )
 
 // BaseDirPlaceholder is replaced in the body by the skill's folder inside the
-// sandbox.
+// sandbox, as are Claude Code's ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_SKILL_DIR}
+// (see policy.SkillRefs).
 const BaseDirPlaceholder = "{baseDir}"
+
+// Refs resolves references to the skill's own files in its instructions,
+// commands and Bash(...) entries (see policy.SkillRefs): its scripts are
+// looked up with the path guard a run applies.
+func (s *Skill) Refs() policy.SkillRefs {
+	return policy.SkillRefs{
+		Name:   s.Manifest.Name,
+		Folder: filepath.Base(s.Dir),
+		Script: func(rel string) (string, bool) {
+			sc, err := policy.ResolveScript(s.Dir, s.Manifest.Name, rel)
+			return sc.SandboxPath, err == nil
+		},
+	}
+}
 
 // maxListedFiles bounds an activation's file listing; a skill with more files
 // than this is not something to hand to an agent.
@@ -23,7 +38,8 @@ const maxListedFiles = 10000
 
 // Activation is what an agent receives when it activates a skill: the
 // instructions with {baseDir} resolved, the files it may ask for (listed, not
-// read), and the tools the skill pre-approves.
+// read), and the tools the skill pre-approves, their references to the
+// skill's files resolved as the policy check resolves them.
 type Activation struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
@@ -50,13 +66,13 @@ func (s *Skill) Activate() (*Activation, error) {
 		}
 		src = full
 	}
-	base := policy.SandboxDir(src.Manifest.Name)
+	refs := src.Refs()
 	a := &Activation{
 		Name:         src.Manifest.Name,
 		Description:  src.Manifest.Description,
-		BaseDir:      base,
-		Body:         strings.ReplaceAll(src.Body, BaseDirPlaceholder, base),
-		AllowedTools: src.Manifest.AllowedTools,
+		BaseDir:      policy.SandboxDir(src.Manifest.Name),
+		Body:         refs.ExpandPlaceholders(src.Body),
+		AllowedTools: src.Manifest.AllowedTools.ForSkill(refs),
 	}
 	budget := maxListedFiles
 	for _, f := range []struct {

@@ -49,7 +49,14 @@ func checkBody(s *Skill) []problem {
 		seen[ref] = true
 		line := s.BodyLine + strings.Count(body[:m[4]], "\n")
 		if msg := checkScriptRef(s, ref); msg != "" {
-			probs = append(probs, problem{sev: sevError, line: line, msg: msg})
+			sev := sevError
+			if looksLikeExample(ref, lineAround(body, m[4])) {
+				// Instructions show the shape of a command or a folder
+				// tree with made-up names; a reader sees no broken promise.
+				sev = sevWarn
+				msg += " (it reads like an example; if it is one, ignore this)"
+			}
+			probs = append(probs, problem{sev: sev, line: line, msg: msg})
 		}
 	}
 
@@ -69,6 +76,52 @@ func checkBody(s *Skill) []problem {
 			"the body is about %d tokens (%d characters); keep it under %d tokens and move detail into references/", tokens, utf8.RuneCountInString(body), maxBodyTokens)})
 	}
 	return probs
+}
+
+// exampleStems are file names (without extension) that stand for "your
+// script here" rather than a file the skill ships.
+var exampleStems = []string{
+	"example", "sample", "your", "my_", "my-", "foo", "bar", "baz", "xxx", "placeholder",
+	"template", "something", "whatever", "name", "custom", "new_", "new-", "demo",
+}
+
+// exampleCues on the line mark what follows as an illustration.
+var exampleCues = []string{"e.g.", "for example", "example:", "such as", "├", "└", "│", "..."}
+
+// looksLikeExample reports whether a scripts/ path the skill does not have
+// reads as an illustration: a made-up name, an all-capitals placeholder,
+// or a line that introduces an example or draws a folder tree.
+func looksLikeExample(ref, line string) bool {
+	stem := strings.TrimSuffix(path.Base(ref), path.Ext(ref))
+	lower := strings.ToLower(stem)
+	for _, w := range exampleStems {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	if stem != "" && strings.ToUpper(stem) == stem && strings.ToLower(stem) != stem {
+		return true // scripts/NAME.py
+	}
+	if lower == "script" || lower == "x" || len(lower) <= 1 {
+		return true
+	}
+	lineLower := strings.ToLower(line)
+	for _, c := range exampleCues {
+		if strings.Contains(lineLower, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineAround returns the line of text that holds offset i.
+func lineAround(text string, i int) string {
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	end := strings.IndexByte(text[i:], '\n')
+	if end < 0 {
+		return text[start:]
+	}
+	return text[start : i+end]
 }
 
 // checkScriptRef says what is wrong with a scripts/... path the body
@@ -92,6 +145,28 @@ func checkScriptRef(s *Skill, ref string) string {
 	return ""
 }
 
+// dataExtensions are files scripts read, not run: configuration, tables,
+// documents, templates, images.
+var dataExtensions = map[string]bool{
+	".json": true, ".jsonl": true, ".csv": true, ".tsv": true, ".txt": true, ".md": true,
+	".markdown": true, ".rst": true, ".yaml": true, ".yml": true, ".toml": true, ".ini": true,
+	".cfg": true, ".conf": true, ".xml": true, ".xsd": true, ".html": true, ".htm": true,
+	".css": true, ".svg": true, ".png": true, ".jpg": true, ".jpeg": true, ".gif": true,
+	".pdf": true, ".docx": true, ".xlsx": true, ".pptx": true, ".j2": true, ".jinja": true,
+	".jinja2": true, ".tmpl": true, ".tpl": true, ".template": true, ".mustache": true,
+	".hbs": true, ".sql": true, ".lock": true, ".pyc": true, ".pyi": true, ".typed": true,
+}
+
+// isDataFile reports whether a file in scripts/ is data rather than an entry
+// point: by extension, or a README, LICENSE or requirements file.
+func isDataFile(name string) bool {
+	if dataExtensions[strings.ToLower(path.Ext(name))] {
+		return true
+	}
+	upper := strings.ToUpper(name)
+	return strings.HasPrefix(upper, "README") || strings.HasPrefix(upper, "LICENSE") || strings.HasPrefix(upper, "REQUIREMENTS")
+}
+
 // guardName is the skill name to give policy's path guard. The guard only
 // uses it to build sandbox paths, so while the name itself is invalid (and
 // already reported) a stand-in keeps the file checks running.
@@ -105,7 +180,7 @@ func guardName(s *Skill) string {
 // checkScripts checks that every file directly in scripts/ can be run: it is
 // (or links to) a regular file and has an interpreter. Subfolders hold
 // helpers and data that scripts import or read, so they are not entry points
-// and are not checked; hidden files are skipped.
+// and are not checked; hidden files and data files (isDataFile) are skipped.
 func checkScripts(s *Skill) []problem {
 	dir := filepath.Join(s.Dir, scriptsDirName)
 	entries, err := os.ReadDir(dir)
@@ -117,7 +192,7 @@ func checkScripts(s *Skill) []problem {
 	}
 	var probs []problem
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
+		if strings.HasPrefix(e.Name(), ".") || e.IsDir() || isDataFile(e.Name()) {
 			continue
 		}
 		rel := scriptsDirName + "/" + e.Name()

@@ -28,16 +28,28 @@
 //
 // [Load] and [LoadMeta] refuse a skill whose frontmatter cannot be parsed
 // ([*ParseError]) or whose manifest cannot be used safely ([*ManifestError]):
-// a missing or malformed name (it becomes a path inside the sandbox), a
-// missing description, duplicate keys, execution fields that do not parse,
-// are out of bounds or disagree, a malformed allowed-tools, or a field of the
-// wrong YAML kind. [Validate] reports those too, plus the spec's remaining
-// rules (lengths, the folder name, string-only metadata), unknown or
-// non-spec top-level fields (warnings, errors in strict mode), and checks
-// against the files: every scripts/... path the body mentions exists and
-// passes policy's path guard, every file directly in scripts/ passes it and
-// has an interpreter (subfolders hold helpers and data, not entry points),
-// and the body stays under 500 lines and about 5000 tokens (warnings).
+// a missing description, duplicate keys, execution fields that do not parse,
+// are out of bounds or disagree, an allowed-tools value that cannot be split
+// into entries, a field of the wrong YAML kind, or neither a name nor a
+// folder name that can be the skill's folder in the sandbox. A name that
+// breaks only the spec's rules (capitals, underscores, unlike its folder) is
+// kept, and one that cannot name a folder (or none) is replaced by the
+// folder's name; like non-string metadata and an allowed-tools entry policy
+// cannot read, these are warnings loading reports ([Skill.Warnings]) and
+// strict mode refuses ([Skill.Strict]). [Validate] reports all of that, plus
+// the spec's remaining rules (lengths), unknown or non-spec top-level fields
+// (warnings, errors in strict mode), and checks against the files: every
+// scripts/... path the body mentions exists and passes policy's path guard
+// (one that reads like an example is a warning), every file directly in
+// scripts/ passes it and has an interpreter (data files and subfolders are
+// not entry points), and the body stays under 500 lines and about 5000
+// tokens (warnings).
+//
+// # Discovery
+//
+// [Discover] and [Locate] find skills under several roots in the layouts
+// collections use (see skillDirs), by frontmatter name or folder name, and
+// report a name used twice instead of silently shadowing one.
 //
 // Names follow the spec's reference validator: trimmed and NFKC-normalised
 // before the rules apply, Unicode letters and digits allowed, compared with

@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // FuzzParseFrontmatter checks that no input panics the parser, that what it
 // accepts re-parses to the same result once written back in canonical form,
-// and that a manifest without fatal problems always has a safe name.
+// and that a manifest without fatal problems always has a name that can be
+// its folder in the sandbox (its own, or the folder's).
 func FuzzParseFrontmatter(f *testing.F) {
 	seeds := []string{
 		"",
@@ -56,8 +59,9 @@ func FuzzParseFrontmatter(f *testing.F) {
 		require.Equal(t, s.Manifest, s2.Manifest)
 		require.Equal(t, probs, probs2)
 
+		probs = append(probs, settleName(&s.Manifest, "folder")...)
 		if len(messages(probs, sevFatal)) == 0 {
-			require.Empty(t, nameRuleViolations(s.Manifest.Name), "a usable manifest has a safe name")
+			require.True(t, policy.ValidSandboxName(s.Manifest.Name), "a usable manifest has a name that can be a folder: %q", s.Manifest.Name)
 			require.NotContains(t, s.Manifest.Name, "/")
 			require.NotEmpty(t, strings.TrimSpace(s.Manifest.Description))
 		}

@@ -69,6 +69,10 @@ type problem struct {
 	sev  severity
 	line int // 1-based line in SKILL.md, 0 when not tied to one
 	msg  string
+	// loud marks a problem the user should hear about whenever the skill
+	// is loaded to run, not only from validate: sandboxrun made a choice
+	// for the skill (its name, an entry it cannot read).
+	loud bool
 }
 
 func (p problem) String() string {
@@ -93,6 +97,13 @@ func (d *decoder) add(sev severity, n *yaml.Node, format string, args ...any) {
 	d.probs = append(d.probs, problem{sev: sev, line: line, msg: fmt.Sprintf(format, args...)})
 }
 
+// addLoud adds a problem that loading the skill reports too (see
+// problem.loud).
+func (d *decoder) addLoud(sev severity, n *yaml.Node, format string, args ...any) {
+	d.add(sev, n, format, args...)
+	d.probs[len(d.probs)-1].loud = true
+}
+
 // decodeManifest reads the top-level mapping of a frontmatter.
 func decodeManifest(root *yaml.Node) (Manifest, []problem) {
 	d := &decoder{lineOffset: 1}
@@ -110,7 +121,7 @@ func decodeManifest(root *yaml.Node) (Manifest, []problem) {
 		byKey[e.key] = e.value
 	}
 
-	m.Name = d.name(byKey["name"], root)
+	m.Name = d.name(byKey["name"])
 	m.Description = d.description(byKey["description"], root)
 	m.License = d.optionalString(byKey["license"], "license")
 	m.Compatibility = d.optionalString(byKey["compatibility"], "compatibility")
@@ -224,8 +235,11 @@ func (d *decoder) metadata(n *yaml.Node, m *Manifest) []entry {
 				e.key, kindName(v), metadataSuggestion(e.key, v))
 			continue
 		case v.Tag != "!!str":
-			d.add(sevError, v, "`metadata.%s` is not a string; the spec allows only string values, quote it: %s",
-				e.key, metadataSuggestion(e.key, v))
+			// `version: 1.0` is the common case: YAML reads a number,
+			// sandboxrun keeps the text as written, so it only breaks the
+			// spec's letter.
+			d.add(sevStrict, v, "`metadata.%s` is not a string (YAML reads %s as %s); the spec allows only string values, quote it: %s",
+				e.key, v.Value, scalarKind(v), metadataSuggestion(e.key, v))
 		}
 		if v.Tag == "!!null" {
 			m.Metadata[e.key] = ""
@@ -234,6 +248,21 @@ func (d *decoder) metadata(n *yaml.Node, m *Manifest) []entry {
 		}
 	}
 	return entries
+}
+
+// scalarKind names what YAML read a plain scalar as.
+func scalarKind(n *yaml.Node) string {
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "a date"
+	}
+	return "a " + strings.TrimPrefix(n.Tag, "!!")
 }
 
 // metadataSuggestion spells a value the way the spec wants it under metadata:
@@ -260,11 +289,12 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 		return
 	}
 	var tools policy.Tools
+	var unclear []*policy.AllowedToolsError
 	var err error
 	switch n.Kind {
 	case yaml.ScalarNode:
 		m.AllowedToolsRaw = n.Value
-		tools, err = policy.ParseAllowedTools(n.Value)
+		tools, unclear, err = policy.ParseAllowedToolsLenient(n.Value)
 	case yaml.SequenceNode:
 		items := make([]string, 0, len(n.Content))
 		for _, it := range n.Content {
@@ -276,7 +306,7 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 			items = append(items, s)
 		}
 		m.AllowedToolsRaw = strings.Join(items, " ")
-		tools, err = policy.ParseAllowedToolsList(items)
+		tools, unclear, err = policy.ParseAllowedToolsListLenient(items)
 	default:
 		d.add(sevFatal, n, "`allowed-tools` is a YAML %s; write a string such as `Bash(python3:*) Read` or a list of such entries", kindName(n))
 		return
@@ -284,6 +314,11 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 	if err != nil {
 		d.add(sevFatal, n, "`allowed-tools` does not parse: %v", err)
 		return
+	}
+	for _, u := range unclear {
+		// The entry is kept and allows nothing: a grant sandboxrun cannot
+		// read costs the skill that grant, not the whole skill.
+		d.addLoud(sevStrict, n, "`allowed-tools` entry %s is not understood by sandboxrun, so it allows nothing here: %s", u.Entry, u.Reason)
 	}
 	m.AllowedTools = tools
 	for _, t := range tools {

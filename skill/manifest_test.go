@@ -12,7 +12,7 @@ func TestNameRules(t *testing.T) {
 		name    string
 		value   string // YAML scalar as written
 		want    string // normalised name
-		problem string // substring of the fatal problem, "" when valid
+		problem string // substring of the strict-mode problem, "" when valid
 	}{
 		{"simple", "pdf-processing", "pdf-processing", ""},
 		{"single char", "a", "a", ""},
@@ -45,13 +45,21 @@ func TestNameRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, probs := decodeFront(t, "name: "+tt.value+"\ndescription: d\n")
-			fatal := messages(probs, sevFatal)
+			// Name rules never make a skill unusable: they are warnings
+			// (errors in strict mode) that loading reports too.
+			require.Empty(t, messages(probs, sevFatal))
+			strict := messages(probs, sevStrict)
 			if tt.problem == "" {
-				require.Empty(t, fatal)
+				require.Empty(t, strict)
 				require.Equal(t, tt.want, m.Name)
 				return
 			}
-			requireOneContaining(t, fatal, tt.problem)
+			requireOneContaining(t, strict, tt.problem)
+			for _, p := range probs {
+				if p.sev == sevStrict {
+					require.True(t, p.loud, "%q is reported when the skill loads", p.msg)
+				}
+			}
 		})
 	}
 }
@@ -72,9 +80,9 @@ func TestNameNFKC(t *testing.T) {
 			requireOneContaining(t, messages(probs, sevWarn), "not NFKC-normalised")
 		})
 	}
-	// Full-width capitals normalise to ASCII capitals, which are refused.
+	// Full-width capitals normalise to ASCII capitals, which break the rule.
 	_, probs := decodeFront(t, "name: ＤＥＭＯ\ndescription: d\n")
-	requireOneContaining(t, messages(probs, sevFatal), `must be lowercase; use "demo"`)
+	requireOneContaining(t, messages(probs, sevStrict), `must be lowercase; use "demo"`)
 }
 
 func TestDescriptionRules(t *testing.T) {
@@ -144,9 +152,11 @@ func TestMetadataMap(t *testing.T) {
 		{"strings", "metadata:\n  author: me\n  version: \"1.0\"\n", 0, "", map[string]string{"author": "me", "version": "1.0"}},
 		{"empty map", "metadata: {}\n", 0, "", map[string]string{}},
 		{"null", "metadata:\n", 0, "", nil},
-		{"number value", "metadata:\n  version: 1.0\n", sevError, "`metadata.version` is not a string", map[string]string{"version": "1.0"}},
-		{"bool value", "metadata:\n  beta: true\n", sevError, `quote it: ` + "`beta: \"true\"`", map[string]string{"beta": "true"}},
-		{"null value", "metadata:\n  beta:\n", sevError, "`metadata.beta` is not a string", map[string]string{"beta": ""}},
+		// YAML's numbers and booleans keep their text; only the spec's
+		// letter is broken, so they are warnings (errors in strict mode).
+		{"number value", "metadata:\n  version: 1.0\n", sevStrict, "`metadata.version` is not a string (YAML reads 1.0 as a number)", map[string]string{"version": "1.0"}},
+		{"bool value", "metadata:\n  beta: true\n", sevStrict, `quote it: ` + "`beta: \"true\"`", map[string]string{"beta": "true"}},
+		{"null value", "metadata:\n  beta:\n", sevStrict, "`metadata.beta` is not a string", map[string]string{"beta": ""}},
 		{"list value", "metadata:\n  tags: [a, b]\n", sevError, "`metadata.tags` is a YAML list; the spec allows only string values, write it as `tags: \"a b\"`", map[string]string{}},
 		{"map value", "metadata:\n  x: {a: b}\n", sevError, "`metadata.x` is a YAML mapping", map[string]string{}},
 		{"int key", "metadata:\n  1: one\n", sevError, "key `metadata.1` must be a string", map[string]string{"1": "one"}},

@@ -8,31 +8,63 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
-// name reads `name`. Every spec rule on the name itself is fatal: the name
-// becomes the skill's directory inside the sandbox (/skills/<name>), so
-// nothing but letters, digits and single inner hyphens may reach it. The
-// returned name is trimmed and NFKC-normalised, as the spec's reference
-// validator compares it.
-func (d *decoder) name(n, root *yaml.Node) string {
+// name reads `name`. The spec's rules on the name are warnings (errors in
+// strict mode) reported whenever the skill loads: a skill that breaks them
+// still runs, under its name when that can be its folder in the sandbox
+// (/skills/<name>, policy.ValidSandboxName), else under its folder's name
+// (read decides, since only it knows the folder). The returned name is
+// trimmed and NFKC-normalised, as the spec's reference validator compares it;
+// "" when missing or not text.
+func (d *decoder) name(n *yaml.Node) string {
 	if isNull(n) {
-		d.add(sevFatal, nil, "`name` is missing; add `name:` with the skill's folder name (lowercase letters, digits and hyphens)")
+		d.addLoud(sevStrict, nil, "`name` is missing; add `name:` with the skill's folder name (lowercase letters, digits and hyphens)")
 		return ""
 	}
 	raw, ok := scalarText(n)
 	if !ok {
-		d.add(sevFatal, n, "`name` is a YAML %s; it must be a string such as `my-skill`", kindName(n))
+		d.addLoud(sevStrict, n, "`name` is a YAML %s; it must be a string such as `my-skill`", kindName(n))
 		return ""
 	}
 	name := normalizeName(raw)
 	for _, msg := range nameRuleViolations(name) {
-		d.add(sevFatal, n, "%s", msg)
+		d.addLoud(sevStrict, n, "%s", msg)
 	}
 	if trimmed := strings.TrimSpace(raw); trimmed != name && len(nameRuleViolations(name)) == 0 {
 		d.add(sevWarn, n, "`name` %q is not NFKC-normalised; sandboxrun uses %q, write it that way", trimmed, name)
 	}
 	return name
+}
+
+// settleName makes sure m.Name can be the skill's folder in the sandbox,
+// falling back to the folder's own name, and reports a name that differs
+// from its folder. folder is the skill folder's base name.
+func settleName(m *Manifest, folder string) []problem {
+	var probs []problem
+	if !policy.ValidSandboxName(m.Name) {
+		alt := normalizeName(folder)
+		if !policy.ValidSandboxName(alt) {
+			return []problem{{sev: sevFatal, msg: fmt.Sprintf(
+				"neither `name` %q nor the folder name %q can name the skill's folder in the sandbox; set `name:` to lowercase letters, digits and hyphens", m.Name, folder)}}
+		}
+		if m.Name != "" {
+			probs = append(probs, problem{sev: sevStrict, loud: true, msg: fmt.Sprintf(
+				"`name` %q cannot be a folder name in the sandbox; sandboxrun uses the folder name %q", m.Name, alt)})
+		} else {
+			probs = append(probs, problem{sev: sevWarn, loud: true, msg: fmt.Sprintf(
+				"without a usable `name`, sandboxrun uses the folder name %q", alt)})
+		}
+		m.Name = alt
+		return probs
+	}
+	if len(nameRuleViolations(m.Name)) == 0 && !folderMatches(folder, m.Name) {
+		probs = append(probs, problem{sev: sevStrict, loud: true, msg: fmt.Sprintf(
+			"`name` %q does not match the folder name %q; rename the folder to %q or set `name: %s` (sandboxrun finds the skill by either)", m.Name, folder, m.Name, folder)})
+	}
+	return probs
 }
 
 func normalizeName(s string) string {

@@ -83,9 +83,9 @@ func ParseInlineMetadataFile(path string) (*ScriptMetadata, error) {
 // As the specification says, a block opens with a line `# /// script`,
 // continues with lines that are `#` alone or start with `# `, and closes
 // at the last `# ///` line of that run of comment lines. A block that does
-// not close, a second `script` block, content that is not the TOML subset
-// this package reads, an unknown key, or `dependencies` that is not a list
-// of strings is an *InlineMetadataError naming the line. Blocks of other
+// not close, a second `script` block, content that is not valid TOML, an
+// unknown key, or `dependencies` that is not a list of strings is an
+// *InlineMetadataError naming the line. Blocks of other
 // types (`# /// pyproject`) are ignored, as the specification allows.
 func ParseInlineMetadata(r io.Reader, path string) (*ScriptMetadata, error) {
 	sc := newLineScanner(r)
@@ -153,54 +153,6 @@ func readBlock(sc *lineScanner, path string, open int) (string, error) {
 			Msg: fmt.Sprintf("the block closes at the last `# ///` of the comment lines that follow it (line %d), so this one is read as TOML; leave a line that is not a comment after the closing `# ///`", open+1+closeAt)}
 	}
 	return strings.Join(lines[:closeAt], "\n"), nil
-}
-
-// decodeScriptBlock checks the keys of a script block; first is the file
-// line of the block's first content line.
-func decodeScriptBlock(content, path string, first int) (*ScriptMetadata, error) {
-	doc, err := parseTOML(content)
-	if err != nil {
-		var te *tomlError
-		if errors.As(err, &te) {
-			return nil, &InlineMetadataError{Path: path, Line: first + te.line, Msg: te.msg}
-		}
-		return nil, err
-	}
-	meta := &ScriptMetadata{}
-	for _, kv := range doc {
-		line := first + kv.line
-		switch {
-		case kv.key == "dependencies":
-			if kv.val.kind != tomlArray {
-				return nil, &InlineMetadataError{Path: path, Line: line,
-					Msg: fmt.Sprintf("`dependencies` is a %s; write a list of requirement strings, e.g. dependencies = [\"requests>=2\"]", kv.val.kind)}
-			}
-			for _, it := range kv.val.items {
-				if it.kind != tomlString {
-					return nil, &InlineMetadataError{Path: path, Line: first + it.line,
-						Msg: fmt.Sprintf("`dependencies` has a %s; every item must be a requirement string such as \"requests>=2\"", it.kind)}
-				}
-				meta.Dependencies = append(meta.Dependencies, it.str)
-				meta.DependencyLines = append(meta.DependencyLines, first+it.line)
-			}
-		case kv.key == "requires-python":
-			if kv.val.kind != tomlString {
-				return nil, &InlineMetadataError{Path: path, Line: line,
-					Msg: fmt.Sprintf("`requires-python` is a %s; write a version specifier string such as \">=3.10\"", kv.val.kind)}
-			}
-			if !requiresPythonSpec.MatchString(kv.val.str) {
-				return nil, &InlineMetadataError{Path: path, Line: line,
-					Msg: fmt.Sprintf("`requires-python` is %q; write a version specifier such as \">=3.10\" or \">=3.9,<4\"", kv.val.str)}
-			}
-			meta.RequiresPython, meta.RequiresPythonLine = strings.TrimSpace(kv.val.str), line
-		case strings.HasPrefix(kv.key, "tool."):
-			// Tool settings (uv, hatch, ...) are not sandboxrun's business.
-		default:
-			return nil, &InlineMetadataError{Path: path, Line: line,
-				Msg: fmt.Sprintf("unknown key `%s`; a script block holds %s", kv.key, knownScriptK)}
-		}
-	}
-	return meta, nil
 }
 
 // lineScanner yields the lines of a file without their line ending. A line

@@ -47,6 +47,33 @@ import requests
 			none: true,
 		},
 		{
+			name: "what uv writes: [[tool.uv.index]], inline tables, multi-line strings, dates",
+			src: `#!/usr/bin/env -S uv run --script
+# /// script
+# requires-python = """>=3.10"""
+# dependencies = [
+#   """tabulate>=0.9""",
+#   'rich',  # literal string
+# ]
+#
+# [tool.uv]
+# exclude-newer = 2024-06-01T00:00:00Z
+# sources = { torch = { index = "pytorch" } }
+#
+# [[tool.uv.index]]
+# name = "pytorch"
+# url = "https://download.pytorch.org/whl/cpu"
+# explicit = true
+#
+# [[tool.uv.index]]
+# name = "internal"
+# url = "https://pypi.example.com/simple"
+# ///
+import tabulate
+`,
+			deps: []string{"tabulate>=0.9", "rich"}, lines: []int{5, 6}, requires: ">=3.10",
+		},
+		{
 			name:     "empty dependencies and escapes in strings",
 			src:      "# /// script\n# dependencies = []\n# requires-python = \"\\u003e=3.8\"\n# ///\n",
 			requires: ">=3.8",
@@ -85,17 +112,18 @@ func TestParseInlineMetadataErrors(t *testing.T) {
 		{"requires-python not a string", "# /// script\n# requires-python = 3.11\n# ///\n", 2, "`requires-python` is a number"},
 		{"requires-python not a specifier", "# /// script\n# requires-python = \"python3; rm -rf\"\n# ///\n", 2, "write a version specifier"},
 		{"unknown key", "# /// script\n# dependencys = []\n# ///\n", 2, "unknown key `dependencys`"},
-		{"duplicate key", "# /// script\n# dependencies = []\n# dependencies = []\n# ///\n", 3, "defined twice"},
-		{"unterminated string", "# /// script\n# dependencies = [\"a]\n# ///\n", 2, "not closed"},
-		{"unclosed list", "# /// script\n# dependencies = [\"a\",\n# ///\n", 2, "list is not closed"},
-		{"multi-line string", "# /// script\n# requires-python = \"\"\">=3\"\"\"\n# ///\n", 2, "multi-line strings"},
-		{"array of tables", "# /// script\n# [[tool.x]]\n# ///\n", 2, "arrays of tables"},
-		{"date", "# /// script\n# [tool.x]\n# d = 2024-01-01\n# ///\n", 3, "dates"},
-		{"garbage after value", "# /// script\n# dependencies = [] []\n# ///\n", 2, "after the value"},
-		{"bad escape", "# /// script\n# requires-python = \"\\q\"\n# ///\n", 2, "unknown escape"},
+		{"duplicate key", "# /// script\n# dependencies = []\n# dependencies = []\n# ///\n", 3, "key dependencies is already defined"},
+		{"unterminated string", "# /// script\n# dependencies = [\"a]\n# ///\n", 2, "unterminated basic string"},
+		{"unclosed list", "# /// script\n# dependencies = [\"a\",\n# ///\n", 2, "array is incomplete"},
+		{"garbage after value", "# /// script\n# dependencies = [] []\n# ///\n", 2, "expected newline"},
+		{"bad escape", "# /// script\n# requires-python = \"\\q\"\n# ///\n", 2, "invalid escape character"},
 		{"control character", "# /// script\n# dependencies = [\"a\\u0000\"]\n# ///\n", 2, "control character"},
 		{"tool as a value", "# /// script\n# tool = 1\n# ///\n", 2, "unknown key `tool`"},
-		{"missing equals", "# /// script\n# dependencies\n# ///\n", 2, "expected `=`"},
+		{"missing equals", "# /// script\n# dependencies\n# ///\n", 2, "expected '=' after key"},
+		{"table outside tool", "# /// script\n# dependencies = []\n# [project]\n# name = \"x\"\n# ///\n", 3, "unknown table `[project]`"},
+		{"dependencies as a table", "# /// script\n# [dependencies]\n# a = \"b\"\n# ///\n", 2, "unknown table `[dependencies]`"},
+		{"dependencies as an inline table", "# /// script\n# dependencies = { a = \"b\" }\n# ///\n", 2, "`dependencies` is a table"},
+		{"multi-line requirement list item", "# /// script\n# dependencies = [\n#   \"a\",\n#   { b = 1 },\n# ]\n# ///\n", 4, "`dependencies` has a table"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,17 +157,38 @@ func TestParseInlineMetadataLongLines(t *testing.T) {
 	})
 }
 
+// FuzzParseInlineMetadata checks that any script either gives an
+// *InlineMetadataError or metadata whose every value points at a line inside
+// its block, with no control character in what reaches pip.
 func FuzzParseInlineMetadata(f *testing.F) {
 	f.Add("# /// script\n# dependencies = [\"a\", 'b']\n# requires-python = \">=3\"\n# ///\n")
 	f.Add("# /// script\n# [tool.x]\n# a = { b = [1, 2.5, true] }\n# ///\n")
+	f.Add("# /// script\n# dependencies = [\"\"\"a\n# b\"\"\"]\n# [[tool.uv.index]]\n# url = \"x\"\n# [[tool.uv.index]]\n# ///\n")
+	f.Add("# /// script\n# dependencies = [\"a\\u0000\", { a = 1 }]\n# ///\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		m, err := ParseInlineMetadata(strings.NewReader(src), "f.py")
 		if err != nil {
 			require.ErrorIs(t, err, ErrInlineMetadata)
+			var me *InlineMetadataError
+			require.ErrorAs(t, err, &me)
+			require.Positive(t, me.Line)
 			return
 		}
-		if m != nil {
-			require.Len(t, m.DependencyLines, len(m.Dependencies))
+		if m == nil {
+			return
+		}
+		require.Len(t, m.DependencyLines, len(m.Dependencies))
+		lines := strings.Count(src, "\n") + 1
+		inBlock := func(l int) {
+			require.Greater(t, l, m.Line, "a value's line is after the block's opening line")
+			require.LessOrEqual(t, l, lines)
+		}
+		for i, d := range m.Dependencies {
+			inBlock(m.DependencyLines[i])
+			require.False(t, hasControl(d), "dependency %q", d)
+		}
+		if m.RequiresPython != "" {
+			inBlock(m.RequiresPythonLine)
 		}
 	})
 }

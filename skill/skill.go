@@ -28,6 +28,8 @@ type Skill struct {
 	BodyLine int
 
 	bodyLoaded bool
+	// problems are the manifest's problems that did not stop Load.
+	problems []problem
 }
 
 // skillFileNames are tried in order: the spec's SKILL.md first, then the
@@ -77,7 +79,38 @@ func load(dir string, withBody bool) (*Skill, error) {
 	if len(fatal) > 0 {
 		return nil, &ManifestError{Path: s.Path, Problems: fatal}
 	}
+	s.problems = probs
 	return s, nil
+}
+
+// Warnings are what a user should hear whenever the skill is loaded to run
+// or listed: the choices sandboxrun made for a manifest that breaks a rule
+// (the name it uses, an allowed-tools entry it cannot read). validate
+// reports these and the rest.
+func (s *Skill) Warnings() []string {
+	var out []string
+	for _, p := range s.problems {
+		if p.loud {
+			out = append(out, p.String())
+		}
+	}
+	return out
+}
+
+// Strict returns a *ManifestError listing what `validate --strict` would
+// call an error in the frontmatter (the spec's rules, sandboxrun's), or nil.
+// Hosts that run only conforming skills refuse the skill on it.
+func (s *Skill) Strict() error {
+	var errs []string
+	for _, p := range s.problems {
+		if p.sev == sevError || p.sev == sevStrict {
+			errs = append(errs, p.String())
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ManifestError{Path: s.Path, Problems: errs}
 }
 
 // read parses a skill folder and returns every manifest problem found; only
@@ -108,6 +141,7 @@ func read(dir string, withBody bool) (*Skill, []problem, error) {
 		return nil, nil, err
 	}
 	s.Dir = abs
+	probs = append(probs, settleName(&s.Manifest, filepath.Base(abs))...)
 	return s, probs, nil
 }
 

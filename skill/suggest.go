@@ -4,36 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
 // maxListed bounds how many skill names a not-found message lists.
 const maxListed = 10
 
-// notFoundByName explains a skill name that names no folder under root: a
-// missing root, a likely typo, or the names that do exist.
-func notFoundByName(root, ref string) error {
-	if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
-		return fmt.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
-			ErrSkillNotFound, root, ref)
+// notFoundByName explains a skill name that matches no skill under the
+// roots: a missing root, a likely typo, or the names that do exist.
+func notFoundByName(roots []string, ref string, skills []*Skill) error {
+	where := strings.Join(roots, ":")
+	for _, root := range roots {
+		if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
+			return fmt.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR (several: A:B) or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
+				ErrSkillNotFound, root, ref)
+		}
 	}
-	dirs, _ := skillDirs(root) // best effort: the message is what matters
-	names := make([]string, 0, len(dirs))
-	for _, d := range dirs {
-		names = append(names, filepath.Base(d))
+	names := make([]string, 0, len(skills))
+	for _, s := range skills {
+		names = append(names, s.Manifest.Name)
 	}
 	if best := closest(ref, names); best != "" {
-		return fmt.Errorf("%w: no skill %q in %s; did you mean %q?", ErrSkillNotFound, ref, root, best)
+		return fmt.Errorf("%w: no skill %q in %s; did you mean %q?", ErrSkillNotFound, ref, where, best)
 	}
 	switch {
 	case len(names) == 0:
-		return fmt.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, root)
+		return fmt.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, where)
 	case len(names) > maxListed:
 		names = append(names[:maxListed], "…")
 	}
 	return fmt.Errorf("%w: no skill %q in %s (it holds: %s); pass one of those, --skills DIR, or a path to the skill folder",
-		ErrSkillNotFound, ref, root, strings.Join(names, ", "))
+		ErrSkillNotFound, ref, where, strings.Join(names, ", "))
 }
 
 // closest returns the name within a small edit distance of ref (a typo),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -71,8 +70,9 @@ func lineKey(p problem) int {
 	return p.line
 }
 
-// ValidatePath validates path when it is a skill folder, or else every
-// immediate subfolder of it that holds a SKILL.md, in folder-name order.
+// ValidatePath validates path when it is a skill folder, or else every skill
+// below it that Discover would find (plugins/*/skills/*, .claude/skills/*,
+// category folders), in path order.
 func ValidatePath(path string, strict bool) ([]Report, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -86,8 +86,8 @@ func ValidatePath(path string, strict bool) ([]Report, error) {
 	} else if !errors.Is(err, ErrNoSkillFile) {
 		return nil, fmt.Errorf("validating: %w", err)
 	}
-	dirs, err := skillDirs(path)
-	if err != nil {
+	dirs, _, err := skillDirs(path)
+	if err != nil && len(dirs) == 0 {
 		return nil, fmt.Errorf("validating %s: %w", path, err)
 	}
 	if len(dirs) == 0 {
@@ -103,12 +103,6 @@ func ValidatePath(path string, strict bool) ([]Report, error) {
 // checkFolder runs the checks that need the files around SKILL.md.
 func checkFolder(s *Skill) []problem {
 	var probs []problem
-	if name := s.Manifest.Name; name != "" && len(nameRuleViolations(name)) == 0 {
-		if folder := filepath.Base(s.Dir); !folderMatches(folder, name) {
-			probs = append(probs, problem{sev: sevError, msg: fmt.Sprintf(
-				"`name` %q does not match the folder name %q; rename the folder to %q or set `name: %s`", name, folder, name, folder)})
-		}
-	}
 	probs = append(probs, checkBody(s)...)
 	probs = append(probs, checkScripts(s)...)
 	return probs

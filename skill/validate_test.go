@@ -24,7 +24,9 @@ func TestValidateStrictVersusDefault(t *testing.T) {
 		{"unknown field", minimalFront + "author: me\n", true, false, "top-level field `author` is not in the Agent Skills spec"},
 		{"bad exec value", minimalFront + "metadata:\n  max_memory: \"8\"\n", false, false, ""},
 		{"spec rule", minimalFront + "compatibility: " + strings.Repeat("x", 501) + "\n", false, false, ""},
-		{"non-string metadata", minimalFront + "metadata:\n  version: 1.0\n", false, false, ""},
+		{"non-string metadata", minimalFront + "metadata:\n  version: 1.0\n", true, false, "`metadata.version` is not a string (YAML reads 1.0 as a number)"},
+		{"name cannot be a folder", strings.Replace(minimalFront, "name: demo", `name: "my demo"`, 1), true, false,
+			`cannot be a folder name in the sandbox; sandboxrun uses the folder name "demo"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,8 +110,26 @@ func TestValidateBodyReferences(t *testing.T) {
 		})
 	}
 	// Each missing path is reported once.
-	dir := writeSkill(t, t.TempDir(), "demo", doc(minimalFront, "scripts/x.py\nscripts/x.py\n"), nil)
+	dir := writeSkill(t, t.TempDir(), "demo", doc(minimalFront, "scripts/convert.py\nscripts/convert.py\n"), nil)
 	require.Len(t, Validate(dir, false).Errors, 1)
+
+	// Paths that read as illustrations are warnings, also in strict mode.
+	for _, body := range []string{
+		"Add your own, e.g. scripts/convert.py\n",
+		"```\nmy-skill/\n└── scripts/fill.py\n```\n",
+		"Run scripts/your_script.py\n",
+		"Run scripts/example.py\n",
+		"Run scripts/NAME.py\n",
+		"Copy scripts/template.sh\n",
+	} {
+		t.Run("example "+body, func(t *testing.T) {
+			dir := writeSkill(t, t.TempDir(), "demo", doc(minimalFront, body), files)
+			r := Validate(dir, true)
+			require.True(t, r.Valid, "%+v", r)
+			requireOneContaining(t, r.Warnings, "which does not exist")
+			requireOneContaining(t, r.Warnings, "reads like an example")
+		})
+	}
 }
 
 func TestValidateInterpreters(t *testing.T) {
@@ -121,7 +141,11 @@ func TestValidateInterpreters(t *testing.T) {
 	}{
 		{"known extensions", minimalFront, map[string]string{
 			"scripts/a.py": "", "scripts/b.sh": "", "scripts/c.js": "", "scripts/d.mjs": "", "scripts/e.bash": ""}, ""},
-		{"no interpreter", minimalFront, map[string]string{"scripts/notes.txt": "hello\n"}, "scripts/notes.txt has no interpreter"},
+		{"no interpreter", minimalFront, map[string]string{"scripts/tool.rb": "puts 1\n"}, "scripts/tool.rb has no interpreter"},
+		{"data files need none", minimalFront, map[string]string{
+			"scripts/notes.txt": "hello\n", "scripts/config.json": "{}", "scripts/table.csv": "a,b\n",
+			"scripts/README.md": "# x\n", "scripts/report.html.j2": "{{ x }}", "scripts/schema.yaml": "a: 1\n",
+			"scripts/requirements.txt": "tabulate\n", "scripts/LICENSE": "MIT\n"}, ""},
 		{"runtime override", minimalFront + "metadata:\n  runtime: python3\n", map[string]string{"scripts/tool": "print(1)\n"}, ""},
 		{"subfolders not entry points", minimalFront, map[string]string{"scripts/data/table.csv": "a,b\n"}, ""},
 		{"hidden files skipped", minimalFront, map[string]string{"scripts/.DS_Store": "x"}, ""},

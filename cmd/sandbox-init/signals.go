@@ -44,8 +44,9 @@ func harden() error {
 	}
 	// PID 1 adopts orphans anyway; as a subreaper init also adopts them when
 	// it is not PID 1 (tests, or a runtime that inserts its own init), so
-	// reaping and CPU accounting behave the same.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+	// reaping and CPU accounting behave the same. gVisor refuses the prctl
+	// (EINVAL); as PID 1 init needs it not, so only elsewhere is it fatal.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil && os.Getpid() != 1 {
 		return fmt.Errorf("become child subreaper: %w", err)
 	}
 	return nil

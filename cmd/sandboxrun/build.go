@@ -123,15 +123,11 @@ func skillsToBuild(g *globals, s streams, refs []string, all bool) ([]*skill.Ski
 		}
 		return skills, nil
 	}
-	root := g.skillsRoot()
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil, usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+	roots, err := g.existingRoots()
+	if err != nil {
+		return nil, err
 	}
-	skills, errs := skill.Discover(root)
-	for _, err := range errs {
-		fmt.Fprintf(s.err, "sandboxrun: skipping: %v\n", err)
-	}
-	return skills, nil
+	return discoverSkills(g, s, roots), nil
 }
 
 // buildOne builds sk's image; hasDeps is false for a skill that declares no

@@ -42,9 +42,13 @@ a plain word (<<EOF, <<'EOF'), commands over 64 KiB or nested over 64 deep.
 PYTHONPATH, NODE_OPTIONS, GIT_*, ...).
 
 An allowed command runs under bash inside the sandbox, with /workspace as its
-working directory: name the skill's scripts by their sandbox path,
-/skills/<name>/scripts/x.py (what 'sandboxrun show' prints for {baseDir}); a
-literal {baseDir} in COMMAND is resolved to it before the check.
+working directory (--cwd skill: the skill's folder). Write COMMAND as the
+skill's instructions do: before the check, {baseDir}, ${CLAUDE_PLUGIN_ROOT}
+and ${CLAUDE_SKILL_DIR} become /skills/<name>, and a skill script that is the
+program or the first argument of python, python3, bash, sh or node
+(python scripts/fill.py form.pdf) is named by its sandbox path, when the
+skill has it. The check judges, and bash runs, the resolved command, which
+--dry-run prints. Name the user's files relative to /workspace.
 --args reach the command on its stdin. --dry-run prints the decision without
 running anything: exit 0 when allowed, 2 when denied; with --json it prints
 {allowed, skill, command, part, reason, suggest}.
@@ -53,6 +57,7 @@ Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
 2 when denied or refused before running; 3 when the environment failed before
 the start; 125 when the sandbox failed mid-run (--json still prints the Result).`,
 		Example: `  sandboxrun exec --dry-run hello -- 'python3 /skills/hello/scripts/echo.py | jq .'
+  sandboxrun exec data-analysis -- 'python3 scripts/top.py sales.csv --by price'
   sandboxrun exec hello -- 'echo hi && python3 /skills/hello/scripts/echo.py'
   sandboxrun exec --args '{"n": 1}' hello -- 'python3 /skills/hello/scripts/echo.py'`,
 		Args: func(cmd *cobra.Command, args []string) error {

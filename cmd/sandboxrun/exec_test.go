@@ -26,45 +26,55 @@ func TestExecDryRunDecisions(t *testing.T) {
 		skill   string
 		command string
 		allowed bool
+		// runs is the command as resolved (skill-relative scripts named
+		// by their sandbox path); empty means command itself.
+		runs string
 	}{
-		{exampleSkills, "hello", "python3 scripts/echo.py", true},
-		{exampleSkills, "hello", "echo hi | python3 /skills/hello/scripts/echo.py", true},
-		{exampleSkills, "hello", "echo '{\"a\": 1}' > /tmp/a.json && python3 scripts/echo.py < /tmp/a.json", true},
-		{exampleSkills, "hello", "node scripts/echo.js", false},
-		{exampleSkills, "hello", "rm -rf /", false},
-		{exampleSkills, "hello", "echo hi; curl http://example.com", false},
+		{exampleSkills, "hello", "python3 scripts/echo.py", true, "python3 /skills/hello/scripts/echo.py"},
+		{exampleSkills, "hello", "python {baseDir}/scripts/echo.py -v", true, "python /skills/hello/scripts/echo.py -v"},
+		{exampleSkills, "hello", "echo hi | python3 /skills/hello/scripts/echo.py", true, ""},
+		{exampleSkills, "hello", "echo '{\"a\": 1}' > /tmp/a.json && python3 scripts/echo.py < /tmp/a.json", true,
+			"echo '{\"a\": 1}' > /tmp/a.json && python3 /skills/hello/scripts/echo.py < /tmp/a.json"},
+		{exampleSkills, "hello", "python3 scripts/missing.py", true, ""},
+		{exampleSkills, "hello", "node scripts/echo.js", false, "node /skills/hello/scripts/echo.js"},
+		{exampleSkills, "hello", "rm -rf /", false, ""},
+		{exampleSkills, "hello", "echo hi; curl http://example.com", false, ""},
 
-		{root, "git-helper", "git status --short", true},
-		{root, "git-helper", "git status", true},
-		{root, "git-helper", "git diff HEAD~1 -- README.md", true},
-		{root, "git-helper", "git status && git diff", true},
-		{root, "git-helper", "git commit -m x", false},
-		{root, "git-helper", "git statusx", false},
-		{root, "git-helper", "git", false},
-		{root, "git-helper", "git status; rm -rf /", false},
-		{root, "git-helper", "git status | sh", false},
-		{root, "git-helper", "$(whoami)", false},
-		{root, "git-helper", "git status $(whoami)", false},
-		{root, "git-helper", "git status `whoami`", false},
-		{root, "git-helper", "eval git status", false},
-		{root, "git-helper", "cat <(git status)", false},
+		{root, "git-helper", "git status --short", true, ""},
+		{root, "git-helper", "git status", true, ""},
+		{root, "git-helper", "git diff HEAD~1 -- README.md", true, ""},
+		{root, "git-helper", "git status && git diff", true, ""},
+		{root, "git-helper", "git commit -m x", false, ""},
+		{root, "git-helper", "git statusx", false, ""},
+		{root, "git-helper", "git", false, ""},
+		{root, "git-helper", "git status; rm -rf /", false, ""},
+		{root, "git-helper", "git status | sh", false, ""},
+		{root, "git-helper", "$(whoami)", false, ""},
+		{root, "git-helper", "git status $(whoami)", false, ""},
+		{root, "git-helper", "git status `whoami`", false, ""},
+		{root, "git-helper", "eval git status", false, ""},
+		{root, "git-helper", "cat <(git status)", false, ""},
 
-		{root, "py", "python3 x.py", true},
-		{root, "py", "python x.py", true},
-		{root, "py", "python3 -c 'print(1)' | python x.py", true},
-		{root, "py", "pythonx x.py", false},
-		{root, "py", "bash -c 'python x.py'", false},
+		{root, "py", "python3 x.py", true, ""},
+		{root, "py", "python x.py", true, ""},
+		{root, "py", "python3 -c 'print(1)' | python x.py", true, ""},
+		{root, "py", "pythonx x.py", false, ""},
+		{root, "py", "bash -c 'python x.py'", false, ""},
 
-		{root, "no-tools", "echo hi", false},
-		{root, "no-tools", "true", false},
-		{root, "no-tools", "git status", false},
+		{root, "no-tools", "echo hi", false, ""},
+		{root, "no-tools", "true", false, ""},
+		{root, "no-tools", "git status", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.skill+"/"+tt.command, func(t *testing.T) {
+			runs := tt.command
+			if tt.runs != "" {
+				runs = tt.runs
+			}
 			r := cli(t, "", "exec", "--dry-run", "--skills", tt.skills, tt.skill, "--", tt.command)
 			if tt.allowed {
 				r.requireCode(t, exitOK)
-				require.Equal(t, "allowed: "+tt.command+"\n", r.stdout)
+				require.Equal(t, "allowed: "+runs+"\n", r.stdout)
 			} else {
 				r.requireCode(t, exitRefused)
 				require.Regexp(t, `^denied: .+`, r.stdout)
@@ -75,7 +85,7 @@ func TestExecDryRunDecisions(t *testing.T) {
 			var d decision
 			require.NoError(t, json.Unmarshal([]byte(j.stdout), &d), j.stdout)
 			require.Equal(t, tt.allowed, d.Allowed)
-			require.Equal(t, tt.command, d.Command)
+			require.Equal(t, runs, d.Command)
 			require.Equal(t, tt.skill, d.Skill)
 			if tt.allowed {
 				j.requireCode(t, exitOK)

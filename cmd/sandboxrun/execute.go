@@ -24,16 +24,12 @@ func (g *globals) service(s streams, f *execFlags) (*sandboxrun.Service, error) 
 			return nil, withCode(exitEnv, err)
 		}
 	}
-	return sandboxrun.New(sandboxrun.Config{
-		SkillRoots:      []string{g.skillsRoot()},
-		AllowSkillPaths: true,
-		Policy:          g.pol,
-		OCIRuntime:      f.ociRuntime,
-		Pip:             sandboxrun.PipConfigFromEnv(os.Getenv),
-		Audit:           log,
-		Logger:          g.logger,
-		Progress:        s.err,
-	})
+	cfg := g.serviceConfig()
+	cfg.OCIRuntime = f.ociRuntime
+	cfg.Pip = sandboxrun.PipConfigFromEnv(os.Getenv)
+	cfg.Audit = log
+	cfg.Progress = s.err
+	return sandboxrun.New(cfg)
 }
 
 // serviceCall is one run/exec/python operation on a Service.

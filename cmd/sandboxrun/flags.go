@@ -3,10 +3,12 @@ package main
 import (
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -29,6 +31,9 @@ type execFlags struct {
 	noBuild    bool
 	// allowDomains narrows the egress allowlist (egress.go).
 	allowDomains []string
+	cwd          string
+	// argv are the script's command-line arguments, the words after --.
+	argv []string
 }
 
 // register adds the flags to fs; jsonHelp says what --json prints for this
@@ -49,6 +54,7 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
 	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")
 	registerAllowDomain(fs, f)
+	fs.StringVar(&f.cwd, "cwd", "workspace", "working directory in the sandbox: workspace (/workspace) or skill (/skills/<name>, read-only; for instructions that say `python scripts/x.py`)")
 }
 
 // request turns the flags into a library request; stdin serves --args -.
@@ -75,8 +81,14 @@ func (f *execFlags) request(stdin io.Reader, pol *policy.Operator) (sandboxrun.R
 	if f.cpus < 0 {
 		return req, usageError("--cpus must not be negative")
 	}
+	workDir, err := policy.ParseWorkDir(f.cwd)
+	if err != nil {
+		return req, usageError("--cwd: %v", err)
+	}
 	return sandboxrun.Request{
 		Args:      args,
+		Argv:      f.argv,
+		WorkDir:   workDir,
 		Workspace: f.workspace,
 		Env:       env,
 		Timeout:   timeout,
@@ -88,6 +100,25 @@ func (f *execFlags) request(stdin io.Reader, pol *policy.Operator) (sandboxrun.R
 
 		AllowDomains: f.allowDomainsRequest(),
 	}, nil
+}
+
+// splitAtDash splits a command's arguments at "--": the positional
+// arguments before it, and the script's own arguments after it (nil when
+// there is no "--"). want is how many positional arguments the command
+// takes, what names them for the usage error.
+func splitAtDash(cmd *cobra.Command, args []string, want int, what string) (positional, scriptArgs []string, err error) {
+	positional = args
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		positional, scriptArgs = args[:dash], slices.Clone(args[dash:])
+	}
+	if len(positional) != want {
+		hint := ""
+		if len(positional) > want {
+			hint = "; the script's own arguments go after --, e.g. " + cmd.Name() + " SKILL scripts/x.py -- --input data.csv"
+		}
+		return nil, nil, usageError("%s takes %s (got %d)%s; see '%s --help'", cmd.Name(), what, len(positional), hint, cmd.CommandPath())
+	}
+	return positional, scriptArgs, nil
 }
 
 func (f *execFlags) readArgs(stdin io.Reader) ([]byte, error) {

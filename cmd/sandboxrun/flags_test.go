@@ -204,6 +204,7 @@ func TestExecFlagsRequest(t *testing.T) {
 	f := &execFlags{
 		args: `{"a": 1}`, timeout: "7", memory: "1g", cpus: 0.5, workspace: "/w",
 		env: []string{"K=V"}, image: "img:1", noBuild: true,
+		cwd: "skill", argv: []string{"in.csv", "--flag"}, allowDomains: []string{"api.example.com"},
 	}
 	pol := policy.BuiltinPolicy()
 	req, err := f.request(strings.NewReader(""), pol)
@@ -211,5 +212,6 @@ func TestExecFlagsRequest(t *testing.T) {
 	require.Equal(t, sandboxrun.Request{
 		Args: []byte(`{"a": 1}`), Workspace: "/w", Env: map[string]string{"K": "V"},
 		Timeout: 7 * time.Second, MemoryMiB: 1024, CPUs: 0.5, Image: "img:1", NoBuild: true, Policy: pol,
+		WorkDir: policy.WorkDirSkill, Argv: []string{"in.csv", "--flag"}, AllowDomains: []string{"api.example.com"},
 	}, req)
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 func newImagesCmd(g *globals, s streams) *cobra.Command {
@@ -25,10 +27,10 @@ the per-skill images of skills that declare packages (see 'sandboxrun build').`,
 }
 
 func newImagesBuildCmd(s streams) *cobra.Command {
-	var initPath, base string
+	var initPath, base, profile string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "build [--init PATH] [--base IMAGE] [--force]",
+		Use:   "build [--init PATH] [--base IMAGE] [--profile NAME] [--force]",
 		Short: "Build the runner image " + sandboxrun.RunnerImage(),
 		Long: `build creates the runner image every sandbox runs: Debian with python3, node,
 bash, jq, git and sandbox-init as PID 1.
@@ -37,9 +39,20 @@ The Debian base comes from a registry when one is reachable (--base). When none
 is (air-gapped hosts, CI without a registry) it is bootstrapped with debootstrap
 from this host's own apt sources and loaded with 'docker import'; that needs
 root the first time. A build whose inputs did not change is skipped, so running
-this again is cheap.`,
+this again is cheap.
+
+--profile builds, after the runner, a runner profile: the runner plus Debian
+packages, tagged <runner>-<profile>. documents adds python3-pypdf, -openpyxl,
+-docx, -pandas, -yaml, -pil, -reportlab, poppler-utils and qpdf, so the
+published document skills run without declaring packages; office adds
+LibreOffice (headless) to that. The operator policy picks the profile sandboxes
+run in (profile: documents, or skills.<name>.profile). Building a profile needs
+the Debian archive (the runner's apt sources).`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := policy.CheckProfile(profile); err != nil {
+				return usageError("--profile: %v", err)
+			}
 			if initPath == "" {
 				var err error
 				if initPath, err = findInit(); err != nil {
@@ -59,18 +72,39 @@ this again is cheap.`,
 			if err != nil {
 				return withCode(exitEnv, err)
 			}
-			state := "built"
-			if !img.Built {
-				state = "up to date"
+			reportImage(s, img, start)
+			if profile == "" {
+				return nil
 			}
-			fmt.Fprintf(s.out, "%s %s (%s) in %s\n", img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
+			start = time.Now()
+			img, err = images.BuildProfile(cmd.Context(), images.ProfileOptions{
+				Runner:   sandboxrun.RunnerImage(),
+				Profile:  profile,
+				Version:  sandboxrun.Version,
+				Progress: s.err,
+				Force:    force,
+			})
+			if err != nil {
+				return withCode(exitEnv, err)
+			}
+			reportImage(s, img, start)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&initPath, "init", "", "static sandbox-init binary to bake in (default: sandbox-init next to this executable)")
 	cmd.Flags().StringVar(&base, "base", images.DefaultBase, "registry base image tried before bootstrapping one")
 	cmd.Flags().BoolVar(&force, "force", false, "rebuild even when nothing changed")
+	cmd.Flags().StringVar(&profile, "profile", "", "also build this runner profile: "+strings.Join(policy.RunnerProfiles(), ", "))
 	return cmd
+}
+
+// reportImage prints one built (or up-to-date) image.
+func reportImage(s streams, img images.Image, start time.Time) {
+	state := "built"
+	if !img.Built {
+		state = "up to date"
+	}
+	fmt.Fprintf(s.out, "%s %s (%s) in %s\n", img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
 }
 
 // findInit looks for sandbox-init next to the running executable, where

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -101,11 +100,11 @@ read keeps its images (and is reported). An image a container still uses is
 not removed.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root := g.skillsRoot()
-			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-				return usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+			roots, err := g.existingRoots()
+			if err != nil {
+				return err
 			}
-			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), root, sandboxrun.BuildOptions{}, dryRun)
+			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), roots, sandboxrun.BuildOptions{Policy: g.pol}, dryRun)
 			for _, w := range warnings {
 				fmt.Fprintf(s.err, "sandboxrun: %v\n", w)
 			}

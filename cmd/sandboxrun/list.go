@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // listEntry is one skill as `list` shows it: metadata only.
@@ -23,27 +20,31 @@ type listEntry struct {
 func newListCmd(g *globals, s streams) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "list [--skills DIR] [--format table|json|xml]",
-		Short: "List the skills under the skills root (metadata only)",
-		Long: `list reads only the frontmatter of each skill under the skills root.
+		Use:   "list [--skills DIR[:DIR...]] [--format table|json|xml]",
+		Short: "List the skills under the skills roots (metadata only)",
+		Long: `list reads only the frontmatter of each skill under the skills roots.
+
+Skills are found in the layouts collections use, below each root: a skill
+folder per subfolder, plugins/<plugin>/skills/<skill>, .claude/skills/<skill>,
+category folders, or a root that is itself one skill. A symlink is followed
+only inside its root.
 
 --format xml prints the <available_skills> block agent hosts put in a system
-prompt. A broken skill is reported on stderr and left out; it never stops the
-listing.`,
+prompt. A skill that does not load is reported on stderr and left out; a name
+used twice is reported and the first root's skill listed; a skill whose name
+breaks a spec rule is listed with a warning (--strict leaves it out). Nothing
+of that stops the listing.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			write, ok := listFormats[format]
 			if !ok {
 				return usageError("unknown --format %q: use table, json or xml", format)
 			}
-			root := g.skillsRoot()
-			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-				return usageError("skills root %q is not a folder: pass --skills DIR or set SANDBOXRUN_SKILLS", root)
+			roots, err := g.existingRoots()
+			if err != nil {
+				return err
 			}
-			skills, errs := skill.Discover(root)
-			for _, err := range errs {
-				fmt.Fprintf(s.err, "sandboxrun: skipping: %v\n", err)
-			}
+			skills := discoverSkills(g, s, roots)
 			entries := make([]listEntry, 0, len(skills))
 			for _, sk := range skills {
 				entries = append(entries, listEntry{

@@ -50,19 +50,19 @@ flight and removing their sandboxes.`,
 // name only, from a skills root that must exist (a server that would answer
 // every call with "no skills" is a mistake to report at start).
 func remoteService(g *globals, s streams, auditLog, ociRuntime string) (*sandboxrun.Service, error) {
-	root := g.skillsRoot()
-	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return nil, usageError("skills root %q is not a folder: pass --skills DIR (an absolute path) or set SANDBOXRUN_SKILLS", root)
+	roots, err := g.existingRoots()
+	if err != nil {
+		return nil, err
 	}
 	var log *audit.Log
 	if auditLog != "" {
-		var err error
 		if log, err = audit.Open(auditLog); err != nil {
 			return nil, withCode(exitEnv, err)
 		}
 	}
 	svc, err := sandboxrun.New(sandboxrun.Config{
-		SkillRoots: []string{root},
+		SkillRoots: roots,
+		Strict:     g.strict,
 		Policy:     g.pol,
 		OCIRuntime: ociRuntime,
 		Pip:        sandboxrun.PipConfigFromEnv(os.Getenv),

@@ -62,6 +62,9 @@ type skillCheck struct {
 	GrantedTools   string         `json:"granted_tools,omitempty"`
 	SystemPackages []string       `json:"granted_system_packages,omitempty"`
 	PythonPackages []string       `json:"granted_python_packages,omitempty"`
+	// Runner is the image the skill starts from: the runner or the runner
+	// profile the policy picks.
+	Runner string `json:"runner"`
 }
 
 func newPolicyCheckCmd(g *globals, s streams) *cobra.Command {
@@ -117,7 +120,8 @@ refuse), 2 on usage errors.`,
 func checkSkill(pol *policy.Operator, sk *skill.Skill) skillCheck {
 	name := sk.Manifest.Name
 	tools := sandboxrun.AllowedTools(sk, pol)
-	c := skillCheck{Skill: name, Allowed: true, AllowedTools: tools.String(), GrantedTools: pol.ExtraTools(name).String()}
+	c := skillCheck{Skill: name, Allowed: true, AllowedTools: tools.ForSkill(sk.Refs()).String(), GrantedTools: pol.ExtraTools(name).String()}
+	c.Runner, _ = sandboxrun.RunnerFor(pol, name) // the policy's profile was checked when it loaded
 	c.SystemPackages, c.PythonPackages = pol.ExtraPackages(name)
 	l, err := pol.Decide(name, sk.Limits(), policy.Request{})
 	if err != nil {
@@ -160,6 +164,7 @@ func printCheck(s streams, c skillCheck) {
 			fmt.Fprintf(s.out, "  clamped to the policy's ceilings: %v\n", l.Clamped)
 		}
 	}
+	fmt.Fprintf(s.out, "  runner: %s\n", c.Runner)
 	fmt.Fprintf(s.out, "  workspace: %s\n", c.Workspace)
 	fmt.Fprintf(s.out, "  allowed-tools: %s\n", orNone(c.AllowedTools))
 	if c.GrantedTools != "" {

@@ -14,11 +14,12 @@ func newPythonCmd(g *globals, s streams) *cobra.Command {
 	f := &execFlags{}
 	var code, file string
 	cmd := &cobra.Command{
-		Use:   "python [flags] SKILL (--code CODE | --file F)",
+		Use:   "python [flags] SKILL (--code CODE | --file F) [-- ARG...]",
 		Short: "Run model-written Python code in the skill's sandbox",
 		Long: `python runs inline Python code in SKILL's sandbox: the same image, mounts
 and limits as the skill's scripts, with /workspace as the working directory.
-The code reaches python3 on its stdin.
+The code reaches python3 on its stdin; the words after -- are its sys.argv[1:]
+(sys.argv[0] is "-"), passed exactly as given.
 
 With --json it answers as agent tools expect:
 {skill_name, stdout, stderr, returncode, timed_out, error}; a timeout gives
@@ -28,9 +29,14 @@ environment failure also answers in that shape (returncode -1, error set).
 Exit status: as for run (the code's own, 124, 128+N, 2, 3 or 125).`,
 		Example: `  sandboxrun python data-analysis --code 'print(sum(range(10)))'
   sandboxrun python --json hello --code 'import os; print(os.listdir("/skills/hello/scripts"))'
-  sandboxrun python --timeout 5s hello --file snippet.py`,
-		Args: exactArgs(1, "one SKILL"),
+  sandboxrun python --timeout 5s hello --file snippet.py -- report.csv`,
+		Args: cobra.ArbitraryArgs, // split at -- in RunE
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, scriptArgs, err := splitAtDash(cmd, args, 1, "one SKILL")
+			if err != nil {
+				return err
+			}
+			f.argv = scriptArgs
 			res, err := runPython(cmd, g, s, f, args[0], code, file)
 			if f.json {
 				// An agent tool reads stdout: a refusal, an environment

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,15 @@ func TestRefusedBeforeDocker(t *testing.T) {
 		{"args and args-file", with(script, "--args", "{}", "--args-file", argsFile), "", []string{"--args and --args-file", "pass one"}},
 		{"args-file missing", with(script, "--args-file", filepath.Join(tmp, "nope.json")), "", []string{"--args-file", "nope.json"}},
 		{"args over the cap", with(script, "--args", "-"), `{"a": "` + strings.Repeat("x", 10<<20) + `"}`, []string{"invalid JSON arguments"}},
+
+		// Command-line arguments and the working directory.
+		{"words after SCRIPT without --", with(script, "extra"), "", []string{"takes SKILL and SCRIPT (got 3)", "go after --"}},
+		{"argument over the cap", with(script, "--", strings.Repeat("x", 128<<10)), "", []string{"invalid script arguments", "argument 1", "131071-byte limit"}},
+		{"arguments over the total cap", with(script, append([]string{"--"}, slices.Repeat([]string{strings.Repeat("x", 100<<10)}, 3)...)...), "", []string{"invalid script arguments", "256 KiB"}},
+		{"arguments not UTF-8", with(script, "--", "\xff"), "", []string{"invalid script arguments", "not valid UTF-8"}},
+		{"unknown --cwd", with(script, "--cwd", "/tmp"), "", []string{"--cwd", `use "workspace"`}},
+		{"exec with argv", []string{"exec", "--skills", exampleSkills, "hello", "--", "echo hi", "extra"}, "", []string{"exec takes SKILL and one quoted COMMAND"}},
+		{"python words without --", with(python, "--code", "print(1)", "x"), "", []string{"takes one SKILL (got 2)", "go after --"}},
 
 		// Environment.
 		{"reserved PATH", with(script, "--env", "PATH=x"), "", []string{"PATH", "reserved"}},

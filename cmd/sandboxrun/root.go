@@ -24,7 +24,12 @@ type globals struct {
 	skills     string
 	policyFile string
 	verbose    bool
-	logger     *slog.Logger
+	// strict refuses skills that break a spec rule sandboxrun would only
+	// warn about (validate: warnings become errors).
+	strict bool
+	// warnings receives what a command tells the user besides its output.
+	warnings io.Writer
+	logger   *slog.Logger
 	// pol is the operator policy, loaded when a command starts.
 	pol *policy.Operator
 	// ran is set once a command starts; an error before that is cobra's
@@ -32,19 +37,8 @@ type globals struct {
 	ran bool
 }
 
-// skillsRoot is --skills, else $SANDBOXRUN_SKILLS, else ./skills.
-func (g *globals) skillsRoot() string {
-	if g.skills != "" {
-		return g.skills
-	}
-	if env := os.Getenv("SANDBOXRUN_SKILLS"); env != "" {
-		return env
-	}
-	return "skills"
-}
-
 func execute(ctx context.Context, args []string, s streams) int {
-	g := &globals{}
+	g := &globals{warnings: s.err}
 	root := newRootCmd(g, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -101,7 +95,8 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		return usageError("%w; see '%s --help'", err, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.skills, "skills", "", "skills root folder (default $SANDBOXRUN_SKILLS, else ./skills)")
+	pf.StringVar(&g.skills, "skills", "", "skills root folders, ':'-separated; skills are found in any layout below each (default $SANDBOXRUN_SKILLS, else ./skills)")
+	pf.BoolVar(&g.strict, "strict", false, "refuse skills that break an Agent Skills spec rule (a name unlike its folder, non-string metadata, an allowed-tools entry sandboxrun cannot read); validate: warnings become errors")
 	pf.StringVar(&g.policyFile, "policy", "", "operator policy file (default $SANDBOXRUN_POLICY, else "+policy.DefaultPolicyPath+" when it exists, else the built-in policy)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug details to stderr")
 

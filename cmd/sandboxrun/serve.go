@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +96,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 			return usageError("--workspaces %s: not a folder; create it first", f.workspaces)
 		}
 	}
+	roots, err := g.existingRoots()
+	if err != nil {
+		return err
+	}
 	var log *audit.Log
 	if f.auditLog != "" {
 		var err error
@@ -106,7 +111,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: min(slog.LevelInfo, g.logLevel())}))
 	metrics := server.NewMetrics()
 	svc, err := sandboxrun.New(sandboxrun.Config{
-		SkillRoots:    []string{g.skillsRoot()},
+		SkillRoots:    roots,
+		Strict:        g.strict,
 		Policy:        g.pol,
 		OCIRuntime:    f.ociRuntime,
 		Pip:           sandboxrun.PipConfigFromEnv(os.Getenv),
@@ -144,7 +150,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("serving", "listen", ln.Addr().String(), "skills", g.skillsRoot(), "policy", g.pol.Source, "auth", !tokens.Empty())
+	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty())
 	select {
 	case err := <-errc:
 		return withCode(exitEnv, fmt.Errorf("serve: %w", err))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -44,21 +43,6 @@ containing '/', or '.').`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the activation as JSON")
 	return cmd
-}
-
-// loadSkill resolves a SKILL argument (a name under the skills root, or a
-// path to a skill folder) and reads the whole skill, the way every run does.
-func loadSkill(g *globals, ref string) (*skill.Skill, error) {
-	svc, err := g.skillService()
-	if err != nil {
-		return nil, err
-	}
-	return svc.Skill(ref)
-}
-
-// skillService is a Service for commands that read skills but run nothing.
-func (g *globals) skillService() (*sandboxrun.Service, error) {
-	return sandboxrun.New(sandboxrun.Config{SkillRoots: []string{g.skillsRoot()}, AllowSkillPaths: true, Policy: g.pol})
 }
 
 func writeActivation(w io.Writer, a *skill.Activation) error {

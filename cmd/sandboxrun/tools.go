@@ -69,8 +69,7 @@ is limited to the names of the skills found there.`,
 // skillNames lists the skills under the skills root; broken ones are
 // reported on stderr and left out, as list does.
 func skillNames(g *globals, s streams) ([]string, error) {
-	root := g.skillsRoot()
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{root}})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: g.skillsRoots(), Strict: g.strict})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +79,7 @@ func skillNames(g *globals, s streams) ([]string, error) {
 		fmt.Fprintf(s.err, "sandboxrun: skipped: %v\n", err)
 	}
 	if len(skills) == 0 {
-		return nil, usageError("no skills in %s: pass --skills DIR with the skills the tools may name", root)
+		return nil, usageError("no skills in %s: pass --skills DIR with the skills the tools may name", strings.Join(g.skillsRoots(), ":"))
 	}
 	names := make([]string, 0, len(skills))
 	for _, sk := range skills {

@@ -11,11 +11,12 @@ import (
 )
 
 func newValidateCmd(g *globals, s streams) *cobra.Command {
-	var strict, asJSON bool
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate [--strict] [--json] PATH...",
 		Short: "Check skills against the Agent Skills spec and sandboxrun's rules",
-		Long: `validate checks each PATH, a skill folder or a folder of skills.
+		Long: `validate checks each PATH, a skill folder or a folder of skills (in any layout
+list finds).
 
 Errors make a skill invalid. Warnings point at things that work but do not follow
 the Agent Skills specification, such as execution fields at the top level; with
@@ -31,7 +32,7 @@ Exit status: 0 when every skill is valid, 1 when any is invalid, 2 for usage err
 		RunE: func(_ *cobra.Command, args []string) error {
 			var reports []skill.Report
 			for _, p := range args {
-				rs, err := skill.ValidatePath(p, strict)
+				rs, err := skill.ValidatePath(p, g.strict)
 				if err != nil {
 					return withCode(exitRefused, err)
 				}
@@ -48,7 +49,6 @@ Exit status: 0 when every skill is valid, 1 when any is invalid, 2 for usage err
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&strict, "strict", false, "treat spec warnings as errors")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print [{path, name, valid, errors, warnings}]")
 	return cmd
 }

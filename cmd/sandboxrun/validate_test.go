@@ -30,15 +30,23 @@ func TestValidateInvalidSkills(t *testing.T) {
 	tests := []struct {
 		dir  string
 		want string // a fragment of the error line
+		// warnOnly: a spec rule sandboxrun only warns about (the skill
+		// still runs); --strict makes it an error.
+		warnOnly bool
 	}{
-		{"Upper-Name", "must be lowercase"},
-		{"folder", `does not match the folder name "folder"`},
-		{"badyaml", "invalid YAML in frontmatter"},
-		{"nodesc", "description"},
+		{"Upper-Name", "must be lowercase", true},
+		{"folder", `does not match the folder name "folder"`, true},
+		{"badyaml", "invalid YAML in frontmatter", false},
+		{"nodesc", "description", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
 			r := cli(t, "", "validate", filepath.Join(root, tt.dir))
+			if tt.warnOnly {
+				r.requireCode(t, exitOK)
+				require.Regexp(t, `(?m)^  warning: .*`+regexp.QuoteMeta(tt.want), r.stdout)
+				r = cli(t, "", "validate", "--strict", filepath.Join(root, tt.dir))
+			}
 			r.requireCode(t, exitInvalid)
 			require.Contains(t, r.stdout, "INVALID")
 			require.Regexp(t, `(?m)^  error: .*`+regexp.QuoteMeta(tt.want), r.stdout)
@@ -53,7 +61,7 @@ func TestValidateInvalidSkills(t *testing.T) {
 	})
 
 	t.Run("one invalid among valid ones", func(t *testing.T) {
-		r := cli(t, "", "validate", exampleSkills, filepath.Join(root, "folder"))
+		r := cli(t, "", "validate", "--strict", exampleSkills, filepath.Join(root, "folder"))
 		r.requireCode(t, exitInvalid)
 		require.Contains(t, r.stdout, "valid (hello)")
 		require.Contains(t, r.stdout, "INVALID (other-name)")
