@@ -203,3 +203,14 @@ func (s *Service) Close() error {
 	s.engine, s.connected = nil, false
 	return err
 }
+
+// PoolStats are the warm pool's figures (all zero before the first run, or
+// when the backend keeps no pool), for metrics.
+func (s *Service) PoolStats() sandbox.PoolStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.engine.(interface{ PoolStats() sandbox.PoolStats }); ok {
+		return p.PoolStats()
+	}
+	return sandbox.PoolStats{}
+}

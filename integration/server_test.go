@@ -338,3 +338,26 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestServerWarmPoolMetrics: with --warm-pool the second run takes a warm
+// container, and /metrics says so.
+func TestServerWarmPoolMetrics(t *testing.T) {
+	const name = "srv-warm"
+	srv := startServer(t, serverSkill(t, name), "--warm-pool", "1")
+	for range 2 {
+		resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py", "args": {}}`)
+		require.Equal(t, 200, resp.StatusCode, string(body))
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(srv.url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		text := string(b)
+		return strings.Contains(text, "sandboxrun_warm_pool_size 1") &&
+			strings.Contains(text, "sandboxrun_warm_pool_hits_total 1") &&
+			strings.Contains(text, "sandboxrun_warm_pool_misses_total 1")
+	}, 60*time.Second, 100*time.Millisecond)
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,9 @@ type warmPool struct {
 	// waiting for one of them, first come first served.
 	starting map[string]int
 	waiters  map[string][]chan *box
+	// hits and misses count runs that could use the pool and did or did
+	// not get a warm container.
+	hits, misses atomic.Uint64
 }
 
 type warmBox struct {

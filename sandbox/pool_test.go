@@ -70,6 +70,7 @@ func TestWarmPoolServesTheNextRun(t *testing.T) {
 	require.Equal(t, warm, second.Stdout, "the script saw the same run id")
 	waitIdle(t, d, 1)
 	require.Equal(t, 3, countCalls(f.Calls(), "create"), "the second run created only the next warm one")
+	require.Equal(t, PoolStats{Size: 1, Ready: 1, Hits: 1, Misses: 1}, d.PoolStats(), "the first run missed, the second hit")
 
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live(), "Close removes idle containers")
@@ -181,6 +182,7 @@ func TestWarmPoolOff(t *testing.T) {
 	settled(t, d)
 	require.Equal(t, 1, countCalls(f.Calls(), "create"))
 	require.Zero(t, f.Live())
+	require.Equal(t, PoolStats{}, d.PoolStats(), "no pool, nothing counted")
 	require.NoError(t, d.Close())
 }
 

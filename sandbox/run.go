@@ -106,6 +106,7 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 		}
 	} else {
 		t.box = d.pool.take(ctx, key)
+		d.pool.counts(key, t.box != nil)
 	}
 	b := t.box
 	if b != nil {

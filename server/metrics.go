@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Metrics are the server's Prometheus metrics, in base units with the
@@ -71,6 +72,26 @@ func (m *Metrics) watchAdmission(a *admission) {
 			Name: "sandboxrun_queue_length",
 			Help: "Requests waiting for an execution slot.",
 		}, func() float64 { return float64(a.queued()) }),
+	)
+}
+
+// watchPool exports the warm pool's figures.
+func (m *Metrics) watchPool(stats func() sandbox.PoolStats) {
+	gauge := func(name, help string, v func(sandbox.PoolStats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
+	}
+	counter := func(name, help string, v func(sandbox.PoolStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
+	}
+	m.reg.MustRegister(
+		gauge("sandboxrun_warm_pool_size", "Configured warm containers per configuration (0: off).",
+			func(p sandbox.PoolStats) float64 { return float64(p.Size) }),
+		gauge("sandboxrun_warm_pool_ready", "Warm containers idle or starting now.",
+			func(p sandbox.PoolStats) float64 { return float64(p.Ready) }),
+		counter("sandboxrun_warm_pool_hits_total", "Runs that got a warm container.",
+			func(p sandbox.PoolStats) float64 { return float64(p.Hits) }),
+		counter("sandboxrun_warm_pool_misses_total", "Runs that could have used the pool but started a cold container.",
+			func(p sandbox.PoolStats) float64 { return float64(p.Misses) }),
 	)
 }
 

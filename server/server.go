@@ -68,6 +68,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, admit: newAdmission(o.MaxRunning, o.MaxQueued), log: log, mux: http.NewServeMux()}
 	if o.Metrics != nil {
 		o.Metrics.watchAdmission(s.admit)
+		o.Metrics.watchPool(o.Service.PoolStats)
 	}
 	s.routes()
 	return s, nil

@@ -321,6 +321,8 @@ func TestMetrics(t *testing.T) {
 		`sandboxrun_execution_duration_seconds_count{outcome="success"} 1`,
 		`sandboxrun_queue_wait_seconds_count 3`,
 		`sandboxrun_executions_in_flight 0`,
+		`sandboxrun_warm_pool_size 0`,
+		`sandboxrun_warm_pool_hits_total 0`,
 		`sandboxrun_http_requests_total{code="403",route="POST /v1/skills/{name}/exec"} 1`,
 	} {
 		require.Contains(t, text, want)
