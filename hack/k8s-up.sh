@@ -13,7 +13,8 @@
 #   SANDBOXRUN_K8S_RUN    run folder (default /tmp/sandboxrun-k8s)
 #   K8S_VERSION           Kubernetes release (default 1.36.3)
 #   K8S_IMAGES            Docker images to load into the node
-#                         (default $SANDBOXRUN_RUNNER_IMAGE)
+#                         (default $SANDBOXRUN_RUNNER_IMAGE, else
+#                         sandboxrun/runner:<version of this checkout>)
 #
 # It prints the kubeconfig of the sandboxrun user (the RBAC the backend
 # needs, README "Running on Kubernetes"); admin.kubeconfig is next to it.
@@ -22,8 +23,9 @@ set -euo pipefail
 version=${K8S_VERSION:-1.36.3}
 cache=${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$version
 run=${SANDBOXRUN_K8S_RUN:-/tmp/sandboxrun-k8s}
-images=${K8S_IMAGES:-${SANDBOXRUN_RUNNER_IMAGE:-}}
 here=$(cd "$(dirname "$0")" && pwd)
+default_runner=sandboxrun/runner:$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$here/../version.go")
+images=${K8S_IMAGES:-${SANDBOXRUN_RUNNER_IMAGE:-$default_runner}}
 node=sbx-node
 # Ports apart from the usual ones, so another cluster on the host (the
 # shared recipe's) does not collide.
