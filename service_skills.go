@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -47,7 +48,7 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 	}
 	if s.cfg.Strict {
 		if err := sk.Strict(); err != nil {
-			return nil, refused(fmt.Errorf("%w (strict mode refuses skills that break a spec rule; fix them, or run without --strict)", err))
+			return nil, refused(fmt.Errorf("%w (--strict refuses skills that break a spec rule; fix them, or run without --strict)", err))
 		}
 	}
 	for _, w := range sk.Warnings() {
@@ -76,7 +77,11 @@ func (s *Service) Activate(ref string) (*skill.Activation, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.AllowedTools = AllowedTools(sk, s.pol)
+	// The skill's entries as the activation resolved them ({baseDir} and
+	// plugin placeholders), then what the operator grants.
+	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
+		a.AllowedTools = append(append(policy.Tools{}, a.AllowedTools...), extra...)
+	}
 	return a, nil
 }
 
