@@ -164,7 +164,7 @@ func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
 
 func TestWarmPool(t *testing.T) {
 	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-		sandbox.WithWarmPool(2, time.Minute))
+		sandbox.WithWarmPool(2, time.Minute), warnings())
 	require.NoError(t, err)
 	closed := false
 	defer func() {

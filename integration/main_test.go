@@ -8,6 +8,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,7 +40,7 @@ func testMain(m *testing.M) int {
 		image = sandboxrun.RunnerImage()
 	}
 	var err error
-	runner, err = sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(image))
+	runner, err = sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(image), warnings())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: FAIL:", err)
 		return 1
@@ -75,6 +76,12 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// warnings logs a runner's warnings (a failed background removal, say) on
+// stderr, where a failing test's output shows them.
+func warnings() sandbox.Option {
+	return sandbox.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // ownContainers lists managed containers created by this test process, in

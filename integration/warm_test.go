@@ -19,7 +19,7 @@ import (
 func newWarmRunner(t *testing.T) *sandbox.Docker {
 	t.Helper()
 	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-		sandbox.WithWarmPool(1, time.Minute))
+		sandbox.WithWarmPool(1, time.Minute), warnings())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, warm.Close())

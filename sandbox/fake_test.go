@@ -42,6 +42,8 @@ type fakeClient struct {
 	removeErr   error
 	// removeGate, when set, holds every removal until it is closed.
 	removeGate chan struct{}
+	// removeErrOnce fails the first removal only.
+	removeErrOnce error
 	// startHook, when set, runs in every start with its number (from 1);
 	// it may block, and an error fails that start.
 	startHook func(n int) error
@@ -291,6 +293,11 @@ func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts contai
 		return errors.New("remove without force or volumes")
 	}
 	f.mu.Lock()
+	if err := f.removeErrOnce; err != nil {
+		f.removeErrOnce = nil
+		f.mu.Unlock()
+		return err
+	}
 	c := f.containers[id]
 	delete(f.containers, id)
 	f.removed = append(f.removed, id)

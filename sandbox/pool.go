@@ -238,7 +238,7 @@ func (p *warmPool) discard(b *box) {
 		if b.s != nil {
 			b.s.close()
 		}
-		if err := p.d.remove(context.Background(), b.ref, b.id == ""); err != nil {
+		if err := p.d.remove(context.Background(), b.ref); err != nil {
 			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
 		}
 	})

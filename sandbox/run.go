@@ -352,16 +352,22 @@ func (d *Docker) kill(ctx context.Context, id string) error {
 }
 
 // remove deletes the container and its anonymous volumes, whatever state
-// it is in, tolerating one that is already gone or being removed.
-func (d *Docker) remove(ctx context.Context, ref string, byName bool) error {
+// it is in, tolerating one that is already gone or being removed. A
+// container that exits on its own while the engine kills it for the
+// removal (sandbox-init exits right after its report) makes the engine
+// fail with "is not running"; stopped by then, it goes at the second try.
+func (d *Docker) remove(ctx context.Context, ref string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.removeTimeout)
 	defer cancel()
-	err := d.client.ContainerRemove(cctx, ref, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err == nil || ignorableRemoveError(err) {
-		return nil
-	}
-	if byName && cerrdefs.IsNotFound(err) {
-		return nil
+	var err error
+	for range 2 {
+		err = d.client.ContainerRemove(cctx, ref, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err == nil || ignorableRemoveError(err) {
+			return nil
+		}
+		if cctx.Err() != nil {
+			break
+		}
 	}
 	return apiError("remove sandbox container "+shortID(ref), err)
 }

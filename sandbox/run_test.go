@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -283,9 +284,22 @@ func TestRunRemovalErrors(t *testing.T) {
 		require.NoError(t, err, "the Result was complete before the removal")
 		require.True(t, res.Success)
 		settled(t, d)
-		require.Equal(t, 1, countCalls(f.Calls(), "remove"))
+		require.Equal(t, 2, countCalls(f.Calls(), "remove"), "tried twice")
 		require.Contains(t, logs.String(), "remove sandbox container")
 		require.Contains(t, logs.String(), errTest.Error())
+	})
+	t.Run("a container that stopped while it was killed goes at the second try", func(t *testing.T) {
+		var logs bytes.Buffer
+		notRunning := errors.New("Could not kill running container c0ffee, cannot remove - Container c0ffee is not running")
+		f := &fakeClient{removeErrOnce: notRunning, init: ok}
+		d := newTestDocker(t, f, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		res, err := d.Run(context.Background(), testSpec(t))
+		require.NoError(t, err)
+		require.True(t, res.Success)
+		settled(t, d)
+		require.Equal(t, 2, countCalls(f.Calls(), "remove"))
+		require.Zero(t, f.Live())
+		require.Empty(t, logs.String())
 	})
 	t.Run("without a result, they are returned", func(t *testing.T) {
 		f := &fakeClient{removeErr: errTest, state: container.State{ExitCode: 2},

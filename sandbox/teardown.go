@@ -24,7 +24,7 @@ func (t *teardown) run(ctx context.Context) error {
 		if b.s != nil {
 			b.s.close()
 		}
-		if err := t.d.remove(ctx, b.ref, b.id == ""); err != nil {
+		if err := t.d.remove(ctx, b.ref); err != nil {
 			t.log.Warn("remove sandbox container", "container_id", b.ref, "error", err)
 			errs = append(errs, err)
 		}
