@@ -81,8 +81,8 @@ fuzz:
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
-	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
-	$(GO) test ./sandbox/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the

@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
@@ -147,13 +148,13 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 		s.engine = eng
 	}
 	if s.engine == nil {
-		d, err := sandbox.NewDocker(
-			sandbox.WithLogger(s.log),
-			sandbox.WithVersion(Version),
-			sandbox.WithDefaultImage(RunnerImage()),
-			sandbox.WithOCIRuntime(s.ociRuntime),
-			sandbox.WithMaxConcurrent(s.cfg.MaxConcurrent),
-			sandbox.WithWarmPool(s.cfg.WarmPool, s.cfg.WarmIdle),
+		d, err := docker.New(
+			docker.WithLogger(s.log),
+			docker.WithVersion(Version),
+			docker.WithDefaultImage(RunnerImage()),
+			docker.WithOCIRuntime(s.ociRuntime),
+			docker.WithMaxConcurrent(s.cfg.MaxConcurrent),
+			docker.WithWarmPool(s.cfg.WarmPool, s.cfg.WarmIdle),
 		)
 		if err != nil {
 			return nil, err

@@ -37,7 +37,7 @@ type BuildOptions struct {
 	Runner string
 	// Lookup returns the ID of a local image, or an error matching
 	// images.ErrNotFound or sandbox.ErrImageNotFound. Default: images.Inspect,
-	// which starts the docker CLI; callers holding a *sandbox.Docker pass
+	// which starts the docker CLI; callers holding a *docker.Runner pass
 	// its CheckImage, an Engine API call that keeps the lookup before every
 	// run to about a millisecond.
 	Lookup func(ctx context.Context, ref string) (string, error)

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 const script = `import json, sys
@@ -43,7 +44,7 @@ type bench struct {
 	workspace string
 	execName  string // the running container `docker exec` goes into
 
-	cold, warm *sandbox.Docker
+	cold, warm *docker.Runner
 
 	mu     sync.Mutex
 	n      int
@@ -82,20 +83,20 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 
 // newRunner is a library runner with at most conc executions at once and a
 // warm pool of pool containers (0: none).
-func newRunner(cfg config, conc, pool int) (*sandbox.Docker, error) {
-	opts := []sandbox.Option{sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(cfg.image),
-		sandbox.WithMaxConcurrent(conc), sandbox.WithOCIRuntime(cfg.runtime)}
+func newRunner(cfg config, conc, pool int) (*docker.Runner, error) {
+	opts := []docker.Option{docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(cfg.image),
+		docker.WithMaxConcurrent(conc), docker.WithOCIRuntime(cfg.runtime)}
 	if pool > 0 {
-		opts = append(opts, sandbox.WithWarmPool(pool, time.Minute))
+		opts = append(opts, docker.WithWarmPool(pool, time.Minute))
 	}
-	return sandbox.NewDocker(opts...)
+	return docker.New(opts...)
 }
 
 func (b *bench) close() {
 	if b.execName != "" {
 		_ = exec.Command("docker", "rm", "-f", b.execName).Run()
 	}
-	for _, d := range []*sandbox.Docker{b.cold, b.warm} {
+	for _, d := range []*docker.Runner{b.cold, b.warm} {
 		if d != nil {
 			d.Close()
 		}
@@ -136,7 +137,7 @@ func (b *bench) spec() sandbox.Spec {
 	}
 }
 
-func (b *bench) library(d *sandbox.Docker) func(context.Context) (time.Duration, error) {
+func (b *bench) library(d *docker.Runner) func(context.Context) (time.Duration, error) {
 	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		res, err := d.Run(ctx, b.spec())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 func TestConcurrentRuns(t *testing.T) {
@@ -123,7 +124,7 @@ func TestEngineRefusalIsInvalidSpec(t *testing.T) {
 	spec.Limits.CPUs = 1000 // more than any host here
 	res, err := runner.Run(context.Background(), spec)
 	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
-	require.ErrorIs(t, err, sandbox.ErrBeyondHost)
+	require.ErrorIs(t, err, docker.ErrBeyondHost)
 	require.ErrorContains(t, err, "CPUs")
 	require.Nil(t, res, "refused before any container, from the engine's Info")
 	requireNoContainer(t, runner, spec.RunID)
@@ -163,8 +164,8 @@ func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
 }
 
 func TestWarmPool(t *testing.T) {
-	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-		sandbox.WithWarmPool(2, time.Minute), warnings())
+	warm, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(runner.Image()),
+		docker.WithWarmPool(2, time.Minute), warnings())
 	require.NoError(t, err)
 	closed := false
 	defer func() {

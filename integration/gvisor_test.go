@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // TestCoreCasesUnderGVisor runs the battery's core cases with the sandbox
@@ -29,8 +30,8 @@ func TestCoreCasesUnderGVisor(t *testing.T) {
 	if _, ok := info.Runtimes["runsc"]; !ok {
 		t.Skip("the engine has no runsc runtime; `make runsc` installs gVisor and registers it")
 	}
-	d, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-		sandbox.WithOCIRuntime("runsc"))
+	d, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(runner.Image()),
+		docker.WithOCIRuntime("runsc"))
 	require.NoError(t, err)
 	defer d.Close()
 	gvisor := func(t *testing.T, spec sandbox.Spec) *sandbox.Result {

@@ -23,10 +23,11 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // runner is shared by every test, as one process shares it in production.
-var runner *sandbox.Docker
+var runner *docker.Runner
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
@@ -40,7 +41,7 @@ func testMain(m *testing.M) int {
 		image = sandboxrun.RunnerImage()
 	}
 	var err error
-	runner, err = sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(image), warnings())
+	runner, err = docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(image), warnings())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: FAIL:", err)
 		return 1
@@ -80,8 +81,8 @@ func testMain(m *testing.M) int {
 
 // warnings logs a runner's warnings (a failed background removal, say) on
 // stderr, where a failing test's output shows them.
-func warnings() sandbox.Option {
-	return sandbox.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+func warnings() docker.Option {
+	return docker.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // ownContainers lists managed containers created by this test process, in
@@ -110,7 +111,7 @@ func listContainers(ctx context.Context, label string) ([]string, error) {
 
 // requireNoContainer asserts that nothing is left of a run once d's
 // background work (the teardown of runs that have their Result) is done.
-func requireNoContainer(t *testing.T, d *sandbox.Docker, runID string) {
+func requireNoContainer(t *testing.T, d *docker.Runner, runID string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // WithOCIRuntime picks the engine runtime (runsc, kata, ...). This engine
@@ -22,8 +23,8 @@ func TestOCIRuntime(t *testing.T) {
 		ok      bool
 	}{{"runc", true}, {"no-such-runtime", false}} {
 		t.Run(tt.runtime, func(t *testing.T) {
-			d, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-				sandbox.WithOCIRuntime(tt.runtime))
+			d, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(runner.Image()),
+				docker.WithOCIRuntime(tt.runtime))
 			require.NoError(t, err)
 			defer d.Close()
 			spec := pySpec(t, `print("ran")`)

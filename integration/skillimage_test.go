@@ -96,7 +96,7 @@ func (p progress) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func docker(t *testing.T, args ...string) string {
+func dockerCLI(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("docker", args...).CombinedOutput()
 	require.NoError(t, err, "docker %v: %s", args, out)
@@ -113,8 +113,8 @@ func removeImageOnCleanup(t *testing.T, ref string) {
 func requireNoBuildLeftovers(t *testing.T, ref string) {
 	t.Helper()
 	name := "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
-	require.Empty(t, docker(t, "container", "ls", "--all", "--quiet", "--filter", "name=^/"+name+"$"), "build container %s left behind", name)
-	dangling := docker(t, "image", "ls", "--quiet", "--filter", "dangling=true", "--filter", "label="+images.LabelKind+"="+images.KindSkill)
+	require.Empty(t, dockerCLI(t, "container", "ls", "--all", "--quiet", "--filter", "name=^/"+name+"$"), "build container %s left behind", name)
+	dangling := dockerCLI(t, "image", "ls", "--quiet", "--filter", "dangling=true", "--filter", "label="+images.LabelKind+"="+images.KindSkill)
 	require.Empty(t, dangling, "untagged skill images left behind")
 }
 
@@ -182,14 +182,14 @@ func TestSkillImage(t *testing.T) {
 			WorkingDir string
 			Labels     map[string]string
 		}
-		require.NoError(t, json.Unmarshal([]byte(docker(t, "image", "inspect", "--format", "{{json .Config}}", img.Ref)), &cfg))
+		require.NoError(t, json.Unmarshal([]byte(dockerCLI(t, "image", "inspect", "--format", "{{json .Config}}", img.Ref)), &cfg))
 		var rcfg struct {
 			User       string
 			Env        []string
 			Entrypoint []string
 			WorkingDir string
 		}
-		require.NoError(t, json.Unmarshal([]byte(docker(t, "image", "inspect", "--format", "{{json .Config}}", runner.Image())), &rcfg))
+		require.NoError(t, json.Unmarshal([]byte(dockerCLI(t, "image", "inspect", "--format", "{{json .Config}}", runner.Image())), &rcfg))
 		require.Equal(t, rcfg.User, cfg.User)
 		require.Equal(t, rcfg.Env, cfg.Env, "a skill image adds no environment")
 		require.Equal(t, rcfg.Entrypoint, cfg.Entrypoint)
@@ -202,7 +202,7 @@ func TestSkillImage(t *testing.T) {
 		require.Equal(t, `["tinypkg","tinypkg2>=0.2"]`, cfg.Labels[images.LabelPython])
 		require.Equal(t, `["bc","python3-tabulate"]`, cfg.Labels[images.LabelSystem])
 
-		full := docker(t, "image", "inspect", img.Ref) + docker(t, "history", "--no-trunc", img.Ref)
+		full := dockerCLI(t, "image", "inspect", img.Ref) + dockerCLI(t, "history", "--no-trunc", img.Ref)
 		require.NotContains(t, full, secret)
 		requireNotInLayers(t, img.Ref, secret)
 		require.NotContains(t, full, wheels)
@@ -384,7 +384,7 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 	// A build killed before its cleanup leaves its container behind; the
 	// next build of the same image removes it first.
 	leftover := "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
-	docker(t, "container", "create", "--name", leftover, runner.Image())
+	dockerCLI(t, "container", "create", "--name", leftover, runner.Image())
 	t.Cleanup(func() { _ = exec.Command("docker", "container", "rm", "--force", leftover).Run() })
 
 	const n = 4

@@ -13,13 +13,14 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // newWarmRunner is a runner with a warm pool of one (python3 pre-started).
-func newWarmRunner(t *testing.T) *sandbox.Docker {
+func newWarmRunner(t *testing.T) *docker.Runner {
 	t.Helper()
-	warm, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(runner.Image()),
-		sandbox.WithWarmPool(1, time.Minute), warnings())
+	warm, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(runner.Image()),
+		docker.WithWarmPool(1, time.Minute), warnings())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, warm.Close())
@@ -32,7 +33,7 @@ func newWarmRunner(t *testing.T) *sandbox.Docker {
 
 // runWarm runs spec (with the runner naming the run) and waits for the
 // pool to be refilled, as between an agent's calls.
-func runWarm(t *testing.T, d *sandbox.Docker, spec sandbox.Spec) *sandbox.Result {
+func runWarm(t *testing.T, d *docker.Runner, spec sandbox.Spec) *sandbox.Result {
 	t.Helper()
 	spec.RunID = ""
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

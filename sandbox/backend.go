@@ -1,46 +1,30 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-// What another backend (sandbox/kube) shares with the Docker runner: the
-// Spec's preparation, the job sandbox-init reads, the frame decoding into
-// bounded captures and the mapping of what was observed onto a Result. One
-// implementation serves both, so a Result means the same on every backend.
-
-// Paths inside every sandbox, whatever the backend.
-const (
-	InitPath     = initPath
-	WorkspaceDir = workspaceDir
-	ScratchDir   = scratchDir
-	// InitPathEnv is init's own PATH (not the script's, which is in the
-	// job).
-	InitPathEnv = defaultPath
-)
-
-// SkillMount is where the skill folder appears inside the sandbox.
-func SkillMount(skill string) string { return skillMount(skill) }
-
-// EffectiveTimeout is the Spec's timeout, read from Limits.Timeout or, when
-// only the JSON form was filled, Limits.TimeoutSec.
-func EffectiveTimeout(l policy.Limits) time.Duration { return effectiveTimeout(l) }
+// What every backend (sandbox/docker, sandbox/kube) shares: the Spec's
+// preparation, the frame decoding into bounded captures and the mapping of
+// what was observed onto a Result. One implementation serves all, so a
+// Result means the same on every backend.
 
 // PrepareSpec fills a Spec's defaults (run id, image, workspace write cap),
-// validates it and checks, for a sandbox running as SandboxUID, that the
-// host folders exist and can be read. It reports whether the run id was
-// generated. A backend that mounts host folders calls it before contacting
-// its cluster, so a refusal costs nothing.
-func PrepareSpec(spec *Spec, defaultImage string) (generatedID bool, err error) {
+// validates it and checks, for a sandbox running as ids, that the host
+// folders exist and can be read. It reports whether the run id was
+// generated. A backend calls it before contacting its engine or cluster,
+// so a refusal costs nothing.
+func PrepareSpec(spec *Spec, defaultImage string, ids Identity) (generatedID bool, err error) {
 	if spec.RunID == "" {
-		id, err := newRunID()
+		id, err := NewRunID()
 		if err != nil {
 			return false, err
 		}
@@ -59,45 +43,15 @@ func PrepareSpec(spec *Spec, defaultImage string) (generatedID bool, err error) 
 	if spec.Workspace != "" {
 		spec.Workspace = filepath.Clean(spec.Workspace)
 	}
-	// A foreign identity: the sandbox always runs as SandboxUID there.
-	return generatedID, checkHostPaths(spec, identityFor(0, 0))
-}
-
-// JobFor is the job sandbox-init receives for spec.
-func JobFor(spec *Spec, version string, grace time.Duration) frame.Job {
-	return jobFor(spec, version, grace)
-}
-
-// OwnerLabels are the labels that name this process as the owner of a
-// sandbox, for a reaper: pid, its start time, host. Keys are the Label*
-// constants.
-func OwnerLabels() map[string]string {
-	host, _ := os.Hostname()
-	o := ownerOf(os.Getpid(), host)
-	l := map[string]string{LabelOwnerPID: strconv.Itoa(o.pid), LabelOwnerHost: o.host}
-	if o.start != 0 {
-		l[LabelOwnerStart] = strconv.FormatUint(o.start, 10)
-	}
-	return l
-}
-
-// OwnerGone reports whether the owner named by labels (OwnerLabels) is
-// known to have ended: it was on this host and its process is gone. An
-// owner on another host, or labels that name none, cannot be checked.
-func OwnerGone(labels map[string]string, host string) bool {
-	pid, err := strconv.Atoi(labels[LabelOwnerPID])
-	if err != nil || pid <= 0 || labels[LabelOwnerHost] != host {
-		return false
-	}
-	start, _ := strconv.ParseUint(labels[LabelOwnerStart], 10, 64)
-	return !processAlive("/proc", pid, start)
+	return generatedID, checkHostPaths(spec, ids)
 }
 
 // Outcome is what a backend observed of one execution, besides its output.
 type Outcome struct {
 	// Report is sandbox-init's result frame; nil when it never came.
 	Report *frame.Report
-	// OOMKilled: the backend saw the memory cgroup kill something.
+	// OOMKilled: the backend saw the memory cgroup kill something (asked
+	// only when the report carries no count).
 	OOMKilled bool
 	// Backstop: the backend killed the sandbox as no report came in time.
 	Backstop bool
@@ -106,7 +60,8 @@ type Outcome struct {
 	// InitExit is sandbox-init's own exit status, -1 when unknown.
 	InitExit int
 	// InitLog is the first line of sandbox-init's own stderr.
-	InitLog  string
+	InitLog string
+	// ImageID names the image the sandbox ran, by id.
 	ImageID  string
 	Duration time.Duration
 }
@@ -129,30 +84,60 @@ func NewOutput(spec *Spec) *Output {
 
 // Decode relays frames from r until it ends and returns the result frame's
 // report; onReport, when set, runs as soon as that frame is decoded. A
-// stream cut short is an error; frames after the report are dropped.
+// stream cut short is an error; frames after the report are protocol
+// violations and dropped.
 func (o *Output) Decode(r io.Reader, onReport func()) (*frame.Report, error) {
-	return decodeFrames(r, io.MultiWriter(o.stdout, o.live[0]), io.MultiWriter(o.stderr, o.live[1]), onReport)
-}
-
-// NewResult is the Result before anything ran: exit code -1, the spec's
-// command, image and limits.
-func NewResult(spec *Spec) *Result { return newResult(spec) }
-
-// Finish fills res from what was captured and observed, with the same
-// conventions on every backend (timeout 124, -N for signal N, OOM, UTF-8,
-// JSON output).
-func (o *Output) Finish(res *Result, oc Outcome) {
-	finish(res, o.stdout, o.stderr, outcome{
-		report: oc.Report, oomKilled: oc.OOMKilled, backstop: oc.Backstop, cancelled: oc.Cancelled,
-		initExit: oc.InitExit, initLog: oc.InitLog, imageID: oc.ImageID, duration: oc.Duration,
-	})
+	stdout := io.MultiWriter(o.stdout, o.live[0])
+	stderr := io.MultiWriter(o.stderr, o.live[1])
+	fr := frame.NewReader(r)
+	var rep *frame.Report
+	for {
+		t, p, err := fr.Next()
+		if errors.Is(err, io.EOF) {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, fmt.Errorf("read frames from sandbox-init: %w", err)
+		}
+		if rep != nil {
+			continue
+		}
+		switch t {
+		case frame.Stdout:
+			_, _ = stdout.Write(p)
+		case frame.Stderr:
+			_, _ = stderr.Write(p)
+		case frame.Result:
+			var r frame.Report
+			if err := json.Unmarshal(p, &r); err != nil {
+				return nil, fmt.Errorf("decode sandbox-init report: %w", err)
+			}
+			rep = &r
+			if onReport != nil {
+				onReport()
+			}
+		default:
+			return rep, fmt.Errorf("read frames from sandbox-init: unknown %s", t)
+		}
+	}
 }
 
 // NoReportError is the error for an init that ended without its result
 // frame; it matches ErrNoReport.
 func NoReportError(initExit int, initLog string, decodeErr error) error {
-	return noReport(initExit, initLog, decodeErr)
+	detail := fmt.Sprintf("sandbox-init exit status %d", initExit)
+	if initLog != "" {
+		detail += ": " + initLog
+	}
+	if decodeErr != nil {
+		return fmt.Errorf("%w (%s): %w", ErrNoReport, detail, decodeErr)
+	}
+	return fmt.Errorf("%w (%s)", ErrNoReport, detail)
 }
+
+// initLogMax bounds how much of the start and of the end of sandbox-init's
+// own stderr is kept.
+const initLogMax = 4 << 10
 
 // InitLog keeps the start and the end of sandbox-init's own stderr, bounded.
 type InitLog struct{ ht headTail }

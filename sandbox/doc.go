@@ -1,12 +1,13 @@
-// Package sandbox runs one command of an Agent Skill in its own ephemeral,
-// locked-down Docker container and reports what happened as a Result.
+// Package sandbox is the contract every sandbox backend keeps: a Spec says
+// what to run and within which limits (policy has decided both), a Runner
+// runs it in a sandbox of its own, and a Result says what happened, with the
+// same conventions (exit 124 on timeout, -N for signal N, OOM, capped UTF-8
+// output) whatever the backend.
 //
-// A Spec says what to run and within which limits (policy has decided both);
-// a Runner enforces them. Docker is the Runner on a Docker engine: it creates
-// the container with the hardened configuration of config.go, attaches
-// before starting, hands the job to sandbox-init (the container's PID 1)
-// over stdin, decodes the framed output, inspects for OOM and removes the
-// container on every path. Because the job travels over stdin after start,
-// WithWarmPool can start containers before their job exists. Reap removes
-// containers that a crashed owner left behind.
+// Besides the types, it holds what the backends share so that a Result
+// means the same everywhere: PrepareSpec (defaults, validation, host-side
+// checks before any engine call), JobFor (what sandbox-init receives),
+// Output (frame decoding into bounded captures) and Output.Finish, the
+// labels and owner checks reapers use. The backends are sandbox/docker and
+// sandbox/kube; sandboxtest holds the conformance suite both pass.
 package sandbox

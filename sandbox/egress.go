@@ -8,17 +8,15 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/docker/docker/api/types/mount"
-
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // The egress proxy inside the sandbox: sandbox-init relays ProxyAddr to the
-// socket mounted at egressSocketPath, and the job's proxy variables point at
+// socket mounted at EgressSocketPath, and the job's proxy variables point at
 // ProxyAddr. The sandbox has no other way out.
 const (
 	ProxyAddr        = "127.0.0.1:3128"
-	egressSocketPath = "/run/sandboxrun/egress.sock"
+	EgressSocketPath = "/run/sandboxrun/egress.sock"
 	proxyURL         = "http://" + ProxyAddr
 )
 
@@ -71,7 +69,7 @@ func egressProblems(s *Spec) []string {
 
 // checkEgressSocket checks on the host that the socket is a socket the
 // sandbox user can connect to.
-func checkEgressSocket(spec *Spec, ids identity) error {
+func checkEgressSocket(spec *Spec, ids Identity) error {
 	if spec.EgressSocket == "" {
 		return nil
 	}
@@ -90,22 +88,12 @@ func checkEgressSocket(spec *Spec, ids identity) error {
 	return nil
 }
 
-// egressMount is the socket's read-only bind mount: connecting to a unix
-// socket needs no write access to the mount. When the proxy goes away, the
-// mount keeps pointing at its dead socket, and nothing else can listen there.
-func egressMount(spec *Spec) []mount.Mount {
-	if spec.EgressSocket == "" {
-		return nil
-	}
-	return []mount.Mount{bindMount(spec.EgressSocket, egressSocketPath, true)}
-}
-
 // egressJob tells sandbox-init to relay ProxyAddr to the socket.
 func egressJob(spec *Spec) *frame.Egress {
 	if spec.EgressSocket == "" {
 		return nil
 	}
-	return &frame.Egress{Listen: ProxyAddr, Socket: egressSocketPath}
+	return &frame.Egress{Listen: ProxyAddr, Socket: EgressSocketPath}
 }
 
 // egressEnv are the proxy variables of a run through the egress proxy.
@@ -116,13 +104,9 @@ func egressEnv(spec *Spec) []string {
 	return slices.Clone(proxyEnv)
 }
 
-// NewRunID returns a fresh run id, for a caller that must name the run
-// before it starts (the egress proxy names its folder after it).
-func NewRunID() (string, error) { return newRunID() }
-
 // UserIDs are the uid and gid sandboxes run as for this process (see
-// identity): the owner an egress socket needs.
+// Identity): the owner an egress socket needs.
 func UserIDs() (uid, gid int) {
-	ids := currentIdentity()
+	ids := CurrentIdentity()
 	return int(ids.uid), int(ids.gid)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
+// egressSpec is a valid Spec of a run through the egress proxy.
 func egressSpec(t *testing.T) Spec {
 	t.Helper()
 	spec := goldenSpec()
@@ -18,34 +19,6 @@ func egressSpec(t *testing.T) Spec {
 	spec.EgressSocket = filepath.Join(t.TempDir(), "egress.sock")
 	spec.Limits.Egress = &policy.Egress{Allow: []string{"api.example.com"}}
 	return spec
-}
-
-func TestEgressConfigKeepsTheSandboxOffline(t *testing.T) {
-	spec := egressSpec(t)
-	cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
-	require.Equal(t, "none", string(hc.NetworkMode), "the proxy never comes with an interface")
-	require.Len(t, hc.Mounts, 2)
-	m := hc.Mounts[1]
-	require.Equal(t, spec.EgressSocket, m.Source)
-	require.Equal(t, egressSocketPath, m.Target)
-	require.True(t, m.ReadOnly)
-	require.Empty(t, hc.CapAdd)
-	require.Equal(t, []string{"PATH=" + defaultPath}, cfg.Env)
-
-	job := jobFor(&spec, "v", 0)
-	require.Equal(t, ProxyAddr, job.Egress.Listen)
-	require.Equal(t, egressSocketPath, job.Egress.Socket)
-	for _, kv := range []string{"HTTP_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128", "ALL_PROXY=http://127.0.0.1:3128", "NO_PROXY=", "no_proxy="} {
-		require.Contains(t, job.Env, kv)
-	}
-
-	plain := goldenSpec()
-	job = jobFor(&plain, "v", 0)
-	require.Nil(t, job.Egress)
-	for _, kv := range job.Env {
-		require.NotContains(t, kv, "PROXY")
-		require.NotContains(t, kv, "proxy")
-	}
 }
 
 func TestEgressSpecProblems(t *testing.T) {
@@ -76,36 +49,26 @@ func TestEgressSpecProblems(t *testing.T) {
 
 func TestCheckEgressSocket(t *testing.T) {
 	spec := egressSpec(t)
-	err := checkEgressSocket(&spec, identityFor(1000, 1000))
+	err := checkEgressSocket(&spec, IdentityFor(1000, 1000))
 	require.ErrorIs(t, err, os.ErrNotExist)
 
 	require.NoError(t, os.WriteFile(spec.EgressSocket, nil, 0o600))
-	require.ErrorContains(t, checkEgressSocket(&spec, identityFor(1000, 1000)), "is not a unix socket")
+	require.ErrorContains(t, checkEgressSocket(&spec, IdentityFor(1000, 1000)), "is not a unix socket")
 	require.NoError(t, os.Remove(spec.EgressSocket))
 
 	ln, err := net.Listen("unix", spec.EgressSocket)
 	require.NoError(t, err)
 	defer ln.Close()
-	require.NoError(t, checkEgressSocket(&spec, identityFor(1000, 1000)), "a non-root caller's sandbox runs as the caller, who made the socket")
+	require.NoError(t, checkEgressSocket(&spec, IdentityFor(1000, 1000)), "a non-root caller's sandbox runs as the caller, who made the socket")
 	if os.Getuid() == 0 {
-		err := checkEgressSocket(&spec, identityFor(0, 0))
+		err := checkEgressSocket(&spec, IdentityFor(0, 0))
 		require.ErrorContains(t, err, "the sandbox user (uid 65532) cannot connect")
 		require.NoError(t, os.Lchown(spec.EgressSocket, SandboxUID, SandboxGID))
-		require.NoError(t, checkEgressSocket(&spec, identityFor(0, 0)))
+		require.NoError(t, checkEgressSocket(&spec, IdentityFor(0, 0)))
 	}
 }
 
 func TestCheckProxyEnv(t *testing.T) {
 	require.NoError(t, CheckProxyEnv(map[string]string{"MY_VAR": "1", "Http_Proxy": "x"}))
 	require.ErrorContains(t, CheckProxyEnv(map[string]string{"HTTP_PROXY": "x"}), "[HTTP_PROXY]")
-}
-
-func TestWarmPoolSkipsEgressRuns(t *testing.T) {
-	d, err := NewDocker(WithVersion("t"), WithClient(nil), WithWarmPool(2, 1e9))
-	require.NoError(t, err)
-	t.Cleanup(func() { d.pool.close() })
-	spec := egressSpec(t)
-	require.Empty(t, d.pool.key(&spec), "a run's egress socket is its own")
-	spec.EgressSocket, spec.Limits.Egress = "", nil
-	require.NotEmpty(t, d.pool.key(&spec))
 }

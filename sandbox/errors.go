@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -37,21 +36,3 @@ func (e *SpecError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalidSpec) true.
 func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
-
-// imageNotFound explains how to get the missing image.
-func imageNotFound(ref string, cause error) error {
-	fix := "pull or build it, or run without --image"
-	switch {
-	case strings.HasPrefix(ref, "sandboxrun/runner:"):
-		fix = "build it with `sandboxrun images build` (or `make images`)"
-	case strings.HasPrefix(ref, "sandboxrun/skill-"):
-		fix = "build it with `sandboxrun build SKILL`"
-	}
-	return fmt.Errorf("%w: %q is not in the local Docker engine; %s: %w", ErrImageNotFound, ref, fix, cause)
-}
-
-// dockerUnavailable explains an unreachable daemon.
-func dockerUnavailable(doing string, cause error) error {
-	return fmt.Errorf("%s: %w: start Docker, or point DOCKER_HOST at a running engine: %w",
-		doing, ErrDockerUnavailable, cause)
-}

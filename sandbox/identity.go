@@ -15,18 +15,19 @@ const (
 	SandboxGID = 65532
 )
 
-// identity says who calls and who the sandbox runs as.
+// Identity says who calls and who the sandbox runs as.
 //
 // A non-root caller's scripts run under the caller's own uid and gid; a root
 // caller's run as SandboxUID. A writable workspace is a copy owned by the
 // sandbox user (wsvolume.go), so no host file needs sharing; a read-only one
 // must be readable by that user (checkHostPaths).
-type identity struct {
+type Identity struct {
 	callerUID, callerGID uint32
 	uid, gid             uint32
 }
 
-func currentIdentity() identity { return identityFor(idOf(os.Getuid()), idOf(os.Getgid())) }
+// CurrentIdentity is this process's Identity.
+func CurrentIdentity() Identity { return IdentityFor(idOf(os.Getuid()), idOf(os.Getgid())) }
 
 // idOf narrows an id from package os; Linux ids are 32-bit and never
 // negative, and anything else is treated as root, the stricter case.
@@ -37,8 +38,9 @@ func idOf(v int) uint32 {
 	return uint32(v)
 }
 
-func identityFor(callerUID, callerGID uint32) identity {
-	id := identity{callerUID: callerUID, callerGID: callerGID, uid: callerUID, gid: callerGID}
+// IdentityFor is the Identity of a caller with these ids.
+func IdentityFor(callerUID, callerGID uint32) Identity {
+	id := Identity{callerUID: callerUID, callerGID: callerGID, uid: callerUID, gid: callerGID}
 	if callerUID == 0 {
 		id.uid, id.gid = SandboxUID, SandboxGID
 	} else if callerGID == 0 {
@@ -47,14 +49,20 @@ func identityFor(callerUID, callerGID uint32) identity {
 	return id
 }
 
-// user is the container's User field.
-func (i identity) user() string {
+// User is "uid:gid" of the sandbox user, as an engine's User field takes it.
+func (i Identity) User() string {
 	return strconv.FormatUint(uint64(i.uid), 10) + ":" + strconv.FormatUint(uint64(i.gid), 10)
 }
 
 // foreign reports whether the sandbox runs as someone other than the
 // caller, so the caller's files need checking.
-func (i identity) foreign() bool { return i.uid != i.callerUID }
+func (i Identity) foreign() bool { return i.uid != i.callerUID }
+
+// UID is the user id the sandbox runs as.
+func (i Identity) UID() uint32 { return i.uid }
+
+// GID is the sandbox user's group.
+func (i Identity) GID() uint32 { return i.gid }
 
 func workspaceError(ws, doing string, err error) error {
 	return fmt.Errorf("%w: %s %s: %w", ErrWorkspace, doing, ws, err)

@@ -1,17 +1,16 @@
 package sandbox
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 )
 
-// Labels on every container sandboxrun creates. The reserved prefix lets
-// Reap find leaked containers without touching anyone else's.
+// Labels on every sandbox sandboxrun creates (a container, a pod). The
+// reserved prefix lets a reaper find leaked sandboxes without touching
+// anyone else's.
 const (
 	LabelPrefix     = "io.sandboxrun."
 	LabelManaged    = LabelPrefix + "managed"
@@ -23,10 +22,6 @@ const (
 	LabelSkill      = LabelPrefix + "skill"
 	LabelVersion    = LabelPrefix + "version"
 )
-
-// containerNamePrefix starts every container's name, so `docker ps` shows
-// at a glance which containers are sandboxes.
-const containerNamePrefix = "sandboxrun-"
 
 // maxRunIDLen bounds a run id, which is part of a container's name.
 const maxRunIDLen = 64
@@ -49,9 +44,9 @@ func validRunID(id string) bool {
 	return true
 }
 
-// newRunID returns 16 random hex digits: unique enough to name containers
+// NewRunID returns 16 random hex digits: unique enough to name containers
 // of concurrent runs and short enough to read in logs.
-func newRunID() (string, error) {
+func NewRunID() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("generate run id: %w", err)
@@ -59,56 +54,19 @@ func newRunID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// owner identifies the process that created a container. The start time
-// (clock ticks after boot, from /proc/<pid>/stat) tells a live owner from a
-// later process that reused its pid.
-type owner struct {
-	pid   int
-	start uint64
-	host  string
-}
-
-func ownerOf(pid int, host string) owner {
-	start, _ := procStartTime("/proc", pid) // unknown start: pid check only
-	return owner{pid: pid, start: start, host: host}
-}
-
-// procStartTime reads field 22 (starttime) of <procRoot>/<pid>/stat.
-func procStartTime(procRoot string, pid int) (uint64, error) {
-	b, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("read process %d stat: %w", pid, err)
-	}
-	// The command name (field 2) is in parentheses and may contain spaces
-	// or parentheses itself: fields are counted after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("process %d stat: no command field", pid)
-	}
-	fields := bytes.Fields(b[i+1:])
-	// fields[0] is field 3 (state), so field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("process %d stat: %d fields after the command", pid, len(fields))
-	}
-	v, err := strconv.ParseUint(string(fields[19]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("process %d stat: start time: %w", pid, err)
-	}
-	return v, nil
-}
-
-// containerLabels are the labels of one execution's container.
-func containerLabels(spec *Spec, o owner, version string, created time.Time) map[string]string {
+// RunLabels are the labels of one execution's sandbox, created at created
+// by owner o.
+func RunLabels(spec *Spec, o Owner, version string, created time.Time) map[string]string {
 	l := map[string]string{
 		LabelManaged:   "true",
 		LabelRunID:     spec.RunID,
 		LabelCreated:   created.UTC().Format(time.RFC3339),
-		LabelOwnerPID:  strconv.Itoa(o.pid),
-		LabelOwnerHost: o.host,
+		LabelOwnerPID:  strconv.Itoa(o.PID),
+		LabelOwnerHost: o.Host,
 		LabelSkill:     spec.Skill,
 	}
-	if o.start != 0 {
-		l[LabelOwnerStart] = strconv.FormatUint(o.start, 10)
+	if o.Start != 0 {
+		l[LabelOwnerStart] = strconv.FormatUint(o.Start, 10)
 	}
 	if version != "" {
 		l[LabelVersion] = version

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -129,6 +130,8 @@ func TestLiveWriterStopsAfterError(t *testing.T) {
 	}
 	require.Equal(t, 1, fw.calls, "a failed writer is not called again")
 }
+
+var errTest = errors.New("test failure")
 
 type failingWriter struct{ calls int }
 

@@ -17,7 +17,7 @@ const (
 // checkHostPaths checks, before any Docker call, that the folders exist and
 // that a foreign sandbox user can read what it must: every file of the
 // skill, and the top of the workspace.
-func checkHostPaths(spec *Spec, ids identity) error {
+func checkHostPaths(spec *Spec, ids Identity) error {
 	if err := checkDir("SkillDir", spec.SkillDir); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ const xattrACLAccess = "system.posix_acl_access"
 // canRead reports whether the sandbox user can read a file or search and
 // list a directory, from the permission bits. Objects with an ACL are given
 // the benefit of the doubt: the engine will enforce whatever it says.
-func canRead(n *node, ids identity) bool {
+func canRead(n *node, ids Identity) bool {
 	want := uint32(needRead)
 	switch n.st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:

@@ -9,7 +9,7 @@ import (
 )
 
 // rootCaller is sandboxrun run by root: scripts run as SandboxUID.
-var rootCaller = identityFor(0, 0)
+var rootCaller = IdentityFor(0, 0)
 
 func requireRoot(t *testing.T) {
 	t.Helper()
@@ -34,7 +34,7 @@ func TestCheckHostPaths(t *testing.T) {
 	err := checkHostPaths(&Spec{SkillDir: skill}, rootCaller)
 	require.ErrorIs(t, err, ErrSkillUnreadable)
 	require.ErrorContains(t, err, "chmod -R o+rX")
-	require.NoError(t, checkHostPaths(&Spec{SkillDir: skill}, identityFor(1000, 1000)),
+	require.NoError(t, checkHostPaths(&Spec{SkillDir: skill}, IdentityFor(1000, 1000)),
 		"a caller running as itself reads what it can read")
 	require.NoError(t, os.Chmod(script, 0o644))
 

@@ -6,11 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // ExitTimeout is the exit code of a script that ran out of time, as
@@ -19,22 +18,10 @@ const ExitTimeout = 124
 
 const sigKill = int(syscall.SIGKILL)
 
-// outcome is what the host observed of one execution, besides the output.
-type outcome struct {
-	report    *frame.Report // nil when sandbox-init never reported
-	oomKilled bool          // the engine saw the memory cgroup kill something (asked only without a count in the report)
-	backstop  bool          // the host killed the container: no report in time
-	cancelled bool          // the caller's context ended first
-	initExit  int           // sandbox-init's own exit status, -1 when unknown
-	initLog   string        // the first line of sandbox-init's own stderr
-	imageID   string        // the image the container ran, by id
-	duration  time.Duration
-}
-
-// newResult fills what is known before anything runs.
-func newResult(spec *Spec) *Result {
+// NewResult fills what is known before anything runs.
+func NewResult(spec *Spec) *Result {
 	l := spec.Limits
-	l.Timeout = effectiveTimeout(l)
+	l.Timeout = EffectiveTimeout(l)
 	l.TimeoutSec = l.Timeout.Seconds()
 	return &Result{
 		ID:       spec.RunID,
@@ -47,18 +34,19 @@ func newResult(spec *Spec) *Result {
 	}
 }
 
-// finish maps what was observed onto the Result conventions (README, "The
+// Finish maps what was observed onto the Result conventions (README, "The
 // result"): exit 124 and a "Timeout:" line on timeout, -N and the signal
 // name on death by signal N, oom_killed on OOM, valid UTF-8 output, and
 // output parsed as JSON when it is JSON.
-func finish(res *Result, stdout, stderr *capture, o outcome) {
-	res.DurationMS = o.duration.Milliseconds()
+func (out *Output) Finish(res *Result, o Outcome) {
+	stdout, stderr := out.stdout, out.stderr
+	res.DurationMS = o.Duration.Milliseconds()
 	res.StdoutBytes, res.StdoutTruncated = stdout.total, stdout.truncated
 	res.StderrBytes, res.StderrTruncated = stderr.total, stderr.truncated
-	res.OOMKilled = o.oomKilled
-	res.ImageID = o.imageID
+	res.OOMKilled = o.OOMKilled
+	res.ImageID = o.ImageID
 
-	if rep := o.report; rep != nil {
+	if rep := o.Report; rep != nil {
 		res.StdoutBytes = max(res.StdoutBytes, rep.StdoutBytes)
 		res.StderrBytes = max(res.StderrBytes, rep.StderrBytes)
 		res.StdoutTruncated = res.StdoutTruncated || rep.StdoutTruncated
@@ -80,19 +68,19 @@ func finish(res *Result, stdout, stderr *capture, o outcome) {
 		res.Error = rep.Error
 	} else {
 		switch {
-		case o.backstop:
+		case o.Backstop:
 			res.TimedOut = true
 			res.Error = "sandbox-init did not report in time"
-		case o.cancelled:
+		case o.Cancelled:
 			res.ExitCode, res.Signal = -sigKill, signalName(sigKill)
 			res.Error = "cancelled: the sandbox was killed before the script finished"
-		case o.oomKilled:
+		case o.OOMKilled:
 			// The memory cgroup killed init itself (or everything).
 			res.ExitCode, res.Signal = -sigKill, signalName(sigKill)
 		default:
-			res.Error = fmt.Sprintf("sandbox-init exited (status %d) without reporting a result", o.initExit)
-			if o.initLog != "" {
-				res.Error += ": " + o.initLog
+			res.Error = fmt.Sprintf("sandbox-init exited (status %d) without reporting a result", o.InitExit)
+			if o.InitLog != "" {
+				res.Error += ": " + o.InitLog
 			}
 		}
 	}

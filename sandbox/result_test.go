@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 func TestFinish(t *testing.T) {
@@ -29,92 +29,92 @@ func TestFinish(t *testing.T) {
 		stdout string
 		stderr string
 		cap    int64
-		o      outcome
+		o      Outcome
 		want   want
 	}{
 		{
 			name: "success", stdout: "hi\n",
-			o:    outcome{report: &frame.Report{ExitCode: 0, StdoutBytes: 3, UserCPUMS: 5, SystemCPUMS: 2, PeakRSSKB: 900}},
+			o:    Outcome{Report: &frame.Report{ExitCode: 0, StdoutBytes: 3, UserCPUMS: 5, SystemCPUMS: 2, PeakRSSKB: 900}},
 			want: want{exit: 0, success: true, stdout: "hi\n", outBytes: 3},
 		},
 		{
 			name: "json output", stdout: `{"sum": 3}` + "\n",
-			o:    outcome{report: &frame.Report{StdoutBytes: 11}},
+			o:    Outcome{Report: &frame.Report{StdoutBytes: 11}},
 			want: want{exit: 0, success: true, stdout: "{\"sum\": 3}\n", output: `{"sum": 3}`, outBytes: 11},
 		},
 		{
 			name: "exit 1", stderr: "boom\n",
-			o:    outcome{report: &frame.Report{ExitCode: 1}},
+			o:    Outcome{Report: &frame.Report{ExitCode: 1}},
 			want: want{exit: 1, stderr: "boom\n", errSubstr: "exit status 1"},
 		},
 		{
 			name: "sigsegv",
-			o:    outcome{report: &frame.Report{ExitCode: -1, Signal: 11}},
+			o:    Outcome{Report: &frame.Report{ExitCode: -1, Signal: 11}},
 			want: want{exit: -11, signal: "SIGSEGV", errSubstr: "killed by signal SIGSEGV"},
 		},
 		{
 			name: "sigkill small rss is not oom",
-			o:    outcome{report: &frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 10 << 10}},
+			o:    Outcome{Report: &frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 10 << 10}},
 			want: want{exit: -9, signal: "SIGKILL", errSubstr: "SIGKILL"},
 		},
 		{
 			name: "oom from engine",
-			o:    outcome{oomKilled: true, report: &frame.Report{ExitCode: -1, Signal: 9}},
+			o:    Outcome{OOMKilled: true, Report: &frame.Report{ExitCode: -1, Signal: 9}},
 			want: want{exit: -9, signal: "SIGKILL", oom: true, errSubstr: "out of memory"},
 		},
 		{
 			name: "oom inferred from rss near the limit",
-			o:    outcome{report: &frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 60 << 10}},
+			o:    Outcome{Report: &frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 60 << 10}},
 			want: want{exit: -9, signal: "SIGKILL", oom: true, errSubstr: "out of memory"},
 		},
 		{
 			name: "oom of a grandchild still fails the run",
-			o:    outcome{oomKilled: true, report: &frame.Report{ExitCode: 0}},
+			o:    Outcome{OOMKilled: true, Report: &frame.Report{ExitCode: 0}},
 			want: want{exit: 0, oom: true, errSubstr: "out of memory"},
 		},
 		{
 			name: "timeout", stderr: "working",
-			o:    outcome{report: &frame.Report{ExitCode: -1, Signal: 15, TimedOut: true, PeakRSSKB: 60 << 10}},
+			o:    Outcome{Report: &frame.Report{ExitCode: -1, Signal: 15, TimedOut: true, PeakRSSKB: 60 << 10}},
 			want: want{exit: 124, timedOut: true, stderr: "working\nTimeout: script exceeded 2s limit and was killed\n", errSubstr: "timed out after 2s"},
 		},
 		{
 			name: "backstop",
-			o:    outcome{backstop: true},
+			o:    Outcome{Backstop: true},
 			want: want{exit: 124, timedOut: true, stderr: "Timeout: script exceeded 2s limit and was killed\n", errSubstr: "did not report in time"},
 		},
 		{
 			name: "cancelled",
-			o:    outcome{cancelled: true},
+			o:    Outcome{Cancelled: true},
 			want: want{exit: -9, signal: "SIGKILL", errSubstr: "cancelled"},
 		},
 		{
 			name: "init oom killed",
-			o:    outcome{oomKilled: true},
+			o:    Outcome{OOMKilled: true},
 			want: want{exit: -9, signal: "SIGKILL", oom: true, errSubstr: "out of memory"},
 		},
 		{
 			name: "no report",
-			o:    outcome{initExit: 2, initLog: "sandbox-init: bad job"},
+			o:    Outcome{InitExit: 2, InitLog: "sandbox-init: bad job"},
 			want: want{exit: -1, errSubstr: "status 2) without reporting a result: sandbox-init: bad job"},
 		},
 		{
 			name: "command not found",
-			o:    outcome{report: &frame.Report{ExitCode: 127, Error: "exec: python9: not found"}},
+			o:    Outcome{Report: &frame.Report{ExitCode: 127, Error: "exec: python9: not found"}},
 			want: want{exit: 127, errSubstr: "python9: not found"},
 		},
 		{
 			name: "truncated by init", stdout: "abc", cap: 3,
-			o:    outcome{report: &frame.Report{StdoutBytes: 5000, StdoutTruncated: true}},
+			o:    Outcome{Report: &frame.Report{StdoutBytes: 5000, StdoutTruncated: true}},
 			want: want{exit: 0, success: true, stdout: "abc", outTrunc: true, outBytes: 5000},
 		},
 		{
 			name: "truncated by host", stdout: "abcdef", cap: 3,
-			o:    outcome{report: &frame.Report{StdoutBytes: 6}},
+			o:    Outcome{Report: &frame.Report{StdoutBytes: 6}},
 			want: want{exit: 0, success: true, stdout: "abc", outTrunc: true, outBytes: 6},
 		},
 		{
 			name: "invalid utf-8", stdout: "ok \xff\xfe\n",
-			o:    outcome{report: &frame.Report{StdoutBytes: 6}},
+			o:    Outcome{Report: &frame.Report{StdoutBytes: 6}},
 			want: want{exit: 0, success: true, stdout: "ok \ufffd\ufffd\n", outBytes: 6},
 		},
 	}
@@ -123,16 +123,16 @@ func TestFinish(t *testing.T) {
 			spec := goldenSpec()
 			spec.Limits.Timeout = 2 * time.Second
 			spec.Limits.MemoryBytes = 64 << 20
-			res := newResult(&spec)
+			res := NewResult(&spec)
 			limit := tt.cap
 			if limit == 0 {
 				limit = 1 << 20
 			}
-			out, errOut := newCapture(limit), newCapture(limit)
-			_, _ = out.Write([]byte(tt.stdout))
-			_, _ = errOut.Write([]byte(tt.stderr))
-			tt.o.duration = 1500 * time.Millisecond
-			finish(res, out, errOut, tt.o)
+			out := &Output{stdout: newCapture(limit), stderr: newCapture(limit)}
+			_, _ = out.stdout.Write([]byte(tt.stdout))
+			_, _ = out.stderr.Write([]byte(tt.stderr))
+			tt.o.Duration = 1500 * time.Millisecond
+			out.Finish(res, tt.o)
 
 			w := tt.want
 			require.Equal(t, w.exit, res.ExitCode, "exit_code")
@@ -164,8 +164,8 @@ func TestFinish(t *testing.T) {
 
 func TestResultJSONFieldNames(t *testing.T) {
 	spec := goldenSpec()
-	res := newResult(&spec)
-	finish(res, newCapture(10), newCapture(10), outcome{report: &frame.Report{}})
+	res := NewResult(&spec)
+	(&Output{stdout: newCapture(10), stderr: newCapture(10)}).Finish(res, Outcome{Report: &frame.Report{}})
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
 	var m map[string]any

@@ -103,8 +103,8 @@ func (s *Spec) Validate() error {
 		}
 	}
 	p = append(p, egressProblems(s)...)
-	if s.Dir != "" && s.Dir != workspaceDir && s.Dir != skillMount(s.Skill) {
-		add("Dir %q: use %s or the skill's folder %s", s.Dir, workspaceDir, skillMount(s.Skill))
+	if s.Dir != "" && s.Dir != WorkspaceDir && s.Dir != SkillMount(s.Skill) {
+		add("Dir %q: use %s or the skill's folder %s", s.Dir, WorkspaceDir, SkillMount(s.Skill))
 	}
 	p = append(p, limitProblems(s.Limits)...)
 	if len(p) > 0 {
@@ -116,7 +116,7 @@ func (s *Spec) Validate() error {
 func limitProblems(l policy.Limits) []string {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	t := effectiveTimeout(l)
+	t := EffectiveTimeout(l)
 	if t <= 0 || t > MaxTimeout {
 		add("Limits.Timeout %s: use more than 0 and at most %s", t, MaxTimeout)
 	}
@@ -138,9 +138,9 @@ func limitProblems(l policy.Limits) []string {
 	return p
 }
 
-// effectiveTimeout reads the timeout from Timeout, or from TimeoutSec when
+// EffectiveTimeout reads the timeout from Timeout, or from TimeoutSec when
 // only the JSON form was filled.
-func effectiveTimeout(l policy.Limits) time.Duration {
+func EffectiveTimeout(l policy.Limits) time.Duration {
 	if l.Timeout != 0 {
 		return l.Timeout
 	}

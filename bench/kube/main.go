@@ -24,6 +24,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
@@ -72,7 +73,7 @@ func run(ctx context.Context, n int, kubeconfig, namespace string, out io.Writer
 		return err
 	}
 
-	docker, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version), sandbox.WithDefaultImage(sandboxrun.RunnerImage()))
+	docker, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(sandboxrun.RunnerImage()))
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -68,7 +68,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := sandbox.NewDocker(sandbox.WithVersion(sandboxrun.Version))
+	d, err := docker.New(docker.WithVersion(sandboxrun.Version))
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 
 // once runs the skill's script the way `sandboxrun run` does and returns
 // the wall time.
-func once(ctx context.Context, d *sandbox.Docker, dir string) (time.Duration, error) {
+func once(ctx context.Context, d *docker.Runner, dir string) (time.Duration, error) {
 	start := time.Now()
 	sk, err := skill.Load(dir)
 	if err != nil {

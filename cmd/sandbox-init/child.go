@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"golang.org/x/sys/unix"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 const (

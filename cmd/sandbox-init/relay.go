@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // chunkSize is the most a relay reads, and relays, at once: half a default

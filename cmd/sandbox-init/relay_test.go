@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // pattern is deterministic, non-repeating at chunk boundaries, and not

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // Exit codes for a job that never ran, as a shell reports them.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"golang.org/x/sys/unix"
 )
 

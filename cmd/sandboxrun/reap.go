@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 func newReapCmd(g *globals, s streams) *cobra.Command {
@@ -23,7 +24,7 @@ sandbox older than DURATION, whoever owns it: keep DURATION above your longest
 timeout. run, exec and python reap dead owners' containers at start.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := sandbox.NewDocker(sandbox.WithLogger(g.logger), sandbox.WithVersion(sandboxrun.Version))
+			d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
 			if err != nil {
 				return err
 			}

@@ -44,9 +44,10 @@ func (k *Kube) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Re
 			RunID: p.Annotations[sandbox.LabelRunID], Skill: p.Annotations[sandbox.LabelSkill],
 			Age: now.Sub(created).Round(time.Second),
 		}
+		pid, gone := sandbox.OwnerGone(p.Labels, opts.Host, sandbox.ProcessAlive)
 		switch {
-		case sandbox.OwnerGone(p.Labels, opts.Host):
-			r.Reason = fmt.Sprintf("owner process %s on %s is gone", p.Labels[sandbox.LabelOwnerPID], opts.Host)
+		case gone:
+			r.Reason = fmt.Sprintf("owner process %d on %s is gone", pid, opts.Host)
 		case !opts.OnlyDeadOwners && opts.Grace > 0 && now.Sub(created) > opts.Grace:
 			r.Reason = fmt.Sprintf("older than %s", opts.Grace)
 		default:

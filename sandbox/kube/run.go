@@ -27,7 +27,7 @@ import (
 // ErrNetworkNotIsolated) or with ctx ending while the run waited for a
 // slot.
 func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
-	if _, err := sandbox.PrepareSpec(&spec, k.image); err != nil {
+	if _, err := sandbox.PrepareSpec(&spec, k.image, sandbox.IdentityFor(0, 0)); err != nil {
 		return nil, err
 	}
 	if spec.WorkspaceWritable {

@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // container (and its attach stream) and a writable workspace's volume, in
 // that order, as the volume cannot go while the container uses it.
 type teardown struct {
-	d   *Docker
+	d   *Runner
 	box *box             // nil when no container may exist
 	vol *workspaceVolume // nil without a writable workspace
 	log *slog.Logger
@@ -42,7 +42,7 @@ func (t *teardown) run(ctx context.Context) error {
 // finished sandboxes waiting for removal. Failures are logged; a container
 // left behind carries its owner's labels for Reap, and Close waits for the
 // background before the process exits.
-func (d *Docker) later(ctx context.Context, t *teardown) {
+func (d *Runner) later(ctx context.Context, t *teardown) {
 	ctx = context.WithoutCancel(ctx)
 	select {
 	case d.teardowns <- struct{}{}:

@@ -1,33 +1,14 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"fmt"
-	"maps"
 	"math"
-	"path"
-	"slices"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
-
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
-)
-
-// Paths inside the sandbox (README, "Security model").
-const (
-	initPath     = "/usr/local/bin/sandbox-init"
-	skillsRoot   = "/skills"
-	workspaceDir = "/workspace"
-	scratchDir   = "/tmp"
-	// defaultPath is init's PATH.
-	defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	// VenvDir is where a skill image keeps the Python environment holding
-	// the skill's python_packages. Its bin/ comes first on the script's
-	// PATH so python3 is the environment's; in the plain runner image the
-	// folder does not exist and the lookup falls through.
-	VenvDir    = "/opt/sandboxrun/venv"
-	scriptPath = VenvDir + "/bin:" + defaultPath
 )
 
 // ulimits are per-process limits. Core dumps are off so a crashing script
@@ -44,7 +25,7 @@ type runParams struct {
 	image   string
 	user    string // uid:gid, never 0
 	created time.Time
-	owner   owner
+	owner   sandbox.Owner
 	version string
 	// ociRuntime is the engine runtime to use (runsc for gVisor, ...);
 	// empty means the engine's default.
@@ -53,8 +34,9 @@ type runParams struct {
 	workspaceVolume string
 }
 
-// skillMount is where the skill folder appears inside the sandbox.
-func skillMount(skill string) string { return path.Join(skillsRoot, skill) }
+// containerNamePrefix starts every container's name, so `docker ps` shows
+// at a glance which containers are sandboxes.
+const containerNamePrefix = "sandboxrun-"
 
 func containerName(runID string) string { return containerNamePrefix + runID }
 
@@ -63,15 +45,15 @@ func containerName(runID string) string { return containerNamePrefix + runID }
 //
 // The command is not in the container's configuration: sandbox-init is the
 // entrypoint and receives the job on stdin after start.
-func containerConfig(spec *Spec, p runParams) (*container.Config, *container.HostConfig) {
+func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *container.HostConfig) {
 	cfg := &container.Config{
 		Image:      p.image,
 		User:       p.user,
-		Entrypoint: []string{initPath},
+		Entrypoint: []string{sandbox.InitPath},
 		// init's own environment; the script's is complete in the job and
 		// inherits nothing from here or from the host.
-		Env:        []string{"PATH=" + defaultPath},
-		WorkingDir: workspaceDir,
+		Env:        []string{"PATH=" + sandbox.InitPathEnv},
+		WorkingDir: sandbox.WorkspaceDir,
 		// The job arrives on stdin: attach it, and close it after one
 		// attach so init sees EOF when the host finishes writing.
 		AttachStdin:  true,
@@ -80,7 +62,7 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 		OpenStdin:    true,
 		StdinOnce:    true,
 		Tty:          false,
-		Labels:       containerLabels(spec, p.owner, p.version, p.created),
+		Labels:       sandbox.RunLabels(spec, p.owner, p.version, p.created),
 	}
 
 	networkMode := container.NetworkMode("none")
@@ -92,15 +74,15 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 	// NetworkMode none), and runc gives the container a new network
 	// namespace with only lo, up, as NetworkMode none does.
 	cfg.NetworkDisabled = !spec.Limits.Network
-	mounts := []mount.Mount{bindMount(spec.SkillDir, skillMount(spec.Skill), true)}
+	mounts := []mount.Mount{bindMount(spec.SkillDir, sandbox.SkillMount(spec.Skill), true)}
 	mounts = append(mounts, egressMount(spec)...)
 	switch {
 	case spec.Workspace == "":
 	case p.workspaceVolume != "":
-		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.workspaceVolume, Target: workspaceDir})
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.workspaceVolume, Target: sandbox.WorkspaceDir})
 	default:
 		// Writes go only through a capped volume, never a bind mount.
-		mounts = append(mounts, bindMount(spec.Workspace, workspaceDir, true))
+		mounts = append(mounts, bindMount(spec.Workspace, sandbox.WorkspaceDir, true))
 	}
 	noInit, noOOMKillDisable := false, false
 	pids := spec.Limits.Pids
@@ -122,7 +104,7 @@ func containerConfig(spec *Spec, p runParams) (*container.Config, *container.Hos
 		// native libraries dropped in /tmp, not an interpreter reading a
 		// script from there. Packages belong in a skill image.
 		Tmpfs: map[string]string{
-			scratchDir: fmt.Sprintf("rw,noexec,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpBytes),
+			sandbox.ScratchDir: fmt.Sprintf("rw,noexec,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpBytes),
 		},
 		Mounts: mounts,
 		Init:   &noInit, // sandbox-init is PID 1 itself
@@ -155,56 +137,12 @@ func bindMount(src, dst string, readOnly bool) mount.Mount {
 	}
 }
 
-// jobFor is what sandbox-init receives: the command, its complete
-// environment, the arguments for its stdin and the limits init enforces.
-func jobFor(spec *Spec, version string, grace time.Duration) frame.Job {
-	return frame.Job{
-		Argv:      slices.Clone(spec.Argv),
-		Env:       scriptEnv(spec, version),
-		Dir:       spec.workDir(),
-		Stdin:     spec.Stdin,
-		TimeoutMS: ceilMS(effectiveTimeout(spec.Limits)),
-		GraceMS:   ceilMS(grace),
-		OutputCap: spec.Limits.OutputBytes,
-		Egress:    egressJob(spec),
+// egressMount is the socket's read-only bind mount: connecting to a unix
+// socket needs no write access to the mount. When the proxy goes away, the
+// mount keeps pointing at its dead socket, and nothing else can listen there.
+func egressMount(spec *sandbox.Spec) []mount.Mount {
+	if spec.EgressSocket == "" {
+		return nil
 	}
-}
-
-// envRunID names the run in the script's environment.
-const envRunID = "SANDBOXRUN_RUN_ID"
-
-// workDir is where the script starts: Validate allows only the workspace
-// and the skill's folder.
-func (s *Spec) workDir() string {
-	if s.Dir == "" {
-		return workspaceDir
-	}
-	return s.Dir
-}
-
-// scriptEnv is the script's whole environment: the variables sandboxrun
-// sets, then the caller's in name order. Nothing comes from the host.
-func scriptEnv(spec *Spec, version string) []string {
-	dir := skillMount(spec.Skill)
-	env := []string{
-		"SKILL_NAME=" + spec.Skill,
-		"SKILL_VERSION=" + spec.SkillVersion,
-		"SKILL_BASE_DIR=" + dir,
-		"SKILL_DIR=" + dir,
-		"SCRIPTS_DIR=" + path.Join(dir, "scripts"),
-		"SANDBOXRUN_VERSION=" + version,
-		envRunID + "=" + spec.RunID,
-		"PATH=" + scriptPath,
-		"HOME=" + scratchDir,
-		"LANG=C.UTF-8",
-	}
-	env = append(env, egressEnv(spec)...)
-	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
-		env = append(env, k+"="+spec.Env[k])
-	}
-	return env
-}
-
-func ceilMS(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	return []mount.Mount{bindMount(spec.EgressSocket, sandbox.EgressSocketPath, true)}
 }

@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"encoding/json"
 	"flag"
 	"os"
@@ -16,8 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func goldenSpec() Spec {
-	return Spec{
+func goldenSpec() sandbox.Spec {
+	return sandbox.Spec{
 		RunID:        "0123456789abcdef",
 		Skill:        "hello",
 		SkillVersion: "1.2.0",
@@ -43,33 +45,33 @@ func goldenSpec() Spec {
 func TestContainerConfigGolden(t *testing.T) {
 	params := runParams{
 		image:   "sandboxrun/runner:0.1.0",
-		user:    identityFor(0, 0).user(),
+		user:    sandbox.IdentityFor(0, 0).User(),
 		created: time.Date(2026, 5, 7, 12, 0, 0, 0, time.UTC),
-		owner:   owner{pid: 4242, start: 987654, host: "buildhost"},
+		owner:   sandbox.Owner{PID: 4242, Start: 987654, Host: "buildhost"},
 		version: "0.1.0",
 	}
 	tests := []struct {
 		name   string
-		mutate func(*Spec, *runParams)
+		mutate func(*sandbox.Spec, *runParams)
 	}{
-		{"default", func(*Spec, *runParams) {}},
-		{"network", func(s *Spec, _ *runParams) { s.Limits.Network = true }},
-		{"egress", func(s *Spec, _ *runParams) {
+		{"default", func(*sandbox.Spec, *runParams) {}},
+		{"network", func(s *sandbox.Spec, _ *runParams) { s.Limits.Network = true }},
+		{"egress", func(s *sandbox.Spec, _ *runParams) {
 			s.EgressSocket = "/tmp/sandboxrun-egress-0123456789abcdef-1/egress.sock"
 			s.Limits.Egress = &policy.Egress{Allow: []string{"api.example.com"}, MaxConnections: 256, MaxBytes: 1 << 30, IdleTimeoutSec: 60}
 		}},
-		{"workspace_readonly", func(s *Spec, _ *runParams) { s.Workspace = "/home/dev/project" }},
-		{"workspace_writable", func(s *Spec, p *runParams) {
+		{"workspace_readonly", func(s *sandbox.Spec, _ *runParams) { s.Workspace = "/home/dev/project" }},
+		{"workspace_writable", func(s *sandbox.Spec, p *runParams) {
 			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
 			p.workspaceVolume = workspaceVolumeName(s.RunID)
 		}},
-		{"workspace_writable_without_volume_is_read_only", func(s *Spec, _ *runParams) {
+		{"workspace_writable_without_volume_is_read_only", func(s *sandbox.Spec, _ *runParams) {
 			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
 		}},
-		{"custom_limits", func(s *Spec, p *runParams) {
+		{"custom_limits", func(s *sandbox.Spec, p *runParams) {
 			s.Limits = policy.Limits{Timeout: 2500 * time.Millisecond, MemoryBytes: 64 << 20, CPUs: 0.5,
 				Pids: 32, OutputBytes: 4096, TmpBytes: 8 << 20}
-			p.user = identityFor(1000, 1000).user()
+			p.user = sandbox.IdentityFor(1000, 1000).User()
 		}},
 	}
 	for _, tt := range tests {
@@ -77,7 +79,7 @@ func TestContainerConfigGolden(t *testing.T) {
 			spec, p := goldenSpec(), params
 			tt.mutate(&spec, &p)
 			cfg, hc := containerConfig(&spec, p)
-			job := jobFor(&spec, p.version, 2*time.Second)
+			job := sandbox.JobFor(&spec, p.version, 2*time.Second)
 			got, err := json.MarshalIndent(map[string]any{
 				"name":        containerName(spec.RunID),
 				"config":      cfg,
@@ -104,8 +106,8 @@ func TestContainerConfigInvariants(t *testing.T) {
 		spec.Limits.Network = network
 		spec.Workspace = "/w"
 		cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
-		require.Equal(t, []string{"PATH=" + defaultPath}, cfg.Env, "no host or caller env on init")
-		require.Equal(t, []string{initPath}, []string(cfg.Entrypoint))
+		require.Equal(t, []string{"PATH=" + sandbox.InitPathEnv}, cfg.Env, "no host or caller env on init")
+		require.Equal(t, []string{sandbox.InitPath}, []string(cfg.Entrypoint))
 		require.Empty(t, cfg.Cmd)
 		require.True(t, cfg.OpenStdin && cfg.StdinOnce && cfg.AttachStdin)
 		require.False(t, cfg.Tty)
@@ -131,53 +133,12 @@ func TestContainerConfigInvariants(t *testing.T) {
 		require.Len(t, hc.Mounts, 2)
 		require.True(t, hc.Mounts[0].ReadOnly, "skill mount is read-only")
 		require.True(t, hc.Mounts[1].ReadOnly, "workspace is read-only unless writable")
-		require.Equal(t, "true", cfg.Labels[LabelManaged])
-		tmpOpts := strings.Split(hc.Tmpfs[scratchDir], ",")
+		require.Equal(t, "true", cfg.Labels[sandbox.LabelManaged])
+		tmpOpts := strings.Split(hc.Tmpfs[sandbox.ScratchDir], ",")
 		for _, o := range []string{"noexec", "nosuid", "nodev"} {
 			require.Contains(t, tmpOpts, o, "/tmp is %s, explicitly: engines differ in defaults", o)
 		}
 	}
-}
-
-func TestScriptEnv(t *testing.T) {
-	spec := goldenSpec()
-	env := scriptEnv(&spec, "9.9.9")
-	require.Equal(t, []string{
-		"SKILL_NAME=hello",
-		"SKILL_VERSION=1.2.0",
-		"SKILL_BASE_DIR=/skills/hello",
-		"SKILL_DIR=/skills/hello",
-		"SCRIPTS_DIR=/skills/hello/scripts",
-		"SANDBOXRUN_VERSION=9.9.9",
-		"SANDBOXRUN_RUN_ID=0123456789abcdef",
-		"PATH=" + scriptPath,
-		"HOME=/tmp",
-		"LANG=C.UTF-8",
-		"A_FIRST=1",
-		"GREETING=hi",
-	}, env)
-	for _, name := range policy.ReservedEnv {
-		require.Contains(t, envNames(env), name, "every reserved name is set by sandboxrun")
-	}
-}
-
-func envNames(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		for i := range len(kv) {
-			if kv[i] == '=' {
-				out = append(out, kv[:i])
-				break
-			}
-		}
-	}
-	return out
-}
-
-func TestCeilMS(t *testing.T) {
-	require.Equal(t, int64(1), ceilMS(time.Microsecond))
-	require.Equal(t, int64(2500), ceilMS(2500*time.Millisecond))
-	require.Equal(t, int64(0), ceilMS(0))
 }
 
 func TestContainerConfigOCIRuntime(t *testing.T) {

@@ -1,18 +1,17 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-
-	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the
@@ -31,8 +30,8 @@ import (
 // Go error, when set, is about the environment: ErrImageNotFound,
 // ErrDockerUnavailable, ErrNoReport, a Docker API failure, or ctx's error
 // when the caller gave up.
-func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
-	generatedID, err := d.prepare(&spec)
+func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
+	generatedID, err := sandbox.PrepareSpec(&spec, d.image, d.ids)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +47,7 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	}
 	defer func() { <-d.sem }()
 
-	res = newResult(&spec)
+	res = sandbox.NewResult(&spec)
 	defer func() {
 		if err != nil && res.Error == "" {
 			res.Error = err.Error()
@@ -57,37 +56,11 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res *Result, err error) {
 	return res, d.execute(ctx, &spec, res, generatedID, log)
 }
 
-// prepare fills defaults, validates, and checks the host side of the spec.
-// It reports whether the run id was generated here.
-func (d *Docker) prepare(spec *Spec) (generatedID bool, err error) {
-	if spec.RunID == "" {
-		id, err := newRunID()
-		if err != nil {
-			return false, err
-		}
-		spec.RunID, generatedID = id, true
-	}
-	if spec.Image == "" {
-		spec.Image = d.image
-	}
-	if spec.Limits.WorkspaceWriteBytes == 0 {
-		spec.Limits.WorkspaceWriteBytes = policy.DefaultWorkspaceWriteBytes
-	}
-	if err := spec.Validate(); err != nil {
-		return false, err
-	}
-	spec.SkillDir = filepath.Clean(spec.SkillDir)
-	if spec.Workspace != "" {
-		spec.Workspace = filepath.Clean(spec.Workspace)
-	}
-	return generatedID, checkHostPaths(spec, d.ids)
-}
-
 // execute is one container's life: create, attach, start (or take a warm
 // container that already is), send the job, read frames until the report.
 // The teardown is set up as soon as a container may exist; it runs in the
 // background when the report came, before returning otherwise.
-func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generatedID bool, log *slog.Logger) (err error) {
+func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, generatedID bool, log *slog.Logger) (err error) {
 	began := time.Now()
 	key := d.pool.key(spec)
 	held := spec.Workspace != "" && spec.WorkspaceWritable
@@ -131,13 +104,13 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 	}
 	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)
 
-	jf := jobFor(spec, d.version, d.initGrace)
+	jf := sandbox.JobFor(spec, d.version, d.initGrace)
 	var handBack func() error
 	if held {
 		if err := d.copyIn(ctx, b.id, spec, t.vol); err != nil {
 			return err
 		}
-		jf.HoldDir = workspaceDir
+		jf.HoldDir = sandbox.WorkspaceDir
 		handBack = func() error { return d.copyOut(ctx, b.id, spec, t.vol) }
 	}
 	job, err := json.Marshal(jf)
@@ -151,16 +124,16 @@ func (d *Docker) execute(ctx context.Context, spec *Spec, res *Result, generated
 		b.imageID = d.imageOf(ctx, b.id, log)
 	}
 	o, err := d.await(ctx, b, spec, log, handBack)
-	answered = o.report != nil
-	o.duration = time.Since(began)
-	finish(res, b.s.stdout, b.s.stderr, o)
-	if held && o.report != nil {
-		res.WorkspaceUsedBytes = o.report.HoldUsedBytes
-		res.WorkspaceFull = o.report.HoldFreeBytes < pageSize
+	answered = o.Report != nil
+	o.Duration = time.Since(began)
+	b.s.out.Finish(res, o)
+	if held && o.Report != nil {
+		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
+		res.WorkspaceFull = o.Report.HoldFreeBytes < pageSize
 	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS,
-		"prestarted", o.report != nil && o.report.Prestarted)
+		"prestarted", o.Report != nil && o.Report.Prestarted)
 	return err
 }
 
@@ -177,7 +150,7 @@ type box struct {
 // startContainer creates, attaches to and starts a container for spec; the
 // container waits for its job. On error the box, when not nil, still names
 // what to remove.
-func (d *Docker) startContainer(ctx context.Context, spec *Spec, vol *workspaceVolume) (*box, error) {
+func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *workspaceVolume) (*box, error) {
 	params := d.runParams(spec, d.now())
 	if vol != nil {
 		params.workspaceVolume = vol.name
@@ -200,8 +173,8 @@ func (d *Docker) startContainer(ctx context.Context, spec *Spec, vol *workspaceV
 	return b, err
 }
 
-func (d *Docker) runParams(spec *Spec, created time.Time) runParams {
-	return runParams{image: spec.Image, user: d.ids.user(), created: created, owner: d.owner, version: d.version, ociRuntime: d.ociRuntime}
+func (d *Runner) runParams(spec *sandbox.Spec, created time.Time) runParams {
+	return runParams{image: spec.Image, user: d.ids.User(), created: created, owner: d.owner, version: d.version, ociRuntime: d.ociRuntime}
 }
 
 // createError names what a failed create means for the user.
@@ -210,7 +183,7 @@ func createError(image string, err error) error {
 	case cerrdefs.IsNotFound(err):
 		return imageNotFound(image, err)
 	case cerrdefs.IsInvalidArgument(err):
-		return fmt.Errorf("%w: the engine refused the container configuration: %w", ErrInvalidSpec, err)
+		return fmt.Errorf("%w: the engine refused the container configuration: %w", sandbox.ErrInvalidSpec, err)
 	}
 	return apiError("create sandbox container", err)
 }
@@ -218,7 +191,7 @@ func createError(image string, err error) error {
 // imageOf asks the engine which image, by id, a started container runs.
 // A failure leaves the Result's image_id empty and is logged: the script's
 // outcome does not depend on it.
-func (d *Docker) imageOf(ctx context.Context, id string, log *slog.Logger) string {
+func (d *Runner) imageOf(ctx context.Context, id string, log *slog.Logger) string {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.callTimeout)
 	defer cancel()
 	info, err := d.client.ContainerInspect(cctx, id)
@@ -236,10 +209,10 @@ func (d *Docker) imageOf(ctx context.Context, id string, log *slog.Logger) strin
 //
 // handBack, when set, runs once the report has arrived, while sandbox-init
 // holds the container up; then stdin is closed and init exits.
-func (d *Docker) await(ctx context.Context, b *box, spec *Spec, log *slog.Logger, handBack func() error) (outcome, error) {
+func (d *Runner) await(ctx context.Context, b *box, spec *sandbox.Spec, log *slog.Logger, handBack func() error) (sandbox.Outcome, error) {
 	s, id := b.s, b.id
-	o := outcome{initExit: -1, imageID: b.imageID}
-	backstop := time.NewTimer(effectiveTimeout(spec.Limits) + d.initGrace + d.backstopMargin)
+	o := sandbox.Outcome{InitExit: -1, ImageID: b.imageID}
+	backstop := time.NewTimer(sandbox.EffectiveTimeout(spec.Limits) + d.initGrace + d.backstopMargin)
 	defer backstop.Stop()
 
 	var killed, handed error
@@ -257,23 +230,23 @@ func (d *Docker) await(ctx context.Context, b *box, spec *Spec, log *slog.Logger
 			}
 		}
 	case <-backstop.C:
-		o.backstop = true
+		o.Backstop = true
 		log.Warn("sandbox-init did not report in time; killing the container")
 		killed = d.kill(ctx, id)
 	case <-ctx.Done():
-		o.cancelled = true
+		o.Cancelled = true
 		log.Debug("context ended; killing the container", "cause", context.Cause(ctx))
 		killed = d.kill(ctx, id)
 	}
 	// Every frame of the script's output precedes the report, so nothing
 	// is lost by ending the stream here, before the container has exited.
 	s.close()
-	o.report, o.initLog = s.report, s.initErr.firstLine()
+	o.Report, o.InitLog = s.report, s.initErr.FirstLine()
 
-	if o.cancelled {
+	if o.Cancelled {
 		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
 	}
-	if o.report != nil && o.report.OOMKills != nil {
+	if o.Report != nil && o.Report.OOMKills != nil {
 		return o, errors.Join(killed, handed)
 	}
 	info, err := d.inspectStopped(ctx, id)
@@ -282,32 +255,21 @@ func (d *Docker) await(ctx context.Context, b *box, spec *Spec, log *slog.Logger
 	}
 	st := info.State
 	if info.Image != "" {
-		o.imageID = info.Image
+		o.ImageID = info.Image
 	}
-	o.oomKilled = st.OOMKilled
-	o.initExit = st.ExitCode
-	if o.report == nil && !o.backstop && !o.oomKilled {
+	o.OOMKilled = st.OOMKilled
+	o.InitExit = st.ExitCode
+	if o.Report == nil && !o.Backstop && !o.OOMKilled {
 		log.Warn("sandbox-init ended without a report", "exit_code", st.ExitCode, "init_stderr", s.initErr.String())
-		return o, errors.Join(noReport(st.ExitCode, o.initLog, s.decodeErr), killed)
+		return o, errors.Join(sandbox.NoReportError(st.ExitCode, o.InitLog, s.decodeErr), killed)
 	}
 	return o, errors.Join(killed, handed)
-}
-
-func noReport(status int, initLog string, decodeErr error) error {
-	detail := fmt.Sprintf("sandbox-init exit status %d", status)
-	if initLog != "" {
-		detail += ": " + initLog
-	}
-	if decodeErr != nil {
-		return fmt.Errorf("%w (%s): %w", ErrNoReport, detail, decodeErr)
-	}
-	return fmt.Errorf("%w (%s)", ErrNoReport, detail)
 }
 
 // inspectStopped returns the container's final state. The attach stream
 // ends a moment before the engine records the exit, so a still-running
 // container is waited for.
-func (d *Docker) inspectStopped(ctx context.Context, id string) (container.InspectResponse, error) {
+func (d *Runner) inspectStopped(ctx context.Context, id string) (container.InspectResponse, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
@@ -328,7 +290,7 @@ func (d *Docker) inspectStopped(ctx context.Context, id string) (container.Inspe
 	}
 }
 
-func (d *Docker) waitStopped(ctx context.Context, id string) error {
+func (d *Runner) waitStopped(ctx context.Context, id string) error {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
 	waitC, errC := d.client.ContainerWait(cctx, id, container.WaitConditionNotRunning)
@@ -341,7 +303,7 @@ func (d *Docker) waitStopped(ctx context.Context, id string) error {
 }
 
 // kill stops the container now. It runs when ctx may already be done.
-func (d *Docker) kill(ctx context.Context, id string) error {
+func (d *Runner) kill(ctx context.Context, id string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.callTimeout)
 	defer cancel()
 	err := d.client.ContainerKill(cctx, id, "KILL")
@@ -356,7 +318,7 @@ func (d *Docker) kill(ctx context.Context, id string) error {
 // container that exits on its own while the engine kills it for the
 // removal (sandbox-init exits right after its report) makes the engine
 // fail with "is not running"; stopped by then, it goes at the second try.
-func (d *Docker) remove(ctx context.Context, ref string) error {
+func (d *Runner) remove(ctx context.Context, ref string) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.removeTimeout)
 	defer cancel()
 	var err error

@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"archive/tar"
 	"errors"
 	"fmt"
@@ -41,7 +43,7 @@ func treeSize(root string, limit int64) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, root, err)
+		return 0, fmt.Errorf("%w: measure %s: %w", sandbox.ErrWorkspace, root, err)
 	}
 	return total, nil
 }

@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -19,7 +21,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // fakeInit is what a fake container does once started: it gets the job
@@ -130,7 +132,7 @@ func (f *fakeClient) ContainerCreate(ctx context.Context, cfg *container.Config,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cfg = cfg
-	f.runIDs = append(f.runIDs, cfg.Labels[LabelRunID])
+	f.runIDs = append(f.runIDs, cfg.Labels[sandbox.LabelRunID])
 	if err := ctx.Err(); err != nil {
 		return container.CreateResponse{ID: f.createID}, err
 	}

@@ -1,10 +1,12 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"encoding/json"
 	"fmt"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // prestartArgv0 is the interpreter a warm container can start before its
@@ -19,15 +21,15 @@ const prestartArgv0 = "python3"
 // reaches a container that will serve another. sandbox-init hands the job
 // over only when its environment differs in the run id alone, and starts it
 // the usual way otherwise.
-func prelude(tmpl *Spec, version string) ([]byte, bool) {
+func prelude(tmpl *sandbox.Spec, version string) ([]byte, bool) {
 	if len(tmpl.Argv) == 0 || tmpl.Argv[0] != prestartArgv0 || len(tmpl.Env) > 0 {
 		return nil, false
 	}
 	b, err := json.Marshal(frame.Prelude{Prestart: &frame.Prestart{
 		Argv0: prestartArgv0,
-		Env:   scriptEnv(tmpl, version),
-		Dir:   workspaceDir,
-		Vary:  []string{envRunID},
+		Env:   sandbox.ScriptEnv(tmpl, version),
+		Dir:   sandbox.WorkspaceDir,
+		Vary:  []string{sandbox.EnvRunID},
 	}})
 	return b, err == nil
 }

@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"errors"
 	"fmt"
@@ -160,11 +162,11 @@ func (s *settings) validate() error {
 	return errors.Join(errs...)
 }
 
-// Docker runs each execution in its own container on a Docker engine. It is
+// Runner runs each execution in its own container on a Docker engine. It is
 // safe for concurrent use; create one and share it.
-type Docker struct {
+type Runner struct {
 	client         Client
-	ownClient      *client.Client // created by NewDocker, closed by Close
+	ownClient      *client.Client // created by New, closed by Close
 	log            *slog.Logger
 	sem            chan struct{}
 	image          string
@@ -173,8 +175,8 @@ type Docker struct {
 	removeTimeout  time.Duration
 	callTimeout    time.Duration
 	initGrace      time.Duration
-	owner          owner
-	ids            identity
+	owner          sandbox.Owner
+	ids            sandbox.Identity
 	now            func() time.Time
 	pool           *warmPool // nil when off
 	ociRuntime     string
@@ -185,11 +187,11 @@ type Docker struct {
 	teardowns chan struct{}
 }
 
-var _ Runner = (*Docker)(nil)
+var _ sandbox.Runner = (*Runner)(nil)
 
-// NewDocker returns a Docker runner. It does not contact the daemon; call
+// New returns a Docker runner. It does not contact the daemon; call
 // Ping or CheckImage for an early, clear failure.
-func NewDocker(opts ...Option) (*Docker, error) {
+func New(opts ...Option) (*Runner, error) {
 	s := defaultSettings()
 	for _, o := range opts {
 		o(&s)
@@ -197,7 +199,7 @@ func NewDocker(opts ...Option) (*Docker, error) {
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("configure docker runner: %w", err)
 	}
-	d := &Docker{
+	d := &Runner{
 		client:         s.client,
 		log:            s.logger,
 		sem:            make(chan struct{}, s.maxConcurrent),
@@ -209,8 +211,8 @@ func NewDocker(opts ...Option) (*Docker, error) {
 		callTimeout:    s.callTimeout,
 		initGrace:      s.initGrace,
 		ociRuntime:     s.ociRuntime,
-		owner:          ownerOf(s.ownerPID, s.ownerHost),
-		ids:            currentIdentity(),
+		owner:          sandbox.OwnerOf(s.ownerPID, s.ownerHost),
+		ids:            sandbox.CurrentIdentity(),
 		now:            time.Now,
 	}
 	if d.image == "" {
@@ -228,21 +230,21 @@ func NewDocker(opts ...Option) (*Docker, error) {
 }
 
 // Client returns the Docker client the runner uses, e.g. for Reap.
-func (d *Docker) Client() Client { return d.client }
+func (d *Runner) Client() Client { return d.client }
 
 // Image returns the default image.
-func (d *Docker) Image() string { return d.image }
+func (d *Runner) Image() string { return d.image }
 
 // WaitIdle returns once the work the runner does in the background (warm
 // containers starting, containers being removed) has ended, or when ctx
 // ends. Runs may go on meanwhile; work they start is waited for too.
-func (d *Docker) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
+func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
 
 // Close removes the warm pool's idle containers, waits for the background
-// work to end, and releases the Docker client if NewDocker created it. Runs
+// work to end, and releases the Docker client if New created it. Runs
 // must have returned. A process that exits without Close may leave
 // containers behind for Reap.
-func (d *Docker) Close() error {
+func (d *Runner) Close() error {
 	d.pool.close()
 	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
 	if d.ownClient == nil {

@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"bytes"
 	"context"
 	"errors"
@@ -15,21 +17,21 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
 )
 
-func newTestDocker(t *testing.T, f *fakeClient, opts ...Option) *Docker {
+func newTestDocker(t *testing.T, f *fakeClient, opts ...Option) *Runner {
 	t.Helper()
-	d, err := NewDocker(append([]Option{WithClient(f), WithVersion("0.1.0-test")}, opts...)...)
+	d, err := New(append([]Option{WithClient(f), WithVersion("0.1.0-test")}, opts...)...)
 	require.NoError(t, err)
-	d.ids = identityFor(1000, 1000) // a non-root caller: no host files to share
+	d.ids = sandbox.IdentityFor(1000, 1000) // a non-root caller: no host files to share
 	return d
 }
 
 // settled waits for the runner's background work (teardowns, refills) and
 // returns d, so tests can check the engine calls of a whole run.
-func settled(t *testing.T, d *Docker) *Docker {
+func settled(t *testing.T, d *Runner) *Runner {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -37,8 +39,8 @@ func settled(t *testing.T, d *Docker) *Docker {
 	return d
 }
 
-func testSpec(t *testing.T) Spec {
-	return Spec{
+func testSpec(t *testing.T) sandbox.Spec {
+	return sandbox.Spec{
 		Skill:    "hello",
 		SkillDir: t.TempDir(),
 		Argv:     []string{"python3", "/skills/hello/scripts/echo.py"},
@@ -86,7 +88,7 @@ func TestRunSuccess(t *testing.T) {
 	require.Equal(t, int64(5000), got.TimeoutMS)
 	require.Equal(t, int64(2000), got.GraceMS)
 	require.Equal(t, "1000:1000", f.cfg.User)
-	require.Equal(t, res.ID, f.cfg.Labels[LabelRunID])
+	require.Equal(t, res.ID, f.cfg.Labels[sandbox.LabelRunID])
 }
 
 func TestRunScriptFailureIsNotAnError(t *testing.T) {
@@ -183,14 +185,14 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 		{
 			name:      "image missing",
 			f:         &fakeClient{createErr: errNotFound},
-			wantErr:   ErrImageNotFound,
+			wantErr:   sandbox.ErrImageNotFound,
 			wantCalls: []string{"create", "remove"},
 			removed:   "sandboxrun-",
 		},
 		{
 			name:      "daemon unreachable",
 			f:         &fakeClient{createErr: unavailable},
-			wantErr:   ErrDockerUnavailable,
+			wantErr:   sandbox.ErrDockerUnavailable,
 			wantCalls: []string{"create", "remove"},
 			removed:   "sandboxrun-",
 		},
@@ -227,7 +229,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 		{
 			name:      "no report",
 			f:         &fakeClient{state: container.State{ExitCode: 2}, init: func(frame.Job, io.Writer, io.Writer, <-chan struct{}) {}},
-			wantErr:   ErrNoReport,
+			wantErr:   sandbox.ErrNoReport,
 			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "remove"},
 			removed:   "c0ffee",
 		},
@@ -305,7 +307,7 @@ func TestRunRemovalErrors(t *testing.T) {
 		f := &fakeClient{removeErr: errTest, state: container.State{ExitCode: 2},
 			init: func(frame.Job, io.Writer, io.Writer, <-chan struct{}) {}}
 		_, err := newTestDocker(t, f).Run(context.Background(), testSpec(t))
-		require.ErrorIs(t, err, ErrNoReport)
+		require.ErrorIs(t, err, sandbox.ErrNoReport)
 		require.ErrorIs(t, err, errTest)
 		require.ErrorContains(t, err, "remove sandbox container")
 	})
@@ -399,7 +401,7 @@ func TestRunBackstop(t *testing.T) {
 	res, err := d.Run(context.Background(), spec)
 	require.NoError(t, err, "a sandbox that hangs is the script's failure, reported in the result")
 	require.True(t, res.TimedOut)
-	require.Equal(t, ExitTimeout, res.ExitCode)
+	require.Equal(t, sandbox.ExitTimeout, res.ExitCode)
 	require.Equal(t, "sandbox-init did not report in time", res.Error)
 	require.Contains(t, res.Stderr, "Timeout: script exceeded 20ms limit")
 	require.Equal(t, []string{"create", "attach", "start", "inspect", "kill", "inspect", "remove"}, f.Calls())
@@ -421,13 +423,13 @@ func TestRunJobNotReadDoesNotDeadlock(t *testing.T) {
 func TestRunRefusalsMakeNoDockerCall(t *testing.T) {
 	tests := []struct {
 		name    string
-		mutate  func(*Spec)
+		mutate  func(*sandbox.Spec)
 		wantErr error
 	}{
-		{"invalid", func(s *Spec) { s.Argv = nil }, ErrInvalidSpec},
-		{"skill dir missing", func(s *Spec) { s.SkillDir = "/nonexistent/skill" }, ErrInvalidSpec},
-		{"workspace missing", func(s *Spec) { s.Workspace = "/nonexistent/ws" }, ErrInvalidSpec},
-		{"skill dir is a file", func(s *Spec) { s.SkillDir = os.Args[0] }, ErrInvalidSpec},
+		{"invalid", func(s *sandbox.Spec) { s.Argv = nil }, sandbox.ErrInvalidSpec},
+		{"skill dir missing", func(s *sandbox.Spec) { s.SkillDir = "/nonexistent/skill" }, sandbox.ErrInvalidSpec},
+		{"workspace missing", func(s *sandbox.Spec) { s.Workspace = "/nonexistent/ws" }, sandbox.ErrInvalidSpec},
+		{"skill dir is a file", func(s *sandbox.Spec) { s.SkillDir = os.Args[0] }, sandbox.ErrInvalidSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -483,23 +485,13 @@ func countCalls(calls []string, name string) int {
 }
 
 func TestNewDockerOptions(t *testing.T) {
-	_, err := NewDocker(WithClient(&fakeClient{}))
+	_, err := New(WithClient(&fakeClient{}))
 	require.ErrorContains(t, err, "WithVersion")
-	_, err = NewDocker(WithClient(&fakeClient{}), WithVersion("1"), WithMaxConcurrent(0), WithInitGrace(-1))
+	_, err = New(WithClient(&fakeClient{}), WithVersion("1"), WithMaxConcurrent(0), WithInitGrace(-1))
 	require.ErrorContains(t, err, "max concurrent")
 	require.ErrorContains(t, err, "init grace")
-	d, err := NewDocker(WithClient(&fakeClient{}), WithDefaultImage("custom:1"))
+	d, err := New(WithClient(&fakeClient{}), WithDefaultImage("custom:1"))
 	require.NoError(t, err)
 	require.Equal(t, "custom:1", d.Image())
 	require.NoError(t, d.Close())
-}
-
-func TestIdentity(t *testing.T) {
-	root := identityFor(0, 0)
-	require.Equal(t, "65532:65532", root.user())
-	require.True(t, root.foreign())
-	user := identityFor(1000, 1001)
-	require.Equal(t, "1000:1001", user.user())
-	require.False(t, user.foreign())
-	require.Equal(t, "1000:65532", identityFor(1000, 0).user(), "never group root either")
 }

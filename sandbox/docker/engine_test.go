@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"io"
 	"testing"
@@ -8,21 +10,21 @@ import (
 	"github.com/docker/docker/api/types/system"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 func TestRunRefusesWhatTheHostCannotHonour(t *testing.T) {
 	host := system.Info{NCPU: 2, MemTotal: 4 << 30, Runtimes: map[string]system.RuntimeWithStatus{"runc": {}, "io.containerd.runc.v2": {}}}
 	tests := []struct {
 		name  string
-		edit  func(*Spec)
+		edit  func(*sandbox.Spec)
 		opts  []Option
 		wants []string
 	}{
-		{"memory", func(s *Spec) { s.Limits.MemoryBytes = 20 << 30 }, nil, []string{"memory 20GiB (max_memory / --memory)", "host's 4GiB"}},
-		{"cpus", func(s *Spec) { s.Limits.CPUs = 3 }, nil, []string{"cpus 3 (max_cpus / --cpus)", "host's 2 CPUs", "at most 2"}},
-		{"runtime", func(*Spec) {}, []Option{WithOCIRuntime("runsc")}, []string{`no runtime "runsc"`, "io.containerd.runc.v2, runc"}},
-		{"all at once", func(s *Spec) { s.Limits.MemoryBytes, s.Limits.CPUs = 8<<30, 2.5 }, []Option{WithOCIRuntime("kata")}, []string{"memory", "cpus", "kata"}},
+		{"memory", func(s *sandbox.Spec) { s.Limits.MemoryBytes = 20 << 30 }, nil, []string{"memory 20GiB (max_memory / --memory)", "host's 4GiB"}},
+		{"cpus", func(s *sandbox.Spec) { s.Limits.CPUs = 3 }, nil, []string{"cpus 3 (max_cpus / --cpus)", "host's 2 CPUs", "at most 2"}},
+		{"runtime", func(*sandbox.Spec) {}, []Option{WithOCIRuntime("runsc")}, []string{`no runtime "runsc"`, "io.containerd.runc.v2, runc"}},
+		{"all at once", func(s *sandbox.Spec) { s.Limits.MemoryBytes, s.Limits.CPUs = 8<<30, 2.5 }, []Option{WithOCIRuntime("kata")}, []string{"memory", "cpus", "kata"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +35,7 @@ func TestRunRefusesWhatTheHostCannotHonour(t *testing.T) {
 			res, err := d.Run(context.Background(), spec)
 			require.Nil(t, res)
 			require.ErrorIs(t, err, ErrBeyondHost)
-			require.ErrorIs(t, err, ErrInvalidSpec)
+			require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
 			for _, w := range tt.wants {
 				require.ErrorContains(t, err, w)
 			}

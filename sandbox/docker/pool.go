@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,7 +23,7 @@ import (
 // containers are removed after maxIdle and when the runner closes; their
 // owner labels let Reap find them if the process dies.
 type warmPool struct {
-	d        *Docker
+	d        *Runner
 	size     int
 	maxIdle  time.Duration
 	prestart bool // warm containers may start python3 ahead of the job
@@ -45,7 +47,7 @@ type warmBox struct {
 	timer *time.Timer
 }
 
-func newWarmPool(d *Docker, size int, maxIdle time.Duration, prestart bool) *warmPool {
+func newWarmPool(d *Runner, size int, maxIdle time.Duration, prestart bool) *warmPool {
 	if size <= 0 {
 		return nil
 	}
@@ -55,7 +57,7 @@ func newWarmPool(d *Docker, size int, maxIdle time.Duration, prestart bool) *war
 
 // key identifies a container configuration: runs with equal keys can use
 // each other's warm containers. Empty when the pool is off.
-func (p *warmPool) key(spec *Spec) string {
+func (p *warmPool) key(spec *sandbox.Spec) string {
 	if p == nil || spec.EgressSocket != "" {
 		// The socket is the run's own: no other run can use the container.
 		return ""
@@ -142,7 +144,7 @@ func (p *warmPool) handOver(key string, b *box) bool {
 // refill tops the pool up to its size with containers for spec's
 // configuration, started in the background. Runs call it once they have
 // their Result, so the starts do not compete with a script for the CPUs.
-func (p *warmPool) refill(spec *Spec, key string) {
+func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 	if p == nil || key == "" {
 		return
 	}
@@ -152,7 +154,7 @@ func (p *warmPool) refill(spec *Spec, key string) {
 		p.starting[key]++
 		// What the container's configuration is made of, and what its
 		// prelude may use: never the run's arguments or caller variables.
-		tmpl := Spec{
+		tmpl := sandbox.Spec{
 			Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
 			WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
 		}
@@ -165,7 +167,7 @@ func (p *warmPool) refill(spec *Spec, key string) {
 
 // add starts one container for tmpl and hands it to a waiting run, or
 // makes it idle under key. Its place in count and starting is taken.
-func (p *warmPool) add(key string, tmpl *Spec) {
+func (p *warmPool) add(key string, tmpl *sandbox.Spec) {
 	b, err := p.start(tmpl)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -199,8 +201,8 @@ func (p *warmPool) place(key string, b *box) {
 	p.idle[key] = append(p.idle[key], w)
 }
 
-func (p *warmPool) start(tmpl *Spec) (*box, error) {
-	id, err := newRunID()
+func (p *warmPool) start(tmpl *sandbox.Spec) (*box, error) {
+	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
 	}

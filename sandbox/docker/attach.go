@@ -1,10 +1,10 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -12,24 +12,19 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
-
-// initLogMax bounds how much of the start and of the end of sandbox-init's
-// own stderr is kept.
-const initLogMax = 4 << 10
 
 // session is the attached stream of one container: the job goes in on
 // stdin; on stdout come frames, decoded into bounded captures and the
 // caller's live writers; on stderr come init's own diagnostics.
 type session struct {
-	hj     types.HijackedResponse
-	stdout *capture
-	stderr *capture
-	live   [2]*liveWriter
+	hj types.HijackedResponse
+	// out is set by bind, before decoding starts.
+	out *sandbox.Output
 	// initErr, report and decodeErr are written by the reading goroutines
 	// and read after close.
-	initErr   *headTail
+	initErr   *sandbox.InitLog
 	report    *frame.Report
 	decodeErr error
 
@@ -49,11 +44,9 @@ type session struct {
 
 // bind sets where a run's output goes. It must come before the job: init
 // writes nothing on stdout until it has one, and decoding waits for it.
-func (s *session) bind(spec *Spec) {
+func (s *session) bind(spec *sandbox.Spec) {
 	s.bindOnce.Do(func() {
-		s.stdout = newCapture(spec.Limits.OutputBytes)
-		s.stderr = newCapture(spec.Limits.OutputBytes)
-		s.live = [2]*liveWriter{{w: spec.Stdout}, {w: spec.Stderr}}
+		s.out = sandbox.NewOutput(spec)
 		close(s.ready)
 	})
 }
@@ -71,7 +64,7 @@ func (s *session) alive() bool {
 
 // attachAndStart attaches to the container's streams before starting it,
 // so no output can be missed, and starts reading.
-func (d *Docker) attachAndStart(ctx context.Context, id string) (*session, error) {
+func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	hj, err := d.client.ContainerAttach(cctx, id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
@@ -82,10 +75,7 @@ func (d *Docker) attachAndStart(ctx context.Context, id string) (*session, error
 	}
 	s := &session{
 		hj:      hj,
-		stdout:  newCapture(0),
-		stderr:  newCapture(0),
-		live:    [2]*liveWriter{{}, {}},
-		initErr: &headTail{max: initLogMax},
+		initErr: sandbox.NewInitLog(),
 		ready:   make(chan struct{}),
 		copied:  make(chan struct{}),
 		decoded: make(chan struct{}),
@@ -115,9 +105,11 @@ func (s *session) read() {
 	go func() {
 		defer close(s.decoded)
 		<-s.ready
-		s.report, s.decodeErr = decodeFrames(pr,
-			io.MultiWriter(s.stdout, s.live[0]), io.MultiWriter(s.stderr, s.live[1]),
-			func() { s.reported = true; s.hear() })
+		out := s.out
+		if out == nil { // closed before a run was bound: keep nothing
+			out = sandbox.NewOutput(&sandbox.Spec{})
+		}
+		s.report, s.decodeErr = out.Decode(pr, func() { s.reported = true; s.hear() })
 		s.hear()
 		// Unblock the demultiplexer if the stream goes on regardless.
 		pr.CloseWithError(errStopped)
@@ -155,42 +147,5 @@ func (s *session) close() {
 	<-s.decoded
 	if s.sending {
 		<-s.sent
-	}
-}
-
-// decodeFrames relays output frames until the stream ends and returns the
-// report of the result frame. Frames after the result are protocol
-// violations and dropped.
-func decodeFrames(r io.Reader, stdout, stderr io.Writer, onReport func()) (*frame.Report, error) {
-	fr := frame.NewReader(r)
-	var rep *frame.Report
-	for {
-		t, p, err := fr.Next()
-		if errors.Is(err, io.EOF) {
-			return rep, nil
-		}
-		if err != nil {
-			return rep, fmt.Errorf("read frames from sandbox-init: %w", err)
-		}
-		if rep != nil {
-			continue
-		}
-		switch t {
-		case frame.Stdout:
-			_, _ = stdout.Write(p)
-		case frame.Stderr:
-			_, _ = stderr.Write(p)
-		case frame.Result:
-			var r frame.Report
-			if err := json.Unmarshal(p, &r); err != nil {
-				return nil, fmt.Errorf("decode sandbox-init report: %w", err)
-			}
-			rep = &r
-			if onReport != nil {
-				onReport()
-			}
-		default:
-			return rep, fmt.Errorf("read frames from sandbox-init: unknown %s", t)
-		}
 	}
 }

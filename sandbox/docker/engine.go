@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +33,7 @@ type engineCache struct {
 	facts *engineFacts
 }
 
-func (c *engineCache) get(ctx context.Context, d *Docker) (*engineFacts, error) {
+func (c *engineCache) get(ctx context.Context, d *Runner) (*engineFacts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.facts != nil {
@@ -57,14 +59,14 @@ type beyondHostError struct{ msg string }
 
 func (e *beyondHostError) Error() string { return e.msg }
 func (e *beyondHostError) Is(target error) bool {
-	return target == ErrBeyondHost || target == ErrInvalidSpec
+	return target == ErrBeyondHost || target == sandbox.ErrInvalidSpec
 }
 
 // checkEngine refuses limits above the host's memory or CPUs and an engine
 // runtime the engine does not have, before any container exists. The engine
 // would otherwise accept the memory (no cap at all in practice) and fail on
 // the CPUs with a raw API error.
-func (d *Docker) checkEngine(ctx context.Context, spec *Spec) error {
+func (d *Runner) checkEngine(ctx context.Context, spec *sandbox.Spec) error {
 	f, err := d.engine.get(ctx, d)
 	if err != nil {
 		return err

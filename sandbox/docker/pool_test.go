@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/sandbox/frame"
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 func (p *warmPool) idleCount() int {
@@ -43,7 +45,7 @@ func (e *echoInit) run(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
 	report(out, frame.Report{})
 }
 
-func waitIdle(t *testing.T, d *Docker, n int) {
+func waitIdle(t *testing.T, d *Runner, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return d.pool.idleCount() == n }, 5*time.Second, time.Millisecond)
 }
@@ -70,7 +72,7 @@ func TestWarmPoolServesTheNextRun(t *testing.T) {
 	require.Equal(t, warm, second.Stdout, "the script saw the same run id")
 	waitIdle(t, d, 1)
 	require.Equal(t, 3, countCalls(f.Calls(), "create"), "the second run created only the next warm one")
-	require.Equal(t, PoolStats{Size: 1, Ready: 1, Hits: 1, Misses: 1}, d.PoolStats(), "the first run missed, the second hit")
+	require.Equal(t, sandbox.PoolStats{Size: 1, Ready: 1, Hits: 1, Misses: 1}, d.PoolStats(), "the first run missed, the second hit")
 
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live(), "Close removes idle containers")
@@ -182,7 +184,7 @@ func TestWarmPoolOff(t *testing.T) {
 	settled(t, d)
 	require.Equal(t, 1, countCalls(f.Calls(), "create"))
 	require.Zero(t, f.Live())
-	require.Equal(t, PoolStats{}, d.PoolStats(), "no pool, nothing counted")
+	require.Equal(t, sandbox.PoolStats{}, d.PoolStats(), "no pool, nothing counted")
 	require.NoError(t, d.Close())
 }
 
@@ -267,9 +269,9 @@ func TestWarmPoolPrestartsPython(t *testing.T) {
 			}
 			require.Len(t, preludes, 1)
 			warm := f.RunIDs()[1]
-			tmpl := Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
+			tmpl := sandbox.Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
 			require.Equal(t, frame.Prestart{
-				Argv0: "python3", Env: scriptEnv(&tmpl, "0.1.0-test"), Dir: "/workspace", Vary: []string{"SANDBOXRUN_RUN_ID"},
+				Argv0: "python3", Env: sandbox.ScriptEnv(&tmpl, "0.1.0-test"), Dir: "/workspace", Vary: []string{"SANDBOXRUN_RUN_ID"},
 			}, preludes[0])
 			for _, kv := range preludes[0].Env {
 				require.NotContains(t, kv, "secret", "nothing of one request reaches a container for another")
@@ -304,7 +306,7 @@ func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
 			require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
 
 			type outcome struct {
-				res *Result
+				res *sandbox.Result
 				err error
 			}
 			done := make(chan outcome, 1)

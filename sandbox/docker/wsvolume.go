@@ -1,6 +1,8 @@
-package sandbox
+package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +47,7 @@ func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID 
 
 // createWorkspaceVolume makes the tmpfs volume for spec, owned by the
 // sandbox user, after checking the workspace fits the cap.
-func (d *Docker) createWorkspaceVolume(ctx context.Context, spec *Spec) (*workspaceVolume, error) {
+func (d *Runner) createWorkspaceVolume(ctx context.Context, spec *sandbox.Spec) (*workspaceVolume, error) {
 	limit := spec.Limits.WorkspaceWriteBytes
 	size, err := treeSize(spec.Workspace, limit)
 	if err != nil {
@@ -64,10 +66,10 @@ func (d *Docker) createWorkspaceVolume(ctx context.Context, spec *Spec) (*worksp
 			"type":   "tmpfs",
 			"device": "tmpfs",
 			"o": "size=" + strconv.FormatInt(spec.Limits.WorkspaceWriteBytes, 10) +
-				",uid=" + strconv.FormatUint(uint64(d.ids.uid), 10) + ",gid=" + strconv.FormatUint(uint64(d.ids.gid), 10) +
+				",uid=" + strconv.FormatUint(uint64(d.ids.UID()), 10) + ",gid=" + strconv.FormatUint(uint64(d.ids.GID()), 10) +
 				",mode=0755,nosuid,nodev",
 		},
-		Labels: map[string]string{LabelManaged: "true", LabelRunID: spec.RunID},
+		Labels: map[string]string{sandbox.LabelManaged: "true", sandbox.LabelRunID: spec.RunID},
 	})
 	if err != nil {
 		return nil, apiError("create the workspace volume", err)
@@ -77,7 +79,7 @@ func (d *Docker) createWorkspaceVolume(ctx context.Context, spec *Spec) (*worksp
 
 // removeWorkspaceVolume deletes the volume; the container using it must be
 // gone. It runs detached from ctx's cancellation.
-func (d *Docker) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) error {
+func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) error {
 	if v == nil {
 		return nil
 	}
@@ -90,37 +92,37 @@ func (d *Docker) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 }
 
 // copyIn puts the workspace's files into the started container's volume.
-func (d *Docker) copyIn(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
+func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
 	v.copiedAt = time.Now()
 	pr, pw := io.Pipe()
 	entries := make(chan map[string]bool, 1)
 	go func() {
-		seen, err := writeTree(pw, spec.Workspace, int(d.ids.uid), int(d.ids.gid))
+		seen, err := writeTree(pw, spec.Workspace, int(d.ids.UID()), int(d.ids.GID()))
 		entries <- seen
 		pw.CloseWithError(err)
 	}()
-	err := d.client.CopyToContainer(ctx, id, workspaceDir, pr, container.CopyToContainerOptions{})
+	err := d.client.CopyToContainer(ctx, id, sandbox.WorkspaceDir, pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(errStopped)
 	v.before = <-entries
 	if err != nil {
-		return fmt.Errorf("%w: copy %s into the sandbox: %w", ErrWorkspace, spec.Workspace, err)
+		return fmt.Errorf("%w: copy %s into the sandbox: %w", sandbox.ErrWorkspace, spec.Workspace, err)
 	}
 	return nil
 }
 
 // copyOut brings the volume's files back into the workspace.
-func (d *Docker) copyOut(ctx context.Context, id string, spec *Spec, v *workspaceVolume) error {
+func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
 	// The hand-back finishes even when the caller gives up meanwhile: half
 	// a tree is worse than a late one. It is bounded by the cap's size.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handBackTimeout)
 	defer cancel()
-	rc, _, err := d.client.CopyFromContainer(cctx, id, workspaceDir+"/.")
+	rc, _, err := d.client.CopyFromContainer(cctx, id, sandbox.WorkspaceDir+"/.")
 	if err != nil {
-		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", ErrWorkspace, err)
+		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", sandbox.ErrWorkspace, err)
 	}
 	defer rc.Close()
 	if err := readTree(rc, spec.Workspace, v.before, v.copiedAt); err != nil {
-		return fmt.Errorf("%w: hand the workspace back to %s: %w", ErrWorkspace, spec.Workspace, err)
+		return fmt.Errorf("%w: hand the workspace back to %s: %w", sandbox.ErrWorkspace, spec.Workspace, err)
 	}
 	return nil
 }

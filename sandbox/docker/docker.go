@@ -1,4 +1,4 @@
-package sandbox
+package docker
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func ignorableRemoveError(err error) bool {
 }
 
 // Ping checks that the Docker daemon answers.
-func (d *Docker) Ping(ctx context.Context) error {
+func (d *Runner) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
 	if _, err := d.client.Ping(ctx); err != nil {
@@ -90,7 +90,7 @@ func (d *Docker) Ping(ctx context.Context) error {
 
 // CheckImage returns the ID of ref (the default runner image when empty),
 // or an error matching ErrImageNotFound that says how to build it.
-func (d *Docker) CheckImage(ctx context.Context, ref string) (string, error) {
+func (d *Runner) CheckImage(ctx context.Context, ref string) (string, error) {
 	if ref == "" {
 		ref = d.image
 	}

@@ -1,0 +1,59 @@
+package docker
+
+import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+func egressSpec(t *testing.T) sandbox.Spec {
+	t.Helper()
+	spec := goldenSpec()
+	spec.SkillDir = t.TempDir()
+	spec.EgressSocket = filepath.Join(t.TempDir(), "egress.sock")
+	spec.Limits.Egress = &policy.Egress{Allow: []string{"api.example.com"}}
+	return spec
+}
+
+func TestEgressConfigKeepsTheSandboxOffline(t *testing.T) {
+	spec := egressSpec(t)
+	cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
+	require.Equal(t, "none", string(hc.NetworkMode), "the proxy never comes with an interface")
+	require.Len(t, hc.Mounts, 2)
+	m := hc.Mounts[1]
+	require.Equal(t, spec.EgressSocket, m.Source)
+	require.Equal(t, sandbox.EgressSocketPath, m.Target)
+	require.True(t, m.ReadOnly)
+	require.Empty(t, hc.CapAdd)
+	require.Equal(t, []string{"PATH=" + sandbox.InitPathEnv}, cfg.Env)
+
+	job := sandbox.JobFor(&spec, "v", 0)
+	require.Equal(t, sandbox.ProxyAddr, job.Egress.Listen)
+	require.Equal(t, sandbox.EgressSocketPath, job.Egress.Socket)
+	for _, kv := range []string{"HTTP_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128", "ALL_PROXY=http://127.0.0.1:3128", "NO_PROXY=", "no_proxy="} {
+		require.Contains(t, job.Env, kv)
+	}
+
+	plain := goldenSpec()
+	job = sandbox.JobFor(&plain, "v", 0)
+	require.Nil(t, job.Egress)
+	for _, kv := range job.Env {
+		require.NotContains(t, kv, "PROXY")
+		require.NotContains(t, kv, "proxy")
+	}
+}
+
+func TestWarmPoolSkipsEgressRuns(t *testing.T) {
+	d, err := New(WithVersion("t"), WithClient(nil), WithWarmPool(2, 1e9))
+	require.NoError(t, err)
+	t.Cleanup(func() { d.pool.close() })
+	spec := egressSpec(t)
+	require.Empty(t, d.pool.key(&spec), "a run's egress socket is its own")
+	spec.EgressSocket, spec.Limits.Egress = "", nil
+	require.NotEmpty(t, d.pool.key(&spec))
+}

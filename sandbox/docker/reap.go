@@ -1,0 +1,107 @@
+package docker
+
+import (
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// reapCallTimeout bounds each removal.
+const reapCallTimeout = 30 * time.Second
+
+// Reap finds containers labelled as sandboxrun's whose owner process is
+// gone (or, with Grace, that are too old) and removes them. Containers
+// that disappear meanwhile are not errors; other failures are joined.
+func Reap(ctx context.Context, c ReapClient, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
+	if opts.Host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("reap: host name: %w", err)
+		}
+		opts.Host = h
+	}
+	list, err := c.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelManaged+"=true")),
+	})
+	if err != nil {
+		return nil, apiError("list sandbox containers", err)
+	}
+	now := time.Now()
+	var out []sandbox.Reaped
+	var errs []error
+	for _, s := range list {
+		r, ok := reapCandidate(s, now, opts, sandbox.ProcessAlive)
+		if !ok {
+			continue
+		}
+		if !opts.DryRun {
+			cctx, cancel := context.WithTimeout(ctx, reapCallTimeout)
+			err := c.ContainerRemove(cctx, s.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			cancel()
+			switch {
+			case err == nil || ignorableRemoveError(err):
+				r.Removed = true
+				// A writable run's workspace volume outlives a killed owner.
+				if r.RunID != "" {
+					vctx, cancel := context.WithTimeout(ctx, reapCallTimeout)
+					verr := c.VolumeRemove(vctx, workspaceVolumeName(r.RunID), true)
+					cancel()
+					if verr != nil && !ignorableRemoveError(verr) {
+						errs = append(errs, apiError("remove workspace volume of run "+r.RunID, verr))
+					}
+				}
+			default:
+				errs = append(errs, apiError("remove sandbox container "+shortID(s.ID), err))
+			}
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// reapCandidate decides about one container; alive reports whether a
+// process with that pid (and start time, when known) exists on this host.
+func reapCandidate(s container.Summary, now time.Time, opts sandbox.ReapOptions, alive func(int, uint64) bool) (sandbox.Reaped, bool) {
+	if s.Labels[sandbox.LabelManaged] != "true" {
+		return sandbox.Reaped{}, false
+	}
+	created := time.Unix(s.Created, 0)
+	if t, err := time.Parse(time.RFC3339, s.Labels[sandbox.LabelCreated]); err == nil {
+		created = t
+	}
+	r := sandbox.Reaped{
+		ID:    s.ID,
+		RunID: s.Labels[sandbox.LabelRunID],
+		Skill: s.Labels[sandbox.LabelSkill],
+		Age:   now.Sub(created).Round(time.Second),
+	}
+	if len(s.Names) > 0 {
+		r.Name = strings.TrimPrefix(s.Names[0], "/")
+	}
+	if pid, gone := sandbox.OwnerGone(s.Labels, opts.Host, alive); gone {
+		r.Reason = fmt.Sprintf("owner process %d on %s is gone", pid, opts.Host)
+		return r, true
+	}
+	if !opts.OnlyDeadOwners && opts.Grace > 0 && now.Sub(created) > opts.Grace {
+		r.Reason = fmt.Sprintf("older than %s", opts.Grace)
+		return r, true
+	}
+	return sandbox.Reaped{}, false
+}
+
+// Reap removes leaked containers with this runner's client and host name.
+func (d *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
+	if opts.Host == "" {
+		opts.Host = d.owner.Host
+	}
+	return Reap(ctx, d.client, opts)
+}
