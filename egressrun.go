@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -44,7 +45,7 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 		return nil, fmt.Errorf("%w: Limits.Egress: %w", sandbox.ErrInvalidSpec, err)
 	}
 	uid, gid := sandbox.UserIDs()
-	p, err := egress.Start(cfg, append([]egress.Option{egress.WithSocketOwner(uid, gid)}, e.Options...)...)
+	p, err := egress.Start(cfg, append([]egress.Option{egress.WithSocketOwner(uid, gid), egress.WithOwner(sandbox.OwnerLabels())}, e.Options...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -58,4 +59,34 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 		res.Egress, res.EgressRecord = &rec.Summary, &rec
 	}
 	return res, err
+}
+
+// ReapEgressFolders removes the egress proxies' folders in dir
+// (os.TempDir() when empty) whose owner process on this host is gone: what
+// a sandboxrun killed mid-run left behind. Folders of live owners, of other
+// hosts and without an owner record are kept. With dryRun nothing is
+// removed. It returns the folders selected.
+func ReapEgressFolders(dir string, dryRun bool) ([]string, error) {
+	folders, err := egress.Folders(dir)
+	if err != nil {
+		return nil, err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("reap egress folders: host name: %w", err)
+	}
+	var out []string
+	var errs []error
+	for _, f := range folders {
+		if _, gone := sandbox.OwnerGone(f.Owner, host, sandbox.ProcessAlive); !gone {
+			continue
+		}
+		out = append(out, f.Path)
+		if !dryRun {
+			if err := os.RemoveAll(f.Path); err != nil {
+				errs = append(errs, fmt.Errorf("remove egress folder: %w", err))
+			}
+		}
+	}
+	return out, errors.Join(errs...)
 }

@@ -175,6 +175,9 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 			s.log.Info("removed leaked sandboxes", "count", len(reaped))
 		}
 	}
+	if dirs, err := ReapEgressFolders("", false); err != nil || len(dirs) > 0 {
+		s.log.Info("removed leaked egress proxy folders", "count", len(dirs), "err", err)
+	}
 	s.connected = true
 	return s.engine, nil
 }

@@ -103,6 +103,7 @@ type settings struct {
 	dialTimeout time.Duration
 	helloWait   time.Duration
 	hostAddrs   func() ([]netip.Addr, error)
+	owner       map[string]string
 }
 
 func defaultSettings() settings {
@@ -180,7 +181,7 @@ func Start(cfg Config, opts ...Option) (p *Proxy, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	dir, err := os.MkdirTemp(s.dir, "sandboxrun-egress-"+shortRunID(cfg.RunID)+"-")
+	dir, err := os.MkdirTemp(s.dir, folderPrefix+shortRunID(cfg.RunID)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: create its folder: %w", err)
 	}
@@ -189,6 +190,9 @@ func Start(cfg Config, opts ...Option) (p *Proxy, err error) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
+	if err := writeOwner(dir, s.owner); err != nil {
+		return nil, err
+	}
 	socket := filepath.Join(dir, SocketName)
 	if len(socket) > maxSocketPath {
 		return nil, fmt.Errorf("egress proxy: the socket path %s is %d bytes, over the kernel's %d: set a shorter TMPDIR (or egress.WithDir)", socket, len(socket), maxSocketPath)

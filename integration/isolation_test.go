@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,14 +13,10 @@ import (
 )
 
 // Interfaces are inspected, never used: no test sends traffic anywhere
-// but loopback.
+// but loopback. That only lo exists without a network is
+// sandboxtest.NoNetwork, run on every backend.
 func TestNetwork(t *testing.T) {
 	code := `import json, os; print(json.dumps(sorted(os.listdir("/sys/class/net"))))`
-	t.Run("off by default", func(t *testing.T) {
-		res := run(t, pySpec(t, code))
-		require.True(t, res.Success, "stderr: %s", res.Stderr)
-		require.JSONEq(t, `["lo"]`, string(res.Output))
-	})
 	// Without a network the engine skips its own network setup
 	// (NetworkDisabled): the runtime must still give the sandbox a network
 	// namespace of its own, never the host's, with a working loopback (the
@@ -81,47 +75,23 @@ for p in sys.argv[1:]:
 print(json.dumps(out))
 `
 
-func TestReadOnlyFileSystems(t *testing.T) {
+// Which paths refuse writes is sandboxtest.ReadOnly, on every backend.
+// Here, what is Docker's own: /dev/shm (ShmSize) takes writes, and a
+// refused write leaves nothing in the read-only workspace on the host.
+func TestReadOnlyWorkspaceStaysUntouched(t *testing.T) {
 	ws := t.TempDir()
 	require.NoError(t, os.Chmod(ws, 0o755))
 	spec := pySpec(t, tryWrites)
 	spec.Workspace = ws
-	spec.Argv = append(spec.Argv, "/skills/t/new.txt", "/skills/t/SKILL.md", "/etc/passwd", "/usr/bin/x",
-		"/new", "/workspace/x", "/tmp/ok", "/dev/shm/ok")
+	spec.Argv = append(spec.Argv, "/workspace/x", "/dev/shm/ok")
 	res := run(t, spec)
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
 	var got map[string]int
 	require.NoError(t, json.Unmarshal(res.Output, &got))
-	erofs := int(unix.EROFS)
-	require.Equal(t, map[string]int{
-		"/skills/t/new.txt":  erofs,
-		"/skills/t/SKILL.md": erofs,
-		"/etc/passwd":        erofs,
-		"/usr/bin/x":         erofs,
-		"/new":               erofs,
-		"/workspace/x":       erofs,
-		"/tmp/ok":            0,
-		"/dev/shm/ok":        0,
-	}, got)
+	require.Equal(t, map[string]int{"/workspace/x": int(unix.EROFS), "/dev/shm/ok": 0}, got)
 	entries, err := os.ReadDir(ws)
 	require.NoError(t, err)
 	require.Empty(t, entries)
-}
-
-func TestTmpIsSizeLimited(t *testing.T) {
-	spec := pySpec(t, `
-import errno
-try:
-    with open("/tmp/big", "wb") as f:
-        f.write(b"x" * (20 << 20))
-    print("wrote")
-except OSError as e:
-    print(errno.errorcode[e.errno])
-`)
-	spec.Limits.TmpBytes = 4 << 20
-	res := run(t, spec)
-	require.True(t, res.Success, "stderr: %s", res.Stderr)
-	require.Equal(t, "ENOSPC\n", res.Stdout)
 }
 
 func TestWritableWorkspaceFilesBelongToTheCaller(t *testing.T) {
@@ -159,38 +129,6 @@ with open("input.txt", "a") as f:
 			require.ErrorIs(t, err, unix.ENODATA, "%s: no %s left behind", p, attr)
 		}
 	}
-}
-
-func TestNoPrivileges(t *testing.T) {
-	res := run(t, pySpec(t, `
-import json, os
-status = {}
-for line in open("/proc/self/status"):
-    k, _, v = line.partition(":")
-    status[k] = v.strip()
-print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "groups": os.getgroups(),
-                  "status": status}))
-`))
-	require.True(t, res.Success, "stderr: %s", res.Stderr)
-	var got struct {
-		UID, GID, EUID int
-		Groups         []int
-		Status         map[string]string
-	}
-	require.NoError(t, json.Unmarshal(res.Output, &got))
-	require.NotZero(t, got.UID, "never root")
-	require.NotZero(t, got.EUID)
-	require.NotZero(t, got.GID)
-	require.NotContains(t, got.Groups, 0)
-	for _, c := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
-		v, err := strconv.ParseUint(got.Status[c], 16, 64)
-		require.NoError(t, err, c)
-		require.Zero(t, v, "%s is %s", c, got.Status[c])
-	}
-	require.Equal(t, "1", got.Status["NoNewPrivs"])
-	require.Equal(t, "2", got.Status["Seccomp"], "the default seccomp filter is on")
-	uids := strings.Fields(got.Status["Uid"])
-	require.NotContains(t, uids, "0")
 }
 
 func TestSkillMountedReadOnlyAtItsPath(t *testing.T) {

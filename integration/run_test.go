@@ -38,76 +38,19 @@ func TestSuccessWithSkillScript(t *testing.T) {
 	require.NotEmpty(t, res.ImageID)
 }
 
-func TestExitCode(t *testing.T) {
-	res := run(t, pySpec(t, `import sys; sys.stderr.write("bad input\n"); sys.exit(3)`))
-	require.False(t, res.Success)
-	require.Equal(t, 3, res.ExitCode)
-	require.Equal(t, "bad input\n", res.Stderr)
-	require.False(t, res.TimedOut)
-	require.Contains(t, res.Error, "exit status 3")
-
-	res = run(t, pySpec(t, `raise SystemExit(1)`))
-	require.Equal(t, 1, res.ExitCode)
-}
-
-func TestTimeoutIgnoringSIGTERM(t *testing.T) {
-	spec := pySpec(t, `
-import signal, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-print("started", flush=True)
-while True:
-    time.sleep(0.05)
-`)
-	spec.Limits.Timeout = 2 * time.Second
-	start := time.Now()
-	res := run(t, spec)
-	took := time.Since(start)
-	require.True(t, res.TimedOut)
-	require.Equal(t, sandbox.ExitTimeout, res.ExitCode)
-	require.False(t, res.Success)
-	require.Equal(t, "started\n", res.Stdout)
-	require.Contains(t, res.Stderr, "Timeout: script exceeded 2s limit and was killed")
-	require.Less(t, took, 2*time.Second+2*time.Second+5*time.Second, "killed within timeout + grace, before the backstop")
-	require.GreaterOrEqual(t, took, 2*time.Second)
-}
-
-func TestSignals(t *testing.T) {
-	for _, tt := range []struct{ sig, name string }{{"SIGSEGV", "SIGSEGV"}, {"SIGKILL", "SIGKILL"}, {"SIGABRT", "SIGABRT"}} {
-		t.Run(tt.sig, func(t *testing.T) {
-			res := run(t, pySpec(t, "import os, signal; os.kill(os.getpid(), signal."+tt.sig+")"))
-			require.Equal(t, tt.name, res.Signal)
-			require.Negative(t, res.ExitCode)
-			require.False(t, res.Success)
-			require.False(t, res.OOMKilled, "a small script killing itself is not an OOM")
-			require.False(t, res.TimedOut)
-		})
-	}
-}
-
-func TestOOM(t *testing.T) {
-	spec := pySpec(t, `
-chunks = []
-while True:
-    chunks.append(b"x" * (4 << 20))
-`)
-	spec.Limits.MemoryBytes = 64 << 20
-	res := run(t, spec)
-	require.True(t, res.OOMKilled, "result: %+v", res)
-	require.False(t, res.Success)
-	require.Equal(t, -9, res.ExitCode)
-	require.Equal(t, "SIGKILL", res.Signal)
-	require.Contains(t, res.Error, "out of memory")
-
+// The conformance suite (sandboxtest.OutOfMemory) covers a script past its
+// limit; here a child is killed and the script itself survives.
+func TestOOMOfAChild(t *testing.T) {
 	// Only the memory cgroup's own count, reported by sandbox-init, sees
 	// this one: the script survives its child and exits 0, and the Result
 	// comes without the engine being asked about the stopped container.
-	spec = pySpec(t, `
+	spec := pySpec(t, `
 import subprocess, sys
 r = subprocess.run([sys.executable, "-c", "c = []\nwhile True: c.append(b'x' * (4 << 20))"])
 print(r.returncode)
 `)
 	spec.Limits.MemoryBytes = 64 << 20
-	res = run(t, spec)
+	res := run(t, spec)
 	require.Equal(t, "-9\n", res.Stdout, "the child was killed")
 	require.Equal(t, 0, res.ExitCode)
 	require.True(t, res.OOMKilled, "result: %+v", res)
@@ -154,24 +97,6 @@ print(n)
 	})
 }
 
-func TestOutputCap(t *testing.T) {
-	spec := pySpec(t, `
-import sys
-sys.stdout.write("o" * 100000)
-sys.stderr.write("e" * 50000)
-`)
-	spec.Limits.OutputBytes = 1024
-	res := run(t, spec)
-	require.True(t, res.Success)
-	require.True(t, res.StdoutTruncated)
-	require.True(t, res.StderrTruncated)
-	require.Equal(t, int64(100000), res.StdoutBytes, "every byte written is counted")
-	require.Equal(t, int64(50000), res.StderrBytes)
-	require.Equal(t, strings.Repeat("o", 1024), res.Stdout)
-	require.Equal(t, strings.Repeat("e", 1024), res.Stderr)
-	require.Nil(t, res.Output)
-}
-
 func TestNonUTF8Output(t *testing.T) {
 	res := run(t, pySpec(t, `import sys; sys.stdout.buffer.write(b"ok \xff\xfe end\n"); sys.stderr.buffer.write(b"\xc3(")`))
 	require.True(t, res.Success)
@@ -182,14 +107,6 @@ func TestNonUTF8Output(t *testing.T) {
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
 	require.True(t, utf8.Valid(b))
-}
-
-func TestJSONArguments(t *testing.T) {
-	spec := pySpec(t, `import json, sys; args = json.load(sys.stdin); print(json.dumps({"got": args}))`)
-	spec.Stdin = []byte(`{"name": "wörld ✓", "n": [1, 2, 3], "nested": {"ok": true}}`)
-	res := run(t, spec)
-	require.True(t, res.Success, "stderr: %s", res.Stderr)
-	require.JSONEq(t, `{"got": {"name": "wörld ✓", "n": [1, 2, 3], "nested": {"ok": true}}}`, string(res.Output))
 }
 
 func TestLargeArgumentsNeverRead(t *testing.T) {

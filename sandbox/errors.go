@@ -9,7 +9,7 @@ import (
 // error: it is a Result with a non-zero exit code. Go errors mean the
 // execution could not happen or could not be observed.
 var (
-	// ErrInvalidSpec: the Spec was refused before any Docker call.
+	// ErrInvalidSpec: the Spec was refused before any engine call.
 	ErrInvalidSpec = errors.New("invalid sandbox spec")
 	// ErrImageNotFound: the runner image is not in the local engine.
 	ErrImageNotFound = errors.New("runner image not found")

@@ -14,7 +14,7 @@ const (
 	needSearch = 1
 )
 
-// checkHostPaths checks, before any Docker call, that the folders exist and
+// checkHostPaths checks, before any engine call, that the folders exist and
 // that a foreign sandbox user can read what it must: every file of the
 // skill, and the top of the workspace.
 func checkHostPaths(spec *Spec, ids Identity) error {

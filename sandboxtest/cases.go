@@ -125,6 +125,7 @@ while True:
 	require.Equal(t, "started\n", res.Stdout)
 	require.True(t, strings.HasSuffix(res.Stderr, "Timeout: script exceeded 2s limit and was killed\n"), "stderr: %q", res.Stderr)
 	require.GreaterOrEqual(t, took, 2*time.Second)
+	require.NotContains(t, res.Error, "did not report", "sandbox-init killed it, not the host's backstop")
 	require.InDelta(t, 2.0, res.Limits.TimeoutSec, 0.001)
 }
 

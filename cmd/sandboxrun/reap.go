@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -21,7 +22,9 @@ func newReapCmd(g *globals, s streams) *cobra.Command {
 		Long: `reap finds containers labelled io.sandboxrun.managed=true whose owner process
 on this host is gone and removes them. With --older-than it also removes any
 sandbox older than DURATION, whoever owns it: keep DURATION above your longest
-timeout. run, exec and python reap dead owners' containers at start.`,
+timeout. It also removes the egress proxy folders (sandboxrun-egress-* in
+$TMPDIR) of owners that are gone. run, exec, python and serve reap dead
+owners' containers and folders at start.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
@@ -40,7 +43,16 @@ timeout. run, exec and python reap dead owners' containers at start.`,
 			if ferr := tw.Flush(); ferr != nil {
 				return ferr
 			}
-			if len(reaped) == 0 && err == nil {
+			dirs, derr := sandboxrun.ReapEgressFolders("", dryRun)
+			for _, d := range dirs {
+				verb := "removed"
+				if dryRun {
+					verb = "would remove"
+				}
+				fmt.Fprintf(s.out, "%s egress proxy folder %s (owner gone)\n", verb, d)
+			}
+			err = errors.Join(err, derr)
+			if len(reaped) == 0 && len(dirs) == 0 && err == nil {
 				fmt.Fprintln(s.out, "no leaked sandboxes")
 			}
 			return err
