@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+
+	"github.com/docker/docker/pkg/stringid"
 )
 
 // buildRequest is one `docker build` with a generated context.
@@ -106,7 +108,7 @@ func withLabels(dockerfile []byte, labels map[string]string) ([]byte, error) {
 // refusal is expected and not an error worth reporting.
 func removeStepImages(ctx context.Context, ids []string, baseID string) {
 	for i := len(ids) - 1; i >= 0; i-- {
-		if shortID(ids[i]) == shortID(baseID) {
+		if stringid.TruncateID(ids[i]) == stringid.TruncateID(baseID) {
 			continue
 		}
 		_ = removeIfUntagged(ctx, ids[i])

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/docker/docker/pkg/stringid"
 )
 
 const (
@@ -145,16 +147,7 @@ func removeIfUntagged(ctx context.Context, id string) error {
 		return nil
 	}
 	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "rm", info.ID}}); err != nil {
-		return fmt.Errorf("removing untagged image %s: %w", shortID(info.ID), err)
+		return fmt.Errorf("removing untagged image %s: %w", stringid.TruncateID(info.ID), err)
 	}
 	return nil
-}
-
-// shortID is the 12-hex form the CLI shows.
-func shortID(id string) string {
-	id = strings.TrimPrefix(id, "sha256:")
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/docker/docker/pkg/stringid"
 )
 
 // dpkgSlimConfig keeps documentation out of packages installed later (per
@@ -265,7 +267,7 @@ func retag(ctx context.Context, id, ref string) error {
 		return errors.Join(err, removeIfUntagged(ctx, id))
 	}
 	if err := tagImage(ctx, id, ref); err != nil {
-		return errors.Join(fmt.Errorf("tagging %s as %s: %w", shortID(id), ref, err), removeIfUntagged(ctx, id))
+		return errors.Join(fmt.Errorf("tagging %s as %s: %w", stringid.TruncateID(id), ref, err), removeIfUntagged(ctx, id))
 	}
 	if old.ID != "" && old.ID != id {
 		// Best effort: an old base still under a runner stays until that

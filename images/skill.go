@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/pkg/stringid"
+
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -303,7 +305,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 	}
 	if img, ok, err := upToDate(ctx, p); err != nil || ok {
 		if ok {
-			rep.stepf("%s is up to date (%s); nothing to build", p.ref, shortID(img.ID))
+			rep.stepf("%s is up to date (%s); nothing to build", p.ref, stringid.TruncateID(img.ID))
 		}
 		return img, err
 	}
@@ -318,7 +320,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 			// Another process may have built it while we waited.
 			if img, ok, err := upToDate(ctx, p); err != nil || ok {
 				if ok {
-					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, shortID(img.ID))
+					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, stringid.TruncateID(img.ID))
 				}
 				return img, err
 			}

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/docker/docker/pkg/stringid"
+	"github.com/docker/go-units"
 )
 
 // Skill images are made with `docker create` + `docker start` + `docker
@@ -38,7 +41,7 @@ const stepOutputLines = 25
 // buildSkill makes p's image. The caller holds the build lock for p.ref.
 func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) {
 	started := time.Now()
-	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, shortID(p.runnerID))
+	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, stringid.TruncateID(p.runnerID))
 	runnerCfg, err := imageConfigOf(ctx, p.runnerID)
 	if err != nil {
 		return Image{}, err
@@ -108,14 +111,14 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	}
 	if previous.ID != "" && previous.ID != info.ID {
 		if err := removeIfUntagged(ctx, previous.ID); err != nil {
-			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, shortID(previous.ID), err)
+			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, stringid.TruncateID(previous.ID), err)
 		}
 	}
 	added := ""
 	if runner, err := inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
-		added = fmt.Sprintf("; it adds %s to the runner image", formatBytes(info.Size-runner.Size))
+		added = fmt.Sprintf("; it adds %s to the runner image", units.BytesSize(float64(info.Size-runner.Size)))
 	}
-	rep.stepf("built %s (%s) in %s%s", p.ref, shortID(info.ID), rep.since(started), added)
+	rep.stepf("built %s (%s) in %s%s", p.ref, stringid.TruncateID(info.ID), rep.since(started), added)
 	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash, Built: true}, nil
 }
 
@@ -356,16 +359,4 @@ func lastLinesRaw(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -121,10 +121,3 @@ func TestListedFrom(t *testing.T) {
 	require.Empty(t, untagged.Ref)
 	require.Empty(t, untagged.Tags)
 }
-
-func TestFormatBytes(t *testing.T) {
-	require.Equal(t, "512 B", formatBytes(512))
-	require.Equal(t, "1.5 KiB", formatBytes(1536))
-	require.Equal(t, "25.9 MiB", formatBytes(27158118))
-	require.Equal(t, "2.0 GiB", formatBytes(2<<30))
-}

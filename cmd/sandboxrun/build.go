@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/docker/docker/pkg/stringid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -146,6 +147,6 @@ func buildOne(cmd *cobra.Command, s streams, svc *sandboxrun.Service, sk *skill.
 	if !img.Built {
 		state = "up to date"
 	}
-	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, shortID(img.ID), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, stringid.TruncateID(img.ID), time.Since(start).Round(time.Millisecond))
 	return true, nil
 }

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/docker/docker/pkg/stringid"
+	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -79,11 +81,11 @@ func writeImageTable(w io.Writer, list []images.Listed, now time.Time) {
 	for _, l := range list {
 		ref := l.Ref
 		if ref == "" {
-			ref = "<untagged> " + shortID(l.ID)
+			ref = "<untagged> " + stringid.TruncateID(l.ID)
 		}
 		pkgs := strings.Join(append(append([]string(nil), l.SystemPackages...), l.PythonPackages...), " ")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(shortHash(l.ContentHash)),
-			humanSize(l.Size), humanAge(now.Sub(l.Created)), dash(pkgs))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(stringid.TruncateID(l.ContentHash)),
+			units.BytesSize(float64(l.Size)), humanAge(now.Sub(l.Created)), dash(pkgs))
 	}
 	_ = tw.Flush() // a terminal or pipe; nothing to recover
 }
@@ -116,16 +118,16 @@ not removed.`,
 			for _, p := range pruned {
 				ref := p.Ref
 				if ref == "" {
-					ref = "<untagged> " + shortID(p.ID)
+					ref = "<untagged> " + stringid.TruncateID(p.ID)
 				}
-				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), humanSize(p.Size))
+				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), units.BytesSize(float64(p.Size)))
 				total += p.Size
 			}
 			switch {
 			case len(pruned) == 0 && err == nil:
 				fmt.Fprintln(s.out, "no skill image to remove")
 			case len(pruned) > 0:
-				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), humanSize(total))
+				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), units.BytesSize(float64(total)))
 			}
 			if err != nil {
 				return withCode(exitEnv, err)
@@ -142,26 +144,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func shortHash(h string) string {
-	h = strings.TrimPrefix(h, "sha256:")
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1fGB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1fkB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
 }
 
 func humanAge(d time.Duration) string {

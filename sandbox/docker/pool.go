@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"github.com/docker/docker/pkg/stringid"
+
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"context"
@@ -92,7 +94,7 @@ func (p *warmPool) take(ctx context.Context, key string) *box {
 			w.warm = true
 			return w.box
 		}
-		p.d.log.Warn("warm sandbox died while idle", "container_id", shortID(w.id))
+		p.d.log.Warn("warm sandbox died while idle", "container_id", stringid.TruncateID(w.id))
 		p.discard(w.box)
 	}
 	delete(p.idle, key)

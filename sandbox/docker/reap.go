@@ -12,6 +12,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/pkg/stringid"
 )
 
 // reapCallTimeout bounds each removal.
@@ -60,7 +61,7 @@ func Reap(ctx context.Context, c ReapClient, opts sandbox.ReapOptions) ([]sandbo
 					}
 				}
 			default:
-				errs = append(errs, apiError("remove sandbox container "+shortID(s.ID), err))
+				errs = append(errs, apiError("remove sandbox container "+stringid.TruncateID(s.ID), err))
 			}
 		}
 		out = append(out, r)

@@ -12,6 +12,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stringid"
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the
@@ -102,7 +103,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		// compete with the script for the CPUs.
 		defer d.pool.refill(spec, key)
 	}
-	log = log.With("run_id", spec.RunID, "container_id", shortID(b.id), "warm", b.warm)
+	log = log.With("run_id", spec.RunID, "container_id", stringid.TruncateID(b.id), "warm", b.warm)
 
 	jf := sandbox.JobFor(spec, d.version, d.initGrace)
 	var handBack func() error
@@ -196,7 +197,7 @@ func (d *Runner) imageOf(ctx context.Context, id string, log *slog.Logger) strin
 	defer cancel()
 	info, err := d.client.ContainerInspect(cctx, id)
 	if err != nil || info.ContainerJSONBase == nil {
-		log.Warn("inspect sandbox container for its image", "container_id", shortID(id), "error", err)
+		log.Warn("inspect sandbox container for its image", "container_id", stringid.TruncateID(id), "error", err)
 		return ""
 	}
 	return info.Image
@@ -279,7 +280,7 @@ func (d *Runner) inspectStopped(ctx context.Context, id string) (container.Inspe
 			return info, apiError("inspect sandbox container", err)
 		}
 		if info.ContainerJSONBase == nil || info.State == nil {
-			return info, fmt.Errorf("inspect sandbox container %s: no state in the engine's answer", shortID(id))
+			return info, fmt.Errorf("inspect sandbox container %s: no state in the engine's answer", stringid.TruncateID(id))
 		}
 		if !info.State.Running || attempt > 0 {
 			return info, nil
@@ -331,12 +332,5 @@ func (d *Runner) remove(ctx context.Context, ref string) error {
 			break
 		}
 	}
-	return apiError("remove sandbox container "+shortID(ref), err)
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
+	return apiError("remove sandbox container "+stringid.TruncateID(ref), err)
 }
