@@ -26,7 +26,10 @@ type Spec struct {
 	// /skills/<Skill>.
 	Skill        string
 	SkillVersion string
-	// SkillDir is the host path of the skill folder.
+	// SkillDir is the skill folder as the host sees it. The Spec says what
+	// to mount and how; each backend decides the mechanism: sandbox/docker
+	// bind-mounts it read-only, sandbox/kube mounts it from the node
+	// (hostPath) read-only.
 	SkillDir string
 	// Argv is the command run inside the sandbox, e.g.
 	// ["python3", "/skills/hello/scripts/echo.py"].
@@ -40,7 +43,10 @@ type Spec struct {
 	// Dir is the working directory inside the sandbox: /workspace (also
 	// when empty) or the skill's folder, /skills/<Skill>.
 	Dir string
-	// Workspace is the host directory mounted at /workspace; empty for none.
+	// Workspace is the folder shared at /workspace; empty for none. It is
+	// read-only unless WorkspaceWritable, and then a backend shares a
+	// capped copy and hands the changes back (sandbox/docker: a tmpfs
+	// volume, never a writable bind mount; sandbox/kube refuses it).
 	Workspace         string
 	WorkspaceWritable bool
 	// EgressSocket is the host path of the unix socket of the run's egress
