@@ -93,7 +93,7 @@ func TestContainerConfigGolden(t *testing.T) {
 				require.NoError(t, os.WriteFile(path, got, 0o644))
 			}
 			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./sandbox -run Golden -update to create it")
+			require.NoError(t, err, "run go test ./sandbox/docker -run Golden -update to create it")
 			require.Equal(t, string(want), string(got))
 		})
 	}
