@@ -34,6 +34,8 @@ type settings struct {
 	deleteGrace    time.Duration
 	probeRetry     time.Duration
 	ownerHost      string
+	warmSize       int
+	warmMaxIdle    time.Duration
 }
 
 func defaultSettings() settings {
@@ -110,6 +112,21 @@ func WithDeleteGrace(d time.Duration) Option { return func(s *settings) { s.dele
 // reaper compares. Default: os.Hostname().
 func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h } }
 
+// WithWarmPool keeps size Pods started ahead of their runs, running and
+// attached, with sandbox-init waiting for its job, so that runs with a
+// configuration seen before (same skill, workspace, image and limits: the
+// same Pod but for its name and run id) skip the Pod's scheduling, start
+// and attach. After each run the pool is topped up to size for that run's
+// configuration, in the background once the run has its Result. Each Pod
+// still serves exactly one run and is deleted after it. Idle Pods are
+// deleted after maxIdle, and all by Close; they do not count against
+// WithMaxConcurrent. The run that takes a Pod patches it (RBAC: patch on
+// pods). Default: off (size 0), which suits a process that runs once and
+// exits.
+func WithWarmPool(size int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
+}
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.restConfig == nil && (s.client == nil || s.attacher == nil) {
@@ -137,6 +154,9 @@ func (s *settings) validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
 		}
+	}
+	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle < time.Second) {
+		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and an idle time of 1s or more", s.warmSize, s.warmMaxIdle))
 	}
 	if s.deleteGrace < 0 {
 		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))
