@@ -155,8 +155,8 @@ func (s *settings) validate() error {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
 		}
 	}
-	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle < time.Second) {
-		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and an idle time of 1s or more", s.warmSize, s.warmMaxIdle))
+	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
+		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
 	}
 	if s.deleteGrace < 0 {
 		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))

@@ -36,9 +36,18 @@ func (f *fakeInit) Attach(ctx context.Context, _, _, container string, stdin io.
 	if container != containerName {
 		return errors.New("unexpected container " + container)
 	}
+	// A warm Pod's attach waits for its job; it ends with ctx like the
+	// real one.
+	decoded := make(chan error, 1)
 	var job frame.Job
-	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
-		return err
+	go func() { decoded <- json.NewDecoder(stdin).Decode(&job) }()
+	select {
+	case err := <-decoded:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
@@ -69,7 +78,7 @@ func writeReport(w io.Writer, rep frame.Report) error {
 
 // newFake is a runner on a fake clientset whose pods get the container
 // status state (running unless changed) as they are created.
-func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState) (*Kube, *fake.Clientset) {
+func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState, opts ...Option) (*Kube, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -81,8 +90,8 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerName, State: st, ImageID: "sha256:abc"}}
 		return false, nil, nil // the tracker stores the changed pod
 	})
-	k, err := New(WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
-		WithVersion("test"), WithStartTimeout(5*time.Second), WithBackstopMargin(time.Second))
+	k, err := New(append([]Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
+		WithVersion("test"), WithStartTimeout(5*time.Second), WithBackstopMargin(time.Second)}, opts...)...)
 	require.NoError(t, err)
 	return k, cs
 }
