@@ -91,7 +91,7 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		return false, nil, nil // the tracker stores the changed pod
 	})
 	k, err := New(append([]Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
-		WithVersion("test"), WithStartTimeout(5*time.Second), WithBackstopMargin(time.Second)}, opts...)...)
+		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}, opts...)...)
 	require.NoError(t, err)
 	return k, cs
 }
