@@ -90,8 +90,9 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerName, State: st, ImageID: "sha256:abc"}}
 		return false, nil, nil // the tracker stores the changed pod
 	})
-	k, err := New(append([]Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
-		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}, opts...)...)
+	base := []Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
+		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}
+	k, err := New(append(base, opts...)...)
 	require.NoError(t, err)
 	return k, cs
 }
