@@ -54,9 +54,36 @@ func defaultSettings() settings {
 	}
 }
 
+// Client-side rate limit of the API calls, when the REST config sets none.
+// client-go's own default (5 per second, bursts of 10) holds a runner to
+// about one Pod a second: each run makes four to five calls, and a warm
+// pool's refills as many again. The API server's priority and fairness
+// still protect it.
+const (
+	defaultQPS   = 50
+	defaultBurst = 100
+)
+
 // WithRESTConfig connects to the cluster the config names (see
-// RESTConfig); the clientset and the attach executor are made from it.
-func WithRESTConfig(c *rest.Config) Option { return func(s *settings) { s.restConfig = c } }
+// RESTConfig); the clientset and the attach executor are made from it. A
+// config without a rate limit (QPS, Burst) gets 50 calls a second, in
+// bursts of 100.
+func WithRESTConfig(c *rest.Config) Option {
+	return func(s *settings) {
+		if c == nil {
+			s.restConfig = nil
+			return
+		}
+		c = rest.CopyConfig(c)
+		if c.QPS == 0 && c.RateLimiter == nil {
+			c.QPS = defaultQPS
+		}
+		if c.Burst == 0 && c.RateLimiter == nil {
+			c.Burst = defaultBurst
+		}
+		s.restConfig = c
+	}
+}
 
 // WithClient sets the clientset (tests use client-go's fake). Default: one
 // made from WithRESTConfig.

@@ -248,7 +248,7 @@ func (p *warmPool) discard(w *warmPod) {
 			p.k.log.Warn("delete warm sandbox pod", "pod", w.name, "error", err)
 		}
 		if w.sess != nil {
-			w.sess.close()
+			w.sess.await(p.k.callTimeout)
 		}
 	}()
 }

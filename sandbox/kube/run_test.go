@@ -29,15 +29,42 @@ import (
 type fakeInit struct {
 	mu     sync.Mutex
 	jobs   []frame.Job
+	gone   map[string]chan struct{} // closed when the Pod is deleted
+	dead   map[string]bool          // Pods deleted
 	script func(ctx context.Context, job frame.Job, stdout, stderr io.Writer) error
 }
 
-func (f *fakeInit) Attach(ctx context.Context, _, _, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+// deleted ends the attach to pod, as the container's end does.
+func (f *fakeInit) deleted(pod string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dead == nil {
+		f.dead = map[string]bool{}
+	}
+	f.dead[pod] = true
+	if ch, ok := f.gone[pod]; ok {
+		close(ch)
+		delete(f.gone, pod)
+	}
+}
+
+func (f *fakeInit) Attach(ctx context.Context, _, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if container != containerName {
 		return errors.New("unexpected container " + container)
 	}
-	// A warm Pod's attach waits for its job; it ends with ctx like the
-	// real one.
+	gone := make(chan struct{})
+	f.mu.Lock()
+	if f.dead[pod] {
+		f.mu.Unlock()
+		return errors.New("pod " + pod + " not found")
+	}
+	if f.gone == nil {
+		f.gone = map[string]chan struct{}{}
+	}
+	f.gone[pod] = gone
+	f.mu.Unlock()
+	// A warm Pod's attach waits for its job; it ends with ctx or the Pod,
+	// like the real one.
 	decoded := make(chan error, 1)
 	var job frame.Job
 	go func() { decoded <- json.NewDecoder(stdin).Decode(&job) }()
@@ -48,6 +75,8 @@ func (f *fakeInit) Attach(ctx context.Context, _, _, container string, stdin io.
 		}
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-gone:
+		return nil
 	}
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
@@ -89,6 +118,10 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		}
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerName, State: st, ImageID: "sha256:abc"}}
 		return false, nil, nil // the tracker stores the changed pod
+	})
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		init.deleted(a.(k8stesting.DeleteAction).GetName())
+		return false, nil, nil
 	})
 	base := []Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
 		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}

@@ -2,8 +2,8 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"io"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -22,9 +22,6 @@ type session struct {
 	err     error         // why it ended; read after done
 }
 
-// errSessionEnded fails a job write to an attach that is gone.
-var errSessionEnded = errors.New("attach stream ended")
-
 // openSession attaches to the Pod's container in the background. The
 // attach lives until the container closes its streams or stop is called;
 // it does not depend on any caller's context, as a warm Pod's outlives the
@@ -38,7 +35,9 @@ func (k *Kube) openSession(name string) *session {
 		err := k.attacher.Attach(ctx, k.namespace, name, containerName, inR, outW, s.initLog)
 		s.err = err
 		outW.CloseWithError(err) // nil: the reader sees the end of the stream
-		inR.CloseWithError(errSessionEnded)
+		// The executor may still read stdin: it sees its end, not an
+		// error it would log; a job write still pending fails.
+		_ = inW.Close()
 		close(s.done)
 	}()
 	return s
@@ -68,4 +67,17 @@ func (s *session) send(job []byte) {
 func (s *session) close() {
 	s.stop()
 	<-s.done
+}
+
+// await waits until the attach ends by itself, as it does once the Pod's
+// container is gone, and ends it after d. Cutting a live attach short
+// makes client-go log what its stream copies lost.
+func (s *session) await(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		s.close()
+	}
 }
