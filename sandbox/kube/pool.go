@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -243,6 +244,11 @@ func (p *warmPool) discard(w *warmPod) {
 	p.bg.Add(1)
 	go func() {
 		defer p.bg.Done()
+		if w.sess != nil {
+			// sandbox-init answers the stop with a report of its own,
+			// which no run reads.
+			go func() { _, _ = io.Copy(io.Discard, w.sess.frames) }()
+		}
 		// It never ran a job: nothing to wait for.
 		if err := p.k.deletePod(context.Background(), w.name, 0); err != nil {
 			p.k.log.Warn("delete warm sandbox pod", "pod", w.name, "error", err)
