@@ -190,7 +190,7 @@ func TestWarmPoolKeyedByThePod(t *testing.T) {
 // The pool holds at most its size, whatever the configurations, and Close
 // deletes every Pod it holds.
 func TestWarmPoolBoundedAndDrainedOnClose(t *testing.T) {
-	k, cs, _ := newWarm(t, 2, time.Minute)
+	k, cs, init := newWarm(t, 2, time.Minute)
 	for i := range 4 {
 		spec := testSpec(t) // a skill folder of its own: another configuration
 		spec.Limits.MemoryBytes += int64(i) << 20
@@ -205,6 +205,9 @@ func TestWarmPoolBoundedAndDrainedOnClose(t *testing.T) {
 	require.NoError(t, k.Close())
 	requireNoPods(t, cs)
 	require.Zero(t, k.PoolStats().Ready)
+	init.mu.Lock()
+	require.Zero(t, init.cut, "the attaches ended with their pods, not cut short")
+	init.mu.Unlock()
 	// A closed pool hands out nothing and starts nothing.
 	_, err := k.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)

@@ -31,6 +31,7 @@ type fakeInit struct {
 	jobs   []frame.Job
 	gone   map[string]chan struct{} // closed when the Pod is deleted
 	dead   map[string]bool          // Pods deleted
+	cut    int                      // attaches ended by their context while waiting for a job
 	script func(ctx context.Context, job frame.Job, stdout, stderr io.Writer) error
 }
 
@@ -74,9 +75,13 @@ func (f *fakeInit) Attach(ctx context.Context, _, pod, container string, stdin i
 			return err
 		}
 	case <-ctx.Done():
+		f.mu.Lock()
+		f.cut++
+		f.mu.Unlock()
 		return ctx.Err()
 	case <-gone:
-		return nil
+		// Stopped before a job, init still reports.
+		return writeReport(stdout, frame.Report{ExitCode: -1})
 	}
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
