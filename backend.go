@@ -32,6 +32,7 @@ func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (En
 		kube.WithVersion(Version),
 		kube.WithDefaultImage(RunnerImage()),
 		kube.WithRuntimeClass(k8s.RuntimeClass),
+		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
 	}
 	if k8s.Namespace != "" {
 		opts = append(opts, kube.WithNamespace(k8s.Namespace))

@@ -26,7 +26,7 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `), 0o600))
-		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n"))
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n  warm: 2\n"))
 		require.NoError(t, err)
 		e, err := PolicyEngine(pol, nil, 3)
 		require.NoError(t, err)
@@ -34,6 +34,8 @@ current-context: c
 		require.True(t, ok)
 		require.Equal(t, "sbx", k.Namespace())
 		require.Equal(t, RunnerImage(), k.Image())
+		require.Equal(t, 2, k.PoolStats().Size, "the policy's warm pool")
+		require.NoError(t, k.Close())
 	})
 	t.Run("missing kubeconfig names the file", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: /nonexistent/kc\n"))

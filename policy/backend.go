@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -22,6 +23,8 @@ const (
 //	  kubeconfig: /etc/sandboxrun/kubeconfig   # omitted: in-cluster config
 //	  namespace: sandboxrun                    # default "default"
 //	  runtime_class: gvisor                    # omitted: the node's default
+//	  warm: 2                                  # pods started ahead; 0 (off) when omitted
+//	  warm_idle: 5m                            # how long a warm pod may wait; default 5m
 //
 // The kubernetes section is read only with backend: kubernetes.
 type BackendRules struct {
@@ -65,7 +68,29 @@ type KubernetesRules struct {
 	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
 	// RuntimeClass is the pods' runtimeClassName (gVisor, Kata...).
 	RuntimeClass string `yaml:"runtime_class" json:"runtime_class,omitempty"`
-	Line         int    `yaml:"-" json:"-"`
+	// Warm is the size of the warm pod pool: pods started ahead of their
+	// runs, each serving one run (sandbox/kube WithWarmPool). 0 is off.
+	Warm int `yaml:"warm" json:"warm,omitempty"`
+	// WarmIdle is how long a warm pod may wait for its run; zero means
+	// DefaultWarmIdle.
+	WarmIdle Duration `yaml:"warm_idle" json:"warm_idle,omitempty"`
+	Line     int      `yaml:"-" json:"-"`
+}
+
+// Bounds of the warm pod pool: each warm pod holds its requests on a node
+// while it waits, and its deadline is longer by the idle time.
+const (
+	MaxWarm         = 64
+	DefaultWarmIdle = 5 * time.Minute
+	MaxWarmIdle     = time.Hour
+)
+
+// WarmIdleOrDefault is WarmIdle, or DefaultWarmIdle when it was not set.
+func (k KubernetesRules) WarmIdleOrDefault() time.Duration {
+	if k.WarmIdle == 0 {
+		return DefaultWarmIdle
+	}
+	return time.Duration(k.WarmIdle)
 }
 
 var (
@@ -73,7 +98,7 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class"}
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "warm", "warm_idle"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.
@@ -99,6 +124,10 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: kubernetes.namespace %q is not a namespace name (lower-case letters, digits, '-', at most 63)", n.Line, v.Namespace)
 	case v.RuntimeClass != "" && !dnsSubdomain.MatchString(v.RuntimeClass):
 		return fmt.Errorf("line %d: kubernetes.runtime_class %q is not a RuntimeClass name", n.Line, v.RuntimeClass)
+	case v.Warm < 0 || v.Warm > MaxWarm:
+		return fmt.Errorf("line %d: kubernetes.warm %d: use 0 (off) to %d pods", n.Line, v.Warm, MaxWarm)
+	case time.Duration(v.WarmIdle) > MaxWarmIdle:
+		return fmt.Errorf("line %d: kubernetes.warm_idle %s: use at most %s", n.Line, v.WarmIdle, MaxWarmIdle)
 	}
 	*k = KubernetesRules(v)
 	k.Line = n.Line

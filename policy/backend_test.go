@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -19,6 +20,14 @@ func TestBackendRules(t *testing.T) {
 		{name: "kubernetes full", yaml: "backend: kubernetes\nkubernetes:\n  kubeconfig: /etc/k.yaml\n  namespace: a-b\n  runtime_class: gvisor.v1\n",
 			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
 				Kubeconfig: "/etc/k.yaml", Namespace: "a-b", RuntimeClass: "gvisor.v1", Line: 3}}},
+		{name: "warm pool", yaml: "backend: kubernetes\nkubernetes:\n  warm: 4\n  warm_idle: 90s\n",
+			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
+				Warm: 4, WarmIdle: Duration(90 * time.Second), Line: 3}}},
+		{name: "warm negative", yaml: "kubernetes:\n  warm: -1\n", err: "kubernetes.warm -1: use 0 (off) to 64 pods"},
+		{name: "warm too large", yaml: "kubernetes:\n  warm: 65\n", err: "kubernetes.warm 65"},
+		{name: "warm not a number", yaml: "kubernetes:\n  warm: many\n", err: "line 2: kubernetes:"},
+		{name: "warm idle too long", yaml: "kubernetes:\n  warm_idle: 2h\n", err: "kubernetes.warm_idle 7200s: use at most 1h0m0s"},
+		{name: "warm idle zero", yaml: "kubernetes:\n  warm_idle: 0\n", err: "is not a duration"},
 		{name: "unknown backend", yaml: "backend: podman\n", err: `line 1: backend "podman": use docker or kubernetes`},
 		{name: "unknown key", yaml: "kubernetes:\n  context: x\n", err: `line 2: kubernetes: unknown key "context"`},
 		{name: "relative kubeconfig", yaml: "kubernetes:\n  kubeconfig: k.yaml\n", err: "must be an absolute path"},
@@ -39,4 +48,10 @@ func TestBackendRules(t *testing.T) {
 		})
 	}
 	require.Equal(t, BackendDocker, BuiltinPolicy().Backend.Kind())
+}
+
+func TestWarmIdleDefault(t *testing.T) {
+	require.Equal(t, DefaultWarmIdle, KubernetesRules{}.WarmIdleOrDefault())
+	require.Equal(t, time.Minute, KubernetesRules{WarmIdle: Duration(time.Minute)}.WarmIdleOrDefault())
+	require.Zero(t, BuiltinPolicy().Kubernetes.Warm, "off unless the operator sets it")
 }

@@ -1,7 +1,10 @@
 // Command kube measures the Kubernetes backend next to the Docker one in
-// the same run: latency (p50, p90) of one execution at a time, and
-// executions per second at concurrency 1 and 4, every sandbox cold (no
-// warm pool on either side). make bench-k8s runs it on a test cluster.
+// the same run, each cold and with its warm pool: executions per second
+// and latency (p50, p90) at concurrency 1 and 4, back to back, then the
+// latency of runs spaced out as an agent's calls are, when the pool has
+// had time to refill. The rows are interleaved and every row has a runner
+// of its own, so a row's pool serves that row's runs only. make bench-k8s
+// runs it on the test cluster.
 //
 //	SANDBOXRUN_KUBECONFIG=... go run ./bench/kube -n 20
 package main
@@ -16,16 +19,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
-	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
 const script = `import json, sys
@@ -33,13 +30,23 @@ args = json.load(sys.stdin)
 print(json.dumps({"hello": args["name"]}))
 `
 
+type options struct {
+	n, paced, warm     int
+	gap                time.Duration
+	kubeconfig, nspace string
+}
+
 func main() {
-	n := flag.Int("n", 20, "executions per backend and concurrency")
-	ns := flag.String("namespace", envOr("SANDBOXRUN_K8S_NAMESPACE", "sandboxrun"), "namespace of the sandbox pods")
-	kc := flag.String("kubeconfig", os.Getenv("SANDBOXRUN_KUBECONFIG"), "kubeconfig of the cluster")
+	var o options
+	flag.IntVar(&o.n, "n", 20, "executions per row of the back-to-back table")
+	flag.IntVar(&o.paced, "paced", 10, "executions per row of the spaced-out table")
+	flag.DurationVar(&o.gap, "gap", 2*time.Second, "pause between the spaced-out executions")
+	flag.IntVar(&o.warm, "warm", 4, "warm pool size of the warm rows")
+	flag.StringVar(&o.nspace, "namespace", envOr("SANDBOXRUN_K8S_NAMESPACE", "sandboxrun"), "namespace of the sandbox pods")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("SANDBOXRUN_KUBECONFIG"), "kubeconfig of the cluster")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *n, *kc, *ns, os.Stdout)
+	err := run(ctx, o, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/kube:", err)
@@ -54,103 +61,63 @@ func envOr(k, def string) string {
 	return def
 }
 
-func run(ctx context.Context, n int, kubeconfig, namespace string, out io.Writer) error {
-	if n < 1 || kubeconfig == "" {
-		return errors.New("-n must be at least 1 and -kubeconfig (or SANDBOXRUN_KUBECONFIG) set")
+func run(ctx context.Context, o options, out io.Writer) error {
+	if o.n < 1 || o.paced < 1 || o.warm < 1 || o.kubeconfig == "" {
+		return errors.New("-n, -paced and -warm must be at least 1 and -kubeconfig (or SANDBOXRUN_KUBECONFIG) set")
 	}
-	dir, err := os.MkdirTemp("", "bench-kube-")
+	dir, err := skillDir()
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // the sandbox user reads the skill
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil { //nolint:gosec // as above
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "scripts", "hello.py"), []byte(script), 0o644); err != nil { //nolint:gosec // as above
+	rows, err := newRows(ctx, o)
+	if err != nil {
 		return err
 	}
 
-	docker, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(sandboxrun.RunnerImage()))
-	if err != nil {
-		return err
-	}
-	defer docker.Close()
-	cfg, err := kube.RESTConfig(kubeconfig)
-	if err != nil {
-		return err
-	}
-	k, err := kube.New(kube.WithRESTConfig(cfg), kube.WithNamespace(namespace), kube.WithVersion(sandboxrun.Version),
-		kube.WithDefaultImage(sandboxrun.RunnerImage()), kube.WithMaxConcurrent(8))
-	if err != nil {
-		return err
-	}
-	// The network proof is a one-time cost of the runner, not of a run.
-	if err := k.CheckNetwork(ctx); err != nil {
-		return err
-	}
-	backends := []struct {
-		name string
-		r    sandbox.Runner
-	}{{"docker", docker}, {"kubernetes", k}}
-
-	fmt.Fprintf(out, "%d cold executions of a Python script per row, %d CPUs\n\n", n, runtime.NumCPU())
-	fmt.Fprintf(out, "%-11s %5s %8s %8s %8s\n", "backend", "conc", "p50", "p90", "runs/s")
+	fmt.Fprintf(out, "A Python script per execution, %s CPU and %d MiB each, %d CPUs here; warm pools of %d\n\n",
+		fmt.Sprint(limits().CPUs), limits().MemoryBytes>>20, runtime.NumCPU(), o.warm)
+	fmt.Fprintf(out, "back to back, %d executions per row\n", o.n)
+	fmt.Fprintf(out, "%-11s %-5s %5s %8s %8s %8s %10s\n", "backend", "pool", "conc", "p50", "p90", "runs/s", "hits")
 	for _, c := range []int{1, 4} {
-		for _, b := range backends {
-			lat, wall, err := measure(ctx, b.r, dir, n, c)
+		for _, r := range rows {
+			m, err := r.measure(ctx, dir, o.n, c, 0)
 			if err != nil {
-				return fmt.Errorf("%s at concurrency %d: %w", b.name, c, err)
+				return fmt.Errorf("%s %s at concurrency %d: %w", r.backend, r.pool, c, err)
 			}
-			fmt.Fprintf(out, "%-11s %5d %8s %8s %8.2f\n", b.name, c,
-				stats.MS(stats.Percentile(lat, 50)), stats.MS(stats.Percentile(lat, 90)), float64(n)/wall.Seconds())
+			fmt.Fprintf(out, "%-11s %-5s %5d %8s %8s %8.2f %10s\n", r.backend, r.pool, c,
+				stats.MS(stats.Percentile(m.lat, 50)), stats.MS(stats.Percentile(m.lat, 90)),
+				float64(o.n)/m.wall.Seconds(), m.hits)
 		}
+	}
+	fmt.Fprintf(out, "\none at a time, %s apart, %d executions per row\n", o.gap, o.paced)
+	fmt.Fprintf(out, "%-11s %-5s %8s %8s %10s\n", "backend", "pool", "p50", "p90", "hits")
+	for _, r := range rows {
+		m, err := r.measure(ctx, dir, o.paced, 1, o.gap)
+		if err != nil {
+			return fmt.Errorf("%s %s spaced out: %w", r.backend, r.pool, err)
+		}
+		fmt.Fprintf(out, "%-11s %-5s %8s %8s %10s\n", r.backend, r.pool,
+			stats.MS(stats.Percentile(m.lat, 50)), stats.MS(stats.Percentile(m.lat, 90)), m.hits)
 	}
 	return nil
 }
 
-// limits are the Docker bench's: small and quick.
-func limits() policy.Limits {
-	return policy.Limits{Timeout: 30 * time.Second, MemoryBytes: 256 << 20, CPUs: 1, Pids: 128,
-		OutputBytes: 1 << 20, TmpBytes: 16 << 20}
-}
-
-// measure runs n executions with c workers and returns each one's latency
-// and the wall time of all.
-func measure(ctx context.Context, r sandbox.Runner, skillDir string, n, c int) ([]time.Duration, time.Duration, error) {
-	lat := make([]time.Duration, n)
-	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	began := time.Now()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := time.Now()
-				res, err := r.Run(ctx, sandbox.Spec{
-					Skill: "bench", SkillDir: skillDir, Runtime: "python3",
-					Argv:   []string{"python3", "/skills/bench/scripts/hello.py"},
-					Stdin:  []byte(`{"name": "bench"}`),
-					Limits: limits(),
-				})
-				lat[i] = time.Since(t)
-				switch {
-				case err != nil:
-					errs[i] = err
-				case !res.Success:
-					errs[i] = fmt.Errorf("run %d failed: %s %s", i, res.Error, res.Stderr)
-				}
-			}
-		}()
+// skillDir writes the benchmark's skill into a folder the sandbox user can
+// read.
+func skillDir() (string, error) {
+	dir, err := os.MkdirTemp("", "bench-kube-")
+	if err != nil {
+		return "", err
 	}
-	for i := range n {
-		next <- i
+	err = errors.Join(
+		os.Chmod(dir, 0o755),                                                           //nolint:gosec // the sandbox user reads the skill
+		os.MkdirAll(filepath.Join(dir, "scripts"), 0o755),                              //nolint:gosec // as above
+		os.WriteFile(filepath.Join(dir, "scripts", "hello.py"), []byte(script), 0o644), //nolint:gosec // as above
+	)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
 	}
-	close(next)
-	wg.Wait()
-	return lat, time.Since(began), errors.Join(errs...)
+	return dir, nil
 }

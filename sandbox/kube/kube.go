@@ -52,6 +52,7 @@ type Kube struct {
 	owner          map[string]string
 	now            func() time.Time
 	net            netProof
+	pool           *warmPool // nil when off
 	// logSource replaces the API's pod log in tests (the fake clientset
 	// serves a fixed text).
 	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
@@ -102,6 +103,7 @@ func New(opts ...Option) (*Kube, error) {
 	if k.image == "" {
 		k.image = "sandboxrun/runner:" + s.version
 	}
+	k.pool = newWarmPool(k, s.warmSize, s.warmMaxIdle)
 	return k, nil
 }
 
@@ -181,9 +183,14 @@ func imageNameMatches(name, ref string) bool {
 		strings.TrimPrefix(name, "localhost/") == ref
 }
 
-// Close releases nothing today: pods are deleted by their runs. It is
-// here for the Engine interface.
-func (k *Kube) Close() error { return nil }
+// Close deletes the warm pool's Pods, idle or starting, and returns once
+// the deletions are made. Runs must have returned; their own Pods are
+// deleted by the runs. A process that exits without Close leaves warm Pods
+// for Reap (their owner is gone).
+func (k *Kube) Close() error {
+	k.pool.close()
+	return nil
+}
 
 // apiError wraps an API failure with what was being done, and maps an
 // unreachable server onto ErrUnavailable.

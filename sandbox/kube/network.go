@@ -73,7 +73,7 @@ func (k *Kube) probeNetwork(ctx context.Context) error {
 		Limits:  probeLimits,
 	}
 	res := sandbox.NewResult(spec)
-	if err := k.execute(ctx, spec, res); err != nil {
+	if err := k.execute(ctx, spec, res, nil); err != nil {
 		return fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
 	}
 	seen := strings.Fields(res.Stdout)

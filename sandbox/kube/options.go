@@ -34,6 +34,8 @@ type settings struct {
 	deleteGrace    time.Duration
 	probeRetry     time.Duration
 	ownerHost      string
+	warmSize       int
+	warmMaxIdle    time.Duration
 }
 
 func defaultSettings() settings {
@@ -52,9 +54,36 @@ func defaultSettings() settings {
 	}
 }
 
+// Client-side rate limit of the API calls, when the REST config sets none.
+// client-go's own default (5 per second, bursts of 10) holds a runner to
+// about one Pod a second: each run makes four to five calls, and a warm
+// pool's refills as many again. The API server's priority and fairness
+// still protect it.
+const (
+	defaultQPS   = 50
+	defaultBurst = 100
+)
+
 // WithRESTConfig connects to the cluster the config names (see
-// RESTConfig); the clientset and the attach executor are made from it.
-func WithRESTConfig(c *rest.Config) Option { return func(s *settings) { s.restConfig = c } }
+// RESTConfig); the clientset and the attach executor are made from it. A
+// config without a rate limit (QPS, Burst) gets 50 calls a second, in
+// bursts of 100.
+func WithRESTConfig(c *rest.Config) Option {
+	return func(s *settings) {
+		if c == nil {
+			s.restConfig = nil
+			return
+		}
+		c = rest.CopyConfig(c)
+		if c.QPS == 0 && c.RateLimiter == nil {
+			c.QPS = defaultQPS
+		}
+		if c.Burst == 0 && c.RateLimiter == nil {
+			c.Burst = defaultBurst
+		}
+		s.restConfig = c
+	}
+}
 
 // WithClient sets the clientset (tests use client-go's fake). Default: one
 // made from WithRESTConfig.
@@ -110,6 +139,21 @@ func WithDeleteGrace(d time.Duration) Option { return func(s *settings) { s.dele
 // reaper compares. Default: os.Hostname().
 func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h } }
 
+// WithWarmPool keeps size Pods started ahead of their runs, running and
+// attached, with sandbox-init waiting for its job, so that runs with a
+// configuration seen before (same skill, workspace, image and limits: the
+// same Pod but for its name and run id) skip the Pod's scheduling, start
+// and attach. After each run the pool is topped up to size for that run's
+// configuration, in the background once the run has its Result. Each Pod
+// still serves exactly one run and is deleted after it. Idle Pods are
+// deleted after maxIdle, and all by Close; they do not count against
+// WithMaxConcurrent. The run that takes a Pod patches it (RBAC: patch on
+// pods). Default: off (size 0), which suits a process that runs once and
+// exits.
+func WithWarmPool(size int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
+}
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.restConfig == nil && (s.client == nil || s.attacher == nil) {
@@ -137,6 +181,9 @@ func (s *settings) validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
 		}
+	}
+	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
+		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
 	}
 	if s.deleteGrace < 0 {
 		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))

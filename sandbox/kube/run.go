@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,10 +16,11 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// Run executes spec in a Pod of its own and deletes the Pod before it
-// returns, also when ctx is cancelled (deletion then runs under
-// context.WithoutCancel with its own timeout). The Result follows the same
-// conventions as the Docker runner's (sandbox.Runner).
+// Run executes spec in a Pod of its own (new, or started ahead by the warm
+// pool, WithWarmPool) and deletes the Pod before it returns, also when ctx
+// is cancelled (deletion then runs under context.WithoutCancel with its
+// own timeout). The Result follows the same conventions as the Docker
+// runner's (sandbox.Runner).
 //
 // A nil Result comes only with a refusal before any API call (the error
 // matches sandbox.ErrInvalidSpec, ErrSkillUnreadable or ErrWorkspace, or
@@ -53,46 +53,72 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 			res.Error = err.Error()
 		}
 	}()
-	return res, k.execute(ctx, &spec, res)
+	key := k.pool.key(&spec)
+	wp := k.pool.take(ctx, key, &spec)
+	k.pool.counts(key, wp != nil)
+	defer func() {
+		// Once this run has its Result and its Pod is deleted, the next
+		// run like it finds a Pod waiting; a Pod that did not start says
+		// nothing would.
+		if res.Started {
+			k.pool.refill(&spec, key)
+		}
+	}()
+	return res, k.execute(ctx, &spec, res, wp)
 }
 
-// execute is one Pod's life: create, wait until its container runs,
-// attach and send the job, read frames until the report, delete.
-func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result) (err error) {
+// execute is one Pod's life: create it and wait until its container runs
+// (or take wp, a warm Pod already running and attached), send the job,
+// read frames until the report, delete the Pod.
+func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, wp *warmPod) (err error) {
 	began := time.Now()
-	pod := podFor(spec, k.podParams(spec))
-	log := k.log.With("skill", spec.Skill, "run_id", spec.RunID, "pod", pod.Name)
-	pods := k.client.CoreV1().Pods(k.namespace)
-
-	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
-	_, err = pods.Create(cctx, pod, metav1.CreateOptions{})
-	cancel()
+	name, sess, imageID := podName(spec.RunID), (*session)(nil), ""
+	if wp != nil {
+		name, sess, imageID = wp.name, wp.sess, wp.imageID
+	}
+	log := k.log.With("skill", spec.Skill, "run_id", spec.RunID, "pod", name, "warm", wp != nil)
 	// A create cut short may still have made the Pod: delete by name
 	// whatever the answer.
 	defer func() {
-		if derr := k.deletePod(ctx, pod.Name, k.deleteGrace); derr != nil {
+		if derr := k.deletePod(ctx, name, k.deleteGrace); derr != nil {
 			log.Warn("delete sandbox pod", "error", derr)
 			err = errors.Join(err, derr)
 		}
 	}()
-	if err != nil {
-		if apierrors.IsInvalid(err) {
-			return fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
+	if sess == nil {
+		if imageID, err = k.startPod(ctx, podFor(spec, k.podParams(spec))); err != nil {
+			return err
 		}
-		return apiError("create sandbox pod", err)
-	}
-	st, err := k.waitContainer(ctx, pod.Name, running)
-	if err != nil {
-		return err
+		sess = k.openSession(name)
 	}
 	res.Started = true
-	o := k.stream(ctx, spec, pod.Name, log)
-	o.ImageID = st.ImageID
+	o := k.stream(ctx, spec, name, sess, log)
+	o.ImageID = imageID
 	o.Duration = time.Since(began)
 	o.out.Finish(res, o.Outcome)
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return o.err
+}
+
+// startPod creates pod and waits until its container runs; it returns the
+// image the container runs, by id. The caller deletes the Pod by name,
+// also when this fails.
+func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
+	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	_, err = k.client.CoreV1().Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
+	cancel()
+	if err != nil {
+		if apierrors.IsInvalid(err) {
+			return "", fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
+		}
+		return "", apiError("create sandbox pod", err)
+	}
+	st, err := k.waitContainer(ctx, pod.Name, running)
+	if err != nil {
+		return "", err
+	}
+	return st.ImageID, nil
 }
 
 func (k *Kube) podParams(spec *sandbox.Spec) podParams {
@@ -115,32 +141,25 @@ type streamed struct {
 	err error
 }
 
-// stream sends the job over attach and reads frames until the report,
-// the end of the stream, the backstop or ctx. Without a report it waits
-// for the container to end and reads what it wrote from the Pod's log.
-func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log *slog.Logger) streamed {
+// stream sends the job over the session and reads frames until the
+// report, the end of the stream, the backstop or ctx. Without a report it
+// waits for the container to end and reads what it wrote from the Pod's
+// log.
+func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) streamed {
+	defer sess.stop()
 	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
 	job, err := json.Marshal(sandbox.JobFor(spec, k.version, k.initGrace))
 	if err != nil {
 		s.err = fmt.Errorf("encode job: %w", err)
 		return s
 	}
-	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	initLog := sandbox.NewInitLog()
-	pr, pw := io.Pipe()
-	attached := make(chan error, 1)
-	go func() {
-		err := k.attacher.Attach(actx, k.namespace, name, containerName, bytes.NewReader(job), pw, initLog)
-		pw.CloseWithError(err)
-		attached <- err
-	}()
+	sess.send(job)
 	heard := make(chan struct{}, 1)
 	decoded := make(chan error, 1)
 	go func() {
-		rep, err := s.out.Decode(pr, func() { heard <- struct{}{} })
+		rep, err := s.out.Decode(sess.frames, func() { heard <- struct{}{} })
 		s.Report = rep
-		pr.CloseWithError(errStopped) // the attach goes on regardless
+		sess.frames.CloseWithError(errStopped) // the attach goes on regardless
 		decoded <- err
 	}()
 
@@ -154,7 +173,7 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 		select {
 		case decodeErr = <-decoded:
 		case <-time.After(k.callTimeout):
-			stop()
+			sess.stop()
 			decodeErr = <-decoded
 		}
 	case decodeErr = <-decoded:
@@ -167,12 +186,12 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 	}
 	if s.Backstop || s.Cancelled {
 		kill := k.deletePod(ctx, name, 0)
-		stop()
+		sess.close()
 		// What the stream said after the kill is no news.
-		if err := errors.Join(<-decoded, <-attached); err != nil {
+		if err := errors.Join(<-decoded, sess.err); err != nil {
 			log.Debug("stream after the pod was deleted", "error", err)
 		}
-		s.InitLog = initLog.FirstLine()
+		s.InitLog = sess.initLog.FirstLine()
 		if s.Cancelled {
 			s.err = errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), kill)
 		} else {
@@ -180,8 +199,9 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 		}
 		return s
 	}
-	attachErr := <-attached
-	s.InitLog = initLog.FirstLine()
+	<-sess.done
+	attachErr := sess.err
+	s.InitLog = sess.initLog.FirstLine()
 	if s.Report != nil {
 		return s
 	}
@@ -201,7 +221,7 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, log 
 		return fb
 	}
 	if !s.OOMKilled {
-		log.Warn("sandbox-init ended without a report", "exit_code", s.InitExit, "init_stderr", initLog.String())
+		log.Warn("sandbox-init ended without a report", "exit_code", s.InitExit, "init_stderr", sess.initLog.String())
 		s.err = errors.Join(sandbox.NoReportError(s.InitExit, s.InitLog, decodeErr), attachErr)
 	}
 	return s

@@ -29,16 +29,59 @@ import (
 type fakeInit struct {
 	mu     sync.Mutex
 	jobs   []frame.Job
+	gone   map[string]chan struct{} // closed when the Pod is deleted
+	dead   map[string]bool          // Pods deleted
+	cut    int                      // attaches ended by their context while waiting for a job
 	script func(ctx context.Context, job frame.Job, stdout, stderr io.Writer) error
 }
 
-func (f *fakeInit) Attach(ctx context.Context, _, _, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+// deleted ends the attach to pod, as the container's end does.
+func (f *fakeInit) deleted(pod string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dead == nil {
+		f.dead = map[string]bool{}
+	}
+	f.dead[pod] = true
+	if ch, ok := f.gone[pod]; ok {
+		close(ch)
+		delete(f.gone, pod)
+	}
+}
+
+func (f *fakeInit) Attach(ctx context.Context, _, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if container != containerName {
 		return errors.New("unexpected container " + container)
 	}
+	gone := make(chan struct{})
+	f.mu.Lock()
+	if f.dead[pod] {
+		f.mu.Unlock()
+		return errors.New("pod " + pod + " not found")
+	}
+	if f.gone == nil {
+		f.gone = map[string]chan struct{}{}
+	}
+	f.gone[pod] = gone
+	f.mu.Unlock()
+	// A warm Pod's attach waits for its job; it ends with ctx or the Pod,
+	// like the real one.
+	decoded := make(chan error, 1)
 	var job frame.Job
-	if err := json.NewDecoder(stdin).Decode(&job); err != nil {
-		return err
+	go func() { decoded <- json.NewDecoder(stdin).Decode(&job) }()
+	select {
+	case err := <-decoded:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		f.mu.Lock()
+		f.cut++
+		f.mu.Unlock()
+		return ctx.Err()
+	case <-gone:
+		// Stopped before a job, init still reports.
+		return writeReport(stdout, frame.Report{ExitCode: -1})
 	}
 	f.mu.Lock()
 	f.jobs = append(f.jobs, job)
@@ -69,7 +112,7 @@ func writeReport(w io.Writer, rep frame.Report) error {
 
 // newFake is a runner on a fake clientset whose pods get the container
 // status state (running unless changed) as they are created.
-func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState) (*Kube, *fake.Clientset) {
+func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState, opts ...Option) (*Kube, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -81,8 +124,13 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: containerName, State: st, ImageID: "sha256:abc"}}
 		return false, nil, nil // the tracker stores the changed pod
 	})
-	k, err := New(WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
-		WithVersion("test"), WithStartTimeout(5*time.Second), WithBackstopMargin(time.Second))
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		init.deleted(a.(k8stesting.DeleteAction).GetName())
+		return false, nil, nil
+	})
+	base := []Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
+		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}
+	k, err := New(append(base, opts...)...)
 	require.NoError(t, err)
 	return k, cs
 }
