@@ -296,3 +296,18 @@ func TestWarmPoolOptions(t *testing.T) {
 	require.Equal(t, sandbox.PoolStats{}, k.PoolStats(), "off")
 	require.NoError(t, k.Close())
 }
+
+// A runner closed right after its run (the CLI's) creates no warm Pod only
+// to delete it.
+func TestCloseRightAfterARunCreatesNoWarmPod(t *testing.T) {
+	k, cs, _ := newWarm(t, 2, time.Minute)
+	_, err := k.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.NoError(t, k.Close())
+	for _, a := range cs.Actions() {
+		if c, ok := a.(k8stesting.CreateAction); ok && a.GetResource().Resource == "pods" {
+			require.False(t, strings.HasPrefix(c.GetObject().(*corev1.Pod).Name, podNamePrefix+warmRunIDPrefix))
+		}
+	}
+	require.Equal(t, sandbox.PoolStats{Size: 2, Ready: 0, Hits: 0, Misses: 1}, k.PoolStats())
+}

@@ -52,9 +52,20 @@ func (k *Kube) warmPodFor(tmpl *sandbox.Spec, runID string, maxIdle time.Duratio
 	return podFor(&t, p)
 }
 
+// refillDelay is how long a refill waits before it creates a Pod. A
+// process that runs once and exits (the CLI) closes the runner within it,
+// so it never creates a Pod only to delete it; against a Pod's start of a
+// second or more, a server's next run hardly notices.
+const refillDelay = 250 * time.Millisecond
+
 // start creates a warm Pod for tmpl, waits until it runs and attaches to
 // it. On error the warmPod, when not nil, names what to delete.
 func (p *warmPool) start(tmpl sandbox.Spec) (*warmPod, error) {
+	select {
+	case <-time.After(refillDelay):
+	case <-p.ctx.Done():
+		return nil, p.ctx.Err()
+	}
 	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
