@@ -10,7 +10,10 @@
 // method once, in a rotating order), and the runners' background work
 // (teardown, warm refills) is waited for between samples, so no method's
 // sample pays for another's. Throughput runs a fixed number of executions
-// at each concurrency and counts the background work until it is done.
+// at each concurrency and counts the background work until it is done;
+// its engine floor row (a hardened container running /bin/true, created,
+// started, waited for and removed through the API) is the ceiling the
+// engine sets for any runner that uses one container per execution.
 package main
 
 import (

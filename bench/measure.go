@@ -69,6 +69,9 @@ func (b *bench) throughputMethods() []throughputMethod {
 		{"docker run --rm -i", func(ctx context.Context, conc, total int) (float64, error) {
 			return rate(ctx, conc, total, method{run: b.dockerRun})
 		}},
+		{"engine floor: /bin/true, create+start+rm", func(ctx context.Context, conc, total int) (float64, error) {
+			return rate(ctx, conc, total, method{run: b.engineFloor})
+		}},
 		{"library, cold", b.libraryRate(0)},
 		{"library, warm pool (size = concurrency)", b.libraryRate(1)},
 	}

@@ -46,6 +46,9 @@ type fakeClient struct {
 	removeGate chan struct{}
 	// removeErrOnce fails the first removal only.
 	removeErrOnce error
+	// waitBlocks makes ContainerWait wait until its context ends, as for
+	// a container that does not stop.
+	waitBlocks bool
 	// startHook, when set, runs in every start with its number (from 1);
 	// it may block, and an error fails that start.
 	startHook func(n int) error
@@ -264,8 +267,13 @@ func (f *fakeClient) ContainerInspect(_ context.Context, id string) (container.I
 	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id, Image: "sha256:feed", State: &st}}, nil
 }
 
-func (f *fakeClient) ContainerWait(_ context.Context, _ string, _ container.WaitCondition) (<-chan container.WaitResponse, <-chan error) {
+func (f *fakeClient) ContainerWait(ctx context.Context, _ string, _ container.WaitCondition) (<-chan container.WaitResponse, <-chan error) {
 	f.record("wait")
+	if f.waitBlocks {
+		errC := make(chan error, 1)
+		go func() { <-ctx.Done(); errC <- ctx.Err() }()
+		return make(chan container.WaitResponse), errC
+	}
 	ch := make(chan container.WaitResponse, 1)
 	ch <- container.WaitResponse{}
 	f.mu.Lock()

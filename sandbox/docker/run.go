@@ -69,6 +69,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	answered := false
 	defer func() {
 		if answered {
+			t.exits = true
 			d.later(ctx, t)
 			return
 		}

@@ -80,7 +80,8 @@ func TestRunSuccess(t *testing.T) {
 	require.Len(t, res.ID, 16)
 	require.Empty(t, res.Error)
 
-	require.Equal(t, []string{"create", "attach", "start", "inspect", "remove"}, f.Calls())
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "wait", "remove"}, f.Calls(),
+		"the container is removed once it has stopped on its own")
 	require.Equal(t, spec.Argv, got.Argv)
 	require.Equal(t, []byte(`{"n": 1}`), got.Stdin)
 	require.Contains(t, got.Env, "SANDBOXRUN_RUN_ID="+res.ID)
@@ -139,7 +140,7 @@ func TestRunOOMFromReport(t *testing.T) {
 				require.Equal(t, "SIGKILL", res.Signal)
 			}
 			settled(t, d)
-			require.Equal(t, []string{"create", "attach", "start", "inspect", "remove"}, f.Calls(),
+			require.Equal(t, []string{"create", "attach", "start", "inspect", "wait", "remove"}, f.Calls(),
 				"one inspect, for the image, while the script ran; no wait for the container to stop")
 		})
 	}
@@ -161,7 +162,7 @@ func TestRunOOMFromInspectForAnOlderInit(t *testing.T) {
 	require.Equal(t, -9, res.ExitCode)
 	require.Equal(t, "SIGKILL", res.Signal)
 	settled(t, d)
-	require.Equal(t, []string{"create", "attach", "start", "inspect", "inspect", "wait", "inspect", "remove"}, f.Calls(),
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "inspect", "wait", "inspect", "wait", "remove"}, f.Calls(),
 		"a container still marked running is waited for before its final state is read")
 
 	f = &fakeClient{init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
@@ -223,7 +224,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 				reportAsIs(out, frame.Report{})
 			}},
 			wantErr:   errTest,
-			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "remove"},
+			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "wait", "remove"},
 			removed:   "c0ffee",
 		},
 		{
@@ -265,6 +266,22 @@ func TestRunImageNotFoundSaysHowToBuild(t *testing.T) {
 	require.ErrorContains(t, err, "sandboxrun images build")
 	require.ErrorContains(t, err, "make images")
 	require.ErrorContains(t, err, "sandboxrun/runner:0.1.0-test")
+}
+
+// A container whose init reported is removed once it has stopped, so the
+// engine need not kill it; one that does not stop within the grace is
+// removed (killed) all the same.
+func TestRunRemovalWaitsForTheExitBriefly(t *testing.T) {
+	f := &fakeClient{waitBlocks: true, init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
+		report(out, frame.Report{})
+	}}
+	d := newTestDocker(t, f, WithInitGrace(20*time.Millisecond))
+	res, err := d.Run(context.Background(), testSpec(t))
+	require.NoError(t, err)
+	require.True(t, res.Success)
+	settled(t, d)
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "wait", "remove"}, f.Calls())
+	require.Zero(t, f.Live())
 }
 
 func TestRunRemovalErrors(t *testing.T) {

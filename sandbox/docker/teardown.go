@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stringid"
 )
 
 // teardown is what is left of a run once its Result is known: the
@@ -14,6 +17,9 @@ type teardown struct {
 	box *box             // nil when no container may exist
 	vol *workspaceVolume // nil without a writable workspace
 	log *slog.Logger
+	// exits: sandbox-init has reported and ends on its own, so the
+	// container is given a moment to stop before it is removed.
+	exits bool
 }
 
 // run removes what the run left. It runs detached from ctx's
@@ -23,6 +29,9 @@ func (t *teardown) run(ctx context.Context) error {
 	if b := t.box; b != nil {
 		if b.s != nil {
 			b.s.close()
+		}
+		if t.exits {
+			t.d.awaitExit(ctx, b.id)
 		}
 		if err := t.d.remove(ctx, b.ref); err != nil {
 			t.log.Warn("remove sandbox container", "container_id", b.ref, "error", err)
@@ -52,5 +61,22 @@ func (d *Runner) later(ctx context.Context, t *teardown) {
 		})
 	default:
 		_ = t.run(ctx) // logged
+	}
+}
+
+// awaitExit waits, at most initGrace, for a container whose init has
+// reported to stop on its own. Removing it while the engine still counts
+// it as running makes the engine kill it first: one more runtime call (an
+// OCI runtime process) per run, and an "is not running" failure when the
+// exit wins the race. A failed or timed-out wait is only logged: the
+// forced removal follows either way.
+func (d *Runner) awaitExit(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.initGrace)
+	defer cancel()
+	waitC, errC := d.client.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	select {
+	case <-waitC:
+	case err := <-errC:
+		d.log.Debug("wait for the sandbox container to stop before removing it", "container_id", stringid.TruncateID(id), "error", err)
 	}
 }
