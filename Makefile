@@ -4,7 +4,7 @@
 #   make test    unit tests, fuzz seed corpora and the Docker integration suite
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
-#   make bench-k8s  kubernetes backend latency and pods/s next to docker
+#   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
 #   make crun    install crun, register it in daemon.json and reload dockerd
 #                with SIGHUP (never restarts it: running containers stay up)
@@ -53,7 +53,8 @@ integration: images
 test-k8s: images
 	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
 
-# Latency and pods/s of the kubernetes backend next to the docker one.
+# Latency and pods/s of the kubernetes backend next to the docker one, each
+# cold and with a warm pool (bench/kube).
 bench-k8s: images
 	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
 
