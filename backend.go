@@ -3,6 +3,7 @@ package sandboxrun
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
@@ -34,6 +35,11 @@ func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (En
 		kube.WithRuntimeClass(k8s.RuntimeClass),
 		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
 	}
+	claims, err := resolveClaims(k8s.Claims)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", pol.Source, err)
+	}
+	opts = append(opts, kube.WithClaims(claims...), kube.WithHostPaths(k8s.HostPathsAllowed()))
 	if k8s.Namespace != "" {
 		opts = append(opts, kube.WithNamespace(k8s.Namespace))
 	}
@@ -45,4 +51,19 @@ func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (En
 		return nil, fmt.Errorf("policy %s: %w", pol.Source, err)
 	}
 	return k, nil
+}
+
+// resolveClaims gives each claim's folder as the skill and workspace paths
+// will name it: symlinks resolved, as sandboxrun resolves those. The
+// folder must exist here, where sandboxrun reads the skills.
+func resolveClaims(rules []policy.ClaimRule) ([]kube.Claim, error) {
+	claims := make([]kube.Claim, 0, len(rules))
+	for _, r := range rules {
+		real, err := filepath.EvalSymlinks(r.Path)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes.claims %s: path %s: %w: mount the claim's files there on this host, or fix the path", r.Name, r.Path, err)
+		}
+		claims = append(claims, kube.Claim{Name: r.Name, Path: real})
+	}
+	return claims, nil
 }

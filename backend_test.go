@@ -17,15 +17,15 @@ func TestPolicyEngine(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, e)
 	})
-	t.Run("kubernetes from a kubeconfig", func(t *testing.T) {
-		kc := filepath.Join(t.TempDir(), "kubeconfig")
-		require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 `), 0o600))
+	t.Run("kubernetes from a kubeconfig", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n  warm: 2\n"))
 		require.NoError(t, err)
 		e, err := PolicyEngine(pol, nil, 3)
@@ -36,6 +36,25 @@ current-context: c
 		require.Equal(t, RunnerImage(), k.Image())
 		require.Equal(t, 2, k.PoolStats().Size, "the policy's warm pool")
 		require.NoError(t, k.Close())
+	})
+	t.Run("claims name folders as the skills' paths will", func(t *testing.T) {
+		dir := t.TempDir()
+		real := filepath.Join(dir, "skills")
+		require.NoError(t, os.Mkdir(real, 0o755))
+		require.NoError(t, os.Symlink(real, filepath.Join(dir, "link")))
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+
+			"\n  claims: [{name: s, path: "+filepath.Join(dir, "link")+"}]\n  host_paths: false\n"))
+		require.NoError(t, err)
+		e, err := PolicyEngine(pol, nil, 0)
+		require.NoError(t, err)
+		require.Equal(t, []kube.Claim{{Name: "s", Path: real}}, e.(*kube.Kube).Claims())
+	})
+	t.Run("a claim's missing folder is named", func(t *testing.T) {
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+
+			"\n  claims: [{name: s, path: /nonexistent/skills}]\n"))
+		require.NoError(t, err)
+		_, err = PolicyEngine(pol, nil, 0)
+		require.ErrorContains(t, err, "kubernetes.claims s: path /nonexistent/skills")
 	})
 	t.Run("missing kubeconfig names the file", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: /nonexistent/kc\n"))

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -25,6 +26,9 @@ const (
 //	  runtime_class: gvisor                    # omitted: the node's default
 //	  warm: 2                                  # pods started ahead; 0 (off) when omitted
 //	  warm_idle: 5m                            # how long a warm pod may wait; default 5m
+//	  claims:                                  # volume claims holding skills or workspaces
+//	    - {name: sandbox-skills, path: /srv/skills}
+//	  host_paths: false                        # folders under no claim are refused; default true
 //
 // The kubernetes section is read only with backend: kubernetes.
 type BackendRules struct {
@@ -74,8 +78,46 @@ type KubernetesRules struct {
 	// WarmIdle is how long a warm pod may wait for its run; zero means
 	// DefaultWarmIdle.
 	WarmIdle Duration `yaml:"warm_idle" json:"warm_idle,omitempty"`
-	Line     int      `yaml:"-" json:"-"`
+	// Claims are PersistentVolumeClaims in Namespace whose volumes hold
+	// the folders sandboxrun sees under their Path (sandbox/kube
+	// WithClaims).
+	Claims []ClaimRule `yaml:"claims" json:"claims,omitempty"`
+	// HostPaths, when false, refuses a skill folder or workspace under no
+	// claim instead of mounting it from the node; nil means true.
+	HostPaths *bool `yaml:"host_paths" json:"host_paths,omitempty"`
+	Line      int   `yaml:"-" json:"-"`
 }
+
+// ClaimRule is one entry of kubernetes.claims.
+type ClaimRule struct {
+	Name string `yaml:"name" json:"name"`
+	Path string `yaml:"path" json:"path"`
+}
+
+var claimKeys = []string{"name", "path"}
+
+// UnmarshalYAML refuses keys other than name and path: a misspelt key
+// must not pass for a setting.
+func (c *ClaimRule) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: kubernetes.claims: expected a mapping of %v", n.Line, claimKeys)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if key := n.Content[i]; !slices.Contains(claimKeys, key.Value) {
+			return fmt.Errorf("line %d: kubernetes.claims: unknown key %q (known: %v)", key.Line, key.Value, claimKeys)
+		}
+	}
+	type plain ClaimRule
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: kubernetes.claims: %w", n.Line, err)
+	}
+	*c = ClaimRule(v)
+	return nil
+}
+
+// HostPathsAllowed is HostPaths, true when it was not set.
+func (k KubernetesRules) HostPathsAllowed() bool { return k.HostPaths == nil || *k.HostPaths }
 
 // Bounds of the warm pod pool: each warm pod holds its requests on a node
 // while it waits, and its deadline is longer by the idle time.
@@ -98,7 +140,7 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "warm", "warm_idle"}
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "warm", "warm_idle", "claims", "host_paths"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.
@@ -129,7 +171,38 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 	case time.Duration(v.WarmIdle) > MaxWarmIdle:
 		return fmt.Errorf("line %d: kubernetes.warm_idle %s: use at most %s", n.Line, v.WarmIdle, MaxWarmIdle)
 	}
+	if err := checkClaims(v.Claims, n.Line); err != nil {
+		return err
+	}
 	*k = KubernetesRules(v)
 	k.Line = n.Line
 	return nil
+}
+
+// checkClaims refuses a claim without a valid name, a path that is not an
+// absolute, clean folder other than /, a name or path given twice, and
+// paths inside one another (a folder would have two sources).
+func checkClaims(claims []ClaimRule, line int) error {
+	for i, c := range claims {
+		switch {
+		case !dnsSubdomain.MatchString(c.Name):
+			return fmt.Errorf("line %d: kubernetes.claims[%d].name %q is not a volume claim name (lower-case letters, digits, '-', '.')", line, i, c.Name)
+		case !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path || c.Path == "/":
+			return fmt.Errorf("line %d: kubernetes.claims[%d].path %q: give the absolute, clean folder the claim holds, other than /", line, i, c.Path)
+		}
+		for j, d := range claims[:i] {
+			if d.Name == c.Name {
+				return fmt.Errorf("line %d: kubernetes.claims[%d] and [%d] both name claim %q: list each claim once", line, j, i, c.Name)
+			}
+			if pathWithin(c.Path, d.Path) || pathWithin(d.Path, c.Path) {
+				return fmt.Errorf("line %d: kubernetes.claims[%d] (%s) and [%d] (%s) overlap: give folders that do not contain one another", line, j, d.Path, i, c.Path)
+			}
+		}
+	}
+	return nil
+}
+
+// pathWithin reports whether dir is root or below it, by whole elements.
+func pathWithin(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, root+"/")
 }

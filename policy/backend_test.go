@@ -34,6 +34,18 @@ func TestBackendRules(t *testing.T) {
 		{name: "bad namespace", yaml: "kubernetes:\n  namespace: Sand_Box\n", err: "is not a namespace name"},
 		{name: "bad runtime class", yaml: "kubernetes:\n  runtime_class: -x\n", err: "is not a RuntimeClass name"},
 		{name: "not a mapping", yaml: "kubernetes: yes\n", err: "expected a mapping"},
+		{name: "claims", yaml: "backend: kubernetes\nkubernetes:\n  claims:\n    - {name: sandbox-skills, path: /srv/skills}\n    - {name: work.v1, path: /srv/skills2}\n  host_paths: false\n",
+			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
+				Claims: []ClaimRule{{Name: "sandbox-skills", Path: "/srv/skills"}, {Name: "work.v1", Path: "/srv/skills2"}}, HostPaths: new(false), Line: 3}}},
+		{name: "claim name", yaml: "kubernetes:\n  claims: [{name: Skills, path: /srv}]\n", err: `kubernetes.claims[0].name "Skills" is not a volume claim name`},
+		{name: "claim without path", yaml: "kubernetes:\n  claims: [{name: s}]\n", err: `kubernetes.claims[0].path ""`},
+		{name: "claim relative path", yaml: "kubernetes:\n  claims: [{name: s, path: srv/skills}]\n", err: "absolute, clean folder"},
+		{name: "claim unclean path", yaml: "kubernetes:\n  claims: [{name: s, path: /srv/../etc}]\n", err: "absolute, clean folder"},
+		{name: "claim of the root", yaml: "kubernetes:\n  claims: [{name: s, path: /}]\n", err: "other than /"},
+		{name: "claim twice", yaml: "kubernetes:\n  claims: [{name: s, path: /a}, {name: s, path: /b}]\n", err: `both name claim "s"`},
+		{name: "claims overlap", yaml: "kubernetes:\n  claims: [{name: s, path: /srv}, {name: t, path: /srv/skills}]\n", err: "overlap"},
+		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: "line 2: kubernetes:"},
+		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,4 +66,9 @@ func TestWarmIdleDefault(t *testing.T) {
 	require.Equal(t, DefaultWarmIdle, KubernetesRules{}.WarmIdleOrDefault())
 	require.Equal(t, time.Minute, KubernetesRules{WarmIdle: Duration(time.Minute)}.WarmIdleOrDefault())
 	require.Zero(t, BuiltinPolicy().Kubernetes.Warm, "off unless the operator sets it")
+}
+
+func TestHostPathsDefault(t *testing.T) {
+	require.True(t, BuiltinPolicy().Kubernetes.HostPathsAllowed())
+	require.False(t, KubernetesRules{HostPaths: new(false)}.HostPathsAllowed())
 }

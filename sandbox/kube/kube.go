@@ -53,6 +53,9 @@ type Kube struct {
 	now            func() time.Time
 	net            netProof
 	pool           *warmPool // nil when off
+	claims         []Claim
+	hostPaths      bool
+	claimsSeen     sync.Map // claim names read and found (checkClaim)
 	// logSource replaces the API's pod log in tests (the fake clientset
 	// serves a fixed text).
 	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
@@ -98,6 +101,8 @@ func New(opts ...Option) (*Kube, error) {
 		owner:          sandbox.OwnerLabels(),
 		now:            time.Now,
 		net:            netProof{retry: s.probeRetry},
+		claims:         s.claims,
+		hostPaths:      s.hostPaths,
 	}
 	k.owner[sandbox.LabelOwnerHost] = s.ownerHost
 	if k.image == "" {
@@ -129,6 +134,9 @@ func (k *Kube) Image() string { return k.image }
 
 // Namespace returns the namespace of the runner's Pods.
 func (k *Kube) Namespace() string { return k.namespace }
+
+// Claims returns the volume claims folders are mounted from (WithClaims).
+func (k *Kube) Claims() []Claim { return append([]Claim(nil), k.claims...) }
 
 // Client returns the clientset, e.g. for tests that list Pods.
 func (k *Kube) Client() kubernetes.Interface { return k.client }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -36,6 +37,8 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	claims         []Claim
+	hostPaths      bool
 }
 
 func defaultSettings() settings {
@@ -51,6 +54,7 @@ func defaultSettings() settings {
 		deleteGrace:    time.Second,
 		probeRetry:     30 * time.Second,
 		ownerHost:      host,
+		hostPaths:      true,
 	}
 }
 
@@ -154,6 +158,24 @@ func WithWarmPool(size int, maxIdle time.Duration) Option {
 	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
 }
 
+// WithClaims names PersistentVolumeClaims (in the runner's namespace) that
+// hold skill folders and workspaces: a folder under a claim's Path is
+// mounted from the claim, read-only, at its place under Path (subPath).
+// The claim's volume must hold the same files sandboxrun reads there
+// (ReadOnlyMany, or ReadWriteMany written by whoever publishes the skills).
+// RBAC: get on persistentvolumeclaims lets a missing claim fail at once.
+// Default: none.
+func WithClaims(claims ...Claim) Option {
+	return func(s *settings) { s.claims = append([]Claim(nil), claims...) }
+}
+
+// WithHostPaths says whether a folder under no claim may come from the
+// node's file system (hostPath volume), which needs the folders on every
+// sandbox node at the same path and a namespace whose Pod Security level
+// is privileged. Off, such runs are refused before any Pod exists.
+// Default: on.
+func WithHostPaths(on bool) Option { return func(s *settings) { s.hostPaths = on } }
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.restConfig == nil && (s.client == nil || s.attacher == nil) {
@@ -184,6 +206,11 @@ func (s *settings) validate() error {
 	}
 	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
 		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
+	}
+	for i, c := range s.claims {
+		if c.Name == "" || !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path || c.Path == "/" {
+			errs = append(errs, fmt.Errorf("volume claim %d (%q at %q): give a claim name and an absolute, clean folder other than /", i, c.Name, c.Path))
+		}
 	}
 	if s.deleteGrace < 0 {
 		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))

@@ -49,6 +49,7 @@ type podParams struct {
 	created      time.Time
 	deadline     time.Duration // activeDeadlineSeconds, before rounding up
 	deleteGrace  time.Duration
+	claims       []Claim // volume claims that hold skill folders or workspaces
 }
 
 // podFor is the hardened Pod of one execution. It is a pure function of
@@ -62,7 +63,7 @@ func podFor(spec *sandbox.Spec, p podParams) *corev1.Pod {
 	deadline := int64(math.Ceil(p.deadline.Seconds()))
 	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 
-	mounts, volumes := podVolumes(spec)
+	mounts, volumes := podVolumes(spec, p.claims)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      podName(spec.RunID),
@@ -141,30 +142,6 @@ func podResources(spec *sandbox.Spec) corev1.ResourceRequirements {
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(2*l.OutputBytes+ephemeralMargin, resource.BinarySI),
 	}
 	return corev1.ResourceRequirements{Limits: list, Requests: list.DeepCopy()}
-}
-
-// podVolumes mount the skill and a workspace from the node (hostPath,
-// read-only) and /tmp as a size-limited tmpfs.
-func podVolumes(spec *sandbox.Spec) ([]corev1.VolumeMount, []corev1.Volume) {
-	dir := corev1.HostPathDirectory
-	tmpSize := resource.NewQuantity(spec.Limits.TmpBytes, resource.BinarySI)
-	mounts := []corev1.VolumeMount{{Name: volTmp, MountPath: sandbox.ScratchDir}}
-	volumes := []corev1.Volume{{Name: volTmp, VolumeSource: corev1.VolumeSource{
-		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: tmpSize},
-	}}}
-	if spec.SkillDir != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: volSkill, MountPath: sandbox.SkillMount(spec.Skill), ReadOnly: true})
-		volumes = append(volumes, corev1.Volume{Name: volSkill, VolumeSource: corev1.VolumeSource{
-			HostPath: &corev1.HostPathVolumeSource{Path: spec.SkillDir, Type: &dir},
-		}})
-	}
-	if spec.Workspace != "" {
-		mounts = append(mounts, corev1.VolumeMount{Name: volWorkspace, MountPath: sandbox.WorkspaceDir, ReadOnly: true})
-		volumes = append(volumes, corev1.Volume{Name: volWorkspace, VolumeSource: corev1.VolumeSource{
-			HostPath: &corev1.HostPathVolumeSource{Path: spec.Workspace, Type: &dir},
-		}})
-	}
-	return mounts, volumes
 }
 
 // podLabels are the io.sandboxrun.* labels the reaper selects on.

@@ -59,6 +59,10 @@ func TestPodGolden(t *testing.T) {
 			s.Limits.CPUs, s.Limits.MemoryBytes, s.Limits.TmpBytes, s.Limits.OutputBytes = 0.25, 96<<20, 8<<20, 4096
 		}},
 		{"unusual_ids", func(s *sandbox.Spec, _ *podParams) { s.RunID, s.Skill = "Run_ID.With-Caps", "données" }},
+		{"claims", func(s *sandbox.Spec, p *podParams) {
+			s.Workspace = "/srv/work/p1"
+			p.claims = []Claim{{Name: "sandbox-skills", Path: "/srv/skills"}, {Name: "sandbox-work", Path: "/srv/work"}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,9 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 		// a writable hostPath would bypass that cap.
 		return nil, fmt.Errorf("%w: a writable workspace is not supported on the kubernetes backend: run with a read-only workspace, or on the docker backend", sandbox.ErrInvalidSpec)
 	}
+	if err := k.checkSources(ctx, &spec); err != nil {
+		return nil, err
+	}
 	if !spec.Limits.Network {
 		if err := k.CheckNetwork(ctx); err != nil {
 			return nil, err
@@ -131,6 +134,7 @@ func (k *Kube) podParams(spec *sandbox.Spec) podParams {
 		created:      k.now(),
 		deadline:     sandbox.EffectiveTimeout(spec.Limits) + k.initGrace + k.backstopMargin + startAllowance,
 		deleteGrace:  k.deleteGrace,
+		claims:       k.claims,
 	}
 }
 
