@@ -34,7 +34,8 @@ type liveServer struct {
 	url    string
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
-	done   chan error
+	done   chan struct{} // closed when the process has ended; exit holds how
+	exit   error
 	token  string
 }
 
@@ -48,10 +49,10 @@ func startServer(t *testing.T, root string, args ...string) *liveServer {
 	require.NoError(t, ln.Close())
 	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
 	cmd := exec.Command(sandboxrunBin(t), all...)
-	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: s.stderr}
 	require.NoError(t, cmd.Start())
-	go func() { s.done <- cmd.Wait() }()
+	go func() { s.exit = cmd.Wait(); close(s.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -259,8 +260,8 @@ func TestServerDrainsOnSIGTERM(t *testing.T) {
 	}
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-srv.done:
-		require.NoError(t, err, "serve exits 0 after draining; stderr: %s", srv.stderr)
+	case <-srv.done:
+		require.NoError(t, srv.exit, "serve exits 0 after draining; stderr: %s", srv.stderr)
 	case <-time.After(90 * time.Second):
 		t.Fatalf("serve did not exit after SIGTERM; stderr: %s", srv.stderr)
 	}
