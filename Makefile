@@ -6,6 +6,8 @@
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
+#   make bench-storage  the bench on the engine's storage driver and on overlay2
+#                (a second, temporary dockerd; the running engine is untouched)
 #   make crun    install crun, register it in daemon.json and reload dockerd
 #                with SIGHUP (never restarts it: running containers stay up)
 
@@ -17,7 +19,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s lint fuzz bench crun runsc clean reap
+.PHONY: all build images demo test unit integration test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap
 
 all: build
 
@@ -91,6 +93,12 @@ fuzz:
 BENCH_N ?= 40
 BENCH_C ?= 1,2,8
 BENCH_RUNTIME ?=
+# The storage driver as an operator lever: the same bench on this engine's
+# driver and on overlay2, through a second dockerd started for it and
+# removed afterwards (bench/storage-driver.sh).
+bench-storage: images
+	N=$(BENCH_N) bench/storage-driver.sh
+
 bench: images
 	$(GO) run ./bench -n $(BENCH_N) -c $(BENCH_C) -cli $(SANDBOXRUN) -oci-runtime "$(BENCH_RUNTIME)"
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
