@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -194,15 +193,10 @@ func checkClaims(claims []ClaimRule, line int) error {
 			if d.Name == c.Name {
 				return fmt.Errorf("line %d: kubernetes.claims[%d] and [%d] both name claim %q: list each claim once", line, j, i, c.Name)
 			}
-			if pathWithin(c.Path, d.Path) || pathWithin(d.Path, c.Path) {
+			if PathWithin(c.Path, d.Path) || PathWithin(d.Path, c.Path) {
 				return fmt.Errorf("line %d: kubernetes.claims[%d] (%s) and [%d] (%s) overlap: give folders that do not contain one another", line, j, d.Path, i, c.Path)
 			}
 		}
 	}
 	return nil
-}
-
-// pathWithin reports whether dir is root or below it, by whole elements.
-func pathWithin(dir, root string) bool {
-	return dir == root || strings.HasPrefix(dir, root+"/")
 }

@@ -68,12 +68,12 @@ func ResolveWorkspace(dir, dockerSocket string) (string, error) {
 		}
 	}
 	for _, tree := range systemTrees {
-		if within(real, resolved(tree)) {
+		if PathWithin(real, resolved(tree)) {
 			return "", fmt.Errorf("%w: %s is inside the system folder %s; pass a project folder with --workspace (the default is the current directory)", ErrWorkspace, shown, tree)
 		}
 	}
 	sock := resolved(socketPath(dockerSocket))
-	if dir := filepath.Dir(sock); within(sock, real) || (dir != "/" && within(real, dir)) {
+	if dir := filepath.Dir(sock); PathWithin(sock, real) || (dir != "/" && PathWithin(real, dir)) {
 		return "", fmt.Errorf("%w: %s contains or sits beside the Docker socket %s, which would hand the sandbox the engine; pass another folder with --workspace", ErrWorkspace, shown, sock)
 	}
 	return real, nil
@@ -97,8 +97,10 @@ func resolved(p string) string {
 	return filepath.Clean(p)
 }
 
-// within reports whether p is root or under it; both are clean and absolute.
-func within(p, root string) bool {
+// PathWithin reports whether p is root or under it, comparing whole path
+// elements (/srv/skills2 is not within /srv/skills); both are clean and
+// absolute.
+func PathWithin(p, root string) bool {
 	if root == "/" {
 		return true
 	}

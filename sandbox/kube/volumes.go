@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -34,28 +35,22 @@ type folderSource struct {
 // ancestor of it, the deepest when several are (the policy refuses
 // overlapping claims, so there is one at most). No claim: hostPath.
 func sourceOf(dir string, claims []Claim) folderSource {
+	dir = filepath.Clean(dir)
 	var best *Claim
 	for i := range claims {
 		c := &claims[i]
-		if within(dir, c.Path) && (best == nil || len(c.Path) > len(best.Path)) {
+		if policy.PathWithin(dir, c.Path) && (best == nil || len(c.Path) > len(best.Path)) {
 			best = c
 		}
 	}
 	if best == nil {
 		return folderSource{}
 	}
-	rel, _ := filepath.Rel(best.Path, dir) // within() made it a descendant
+	rel, _ := filepath.Rel(best.Path, dir) // PathWithin made it a descendant
 	if rel == "." {
 		rel = ""
 	}
 	return folderSource{claim: best.Name, subPath: filepath.ToSlash(rel)}
-}
-
-// within reports whether dir is root or below it, comparing whole path
-// elements (/srv/skills2 is not within /srv/skills).
-func within(dir, root string) bool {
-	dir, root = filepath.Clean(dir), filepath.Clean(root)
-	return dir == root || root == "/" || strings.HasPrefix(dir, root+string(filepath.Separator))
 }
 
 // checkSources refuses, before any API call, a folder no claim holds when

@@ -24,8 +24,9 @@ func TestSourceOf(t *testing.T) {
 		{"/srv/skills/hello", folderSource{claim: "skills", subPath: "hello"}},
 		{"/srv/skills/team/a/b", folderSource{claim: "skills", subPath: "team/a/b"}},
 		{"/srv/skills", folderSource{claim: "skills"}},
-		{"/srv/skills2/hello", folderSource{}}, // a sibling with a longer name
-		{"/srv", folderSource{}},               // an ancestor of the claim
+		{"/srv/skills/./team//x/", folderSource{claim: "skills", subPath: "team/x"}}, // compared clean
+		{"/srv/skills2/hello", folderSource{}},                                       // a sibling with a longer name
+		{"/srv", folderSource{}},                                                     // an ancestor of the claim
 		{"/data/ws/p1", folderSource{claim: "work", subPath: "p1"}},
 		{"/home/u/project", folderSource{}},
 	} {
