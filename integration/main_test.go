@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -57,6 +60,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "integration: FAIL: %v\n", err)
 		return 1
 	}
+	if err := checkDefaultBridge(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "integration: FAIL:", err)
+		return 1
+	}
 
 	code := m.Run()
 	removeCLI()
@@ -77,6 +84,35 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// checkDefaultBridge fails the suite at once, with the cause, when the
+// engine's default bridge network has lost its host interface: every test
+// that gives a sandbox or an image build the network would otherwise fail
+// with the engine's "could not find bridge docker0". A second dockerd
+// started with --bridge none in the host's network namespace deletes
+// docker0 (bench/storage-driver.sh runs its engine in a namespace of its own
+// for that reason).
+func checkDefaultBridge(ctx context.Context) error {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	nw, err := cli.NetworkInspect(ctx, "bridge", network.InspectOptions{})
+	if err != nil {
+		return fmt.Errorf("inspect the engine's default bridge network: %w", err)
+	}
+	name := nw.Options["com.docker.network.bridge.name"]
+	if name == "" {
+		return nil // the engine names no host interface: nothing to check here
+	}
+	if _, err := net.InterfaceByName(name); err != nil {
+		return fmt.Errorf("the engine's default bridge interface %s is missing on this host (%v): "+
+			"containers with a network cannot start. Something deleted it (a dockerd started with "+
+			"--bridge none in the host's network namespace does); restart the Docker engine to recreate it", name, err)
+	}
+	return nil
 }
 
 // warnings logs a runner's warnings (a failed background removal, say) on
