@@ -43,12 +43,14 @@ type config struct {
 	runtime string // engine runtime for every method; empty: the engine's default
 	// sections to run: latency, throughput, memory
 	sections map[string]bool
-	rssPool  int // internal: run as the RSS probe with a pool of this size
+	// rows: substrings naming the throughput rows to run; empty runs all
+	rows    []string
+	rssPool int // internal: run as the RSS probe with a pool of this size
 }
 
 func main() {
 	var cfg config
-	var levels, only string
+	var levels, only, rows string
 	flag.IntVar(&cfg.n, "n", 30, "latency samples per method")
 	flag.IntVar(&cfg.total, "t", 0, "executions per throughput measurement (default: -n, at least 4 per worker)")
 	flag.StringVar(&levels, "c", "1,2,8", "comma-separated concurrencies for the throughput table")
@@ -56,8 +58,12 @@ func main() {
 	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
 	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
 	flag.StringVar(&only, "only", "latency,throughput,memory", "comma-separated sections to run")
+	flag.StringVar(&rows, "rows", "", "comma-separated substrings: run only the throughput rows whose name has one (e.g. cold,floor); default all")
 	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")
 	flag.Parse()
+	if rows != "" {
+		cfg.rows = strings.Split(rows, ",")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var err error
 	if cfg.rssPool > 0 {
@@ -156,6 +162,9 @@ func printThroughput(ctx context.Context, out io.Writer, b *bench) error {
 	}
 	fmt.Fprintln(out)
 	for _, tm := range b.throughputMethods() {
+		if !selected(tm.name, b.cfg.rows) {
+			continue
+		}
 		fmt.Fprintf(out, "  %-40s", tm.name)
 		for _, c := range b.cfg.levels {
 			rate, err := tm.measure(ctx, c, b.cfg.total)
@@ -167,6 +176,20 @@ func printThroughput(ctx context.Context, out io.Writer, b *bench) error {
 		fmt.Fprintln(out)
 	}
 	return nil
+}
+
+// selected reports whether a row's name has one of rows in it (any, when
+// rows is empty).
+func selected(name string, rows []string) bool {
+	if len(rows) == 0 {
+		return true
+	}
+	for _, r := range rows {
+		if strings.Contains(name, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func printMemory(ctx context.Context, out io.Writer, b *bench) error {
