@@ -95,7 +95,7 @@ func TestReapDeadOwner(t *testing.T) {
 			}},
 		},
 	}
-	pods := runner.Client().CoreV1().Pods(runner.Namespace())
+	pods := runner.Client().Pods(runner.Namespace())
 	_, err = pods.Create(context.Background(), pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {

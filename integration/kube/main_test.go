@@ -73,7 +73,7 @@ func testMain(m *testing.M) int {
 
 // livePods are managed pods matching selector that are not being deleted.
 func livePods(ctx context.Context, selector string) ([]string, error) {
-	list, err := runner.Client().CoreV1().Pods(runner.Namespace()).List(ctx, metav1.ListOptions{
+	list, err := runner.Client().Pods(runner.Namespace()).List(ctx, metav1.ListOptions{
 		LabelSelector: sandbox.LabelManaged + "=true," + selector,
 	})
 	if err != nil {

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/streaming/pkg/httpstream"
@@ -24,20 +21,16 @@ type Attacher interface {
 // upgrade.
 type streamAttacher struct {
 	config *rest.Config
-	client kubernetes.Interface
+	core   *core
 }
 
 func (a *streamAttacher) Attach(ctx context.Context, namespace, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
-	req := a.client.CoreV1().RESTClient().Post().
-		Namespace(namespace).Resource("pods").Name(pod).SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{
-			Container: container, Stdin: true, Stdout: true, Stderr: true, TTY: false,
-		}, scheme.ParameterCodec)
-	ws, err := remotecommand.NewWebSocketExecutor(a.config, "GET", req.URL().String())
+	u := a.core.attachURL(namespace, pod, container)
+	ws, err := remotecommand.NewWebSocketExecutor(a.config, "GET", u.String())
 	if err != nil {
 		return fmt.Errorf("attach to pod %s: websocket: %w", pod, err)
 	}
-	spdy, err := remotecommand.NewSPDYExecutor(a.config, "POST", req.URL())
+	spdy, err := remotecommand.NewSPDYExecutor(a.config, "POST", u)
 	if err != nil {
 		return fmt.Errorf("attach to pod %s: spdy: %w", pod, err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -35,7 +34,7 @@ var (
 // Kube runs each execution in a Pod of its own. It is safe for concurrent
 // use; create one and share it.
 type Kube struct {
-	client         kubernetes.Interface
+	client         Client
 	attacher       Attacher
 	log            *slog.Logger
 	sem            chan struct{}
@@ -73,15 +72,17 @@ func New(opts ...Option) (*Kube, error) {
 	if err := s.validate(); err != nil {
 		return nil, fmt.Errorf("configure kubernetes runner: %w", err)
 	}
-	if s.client == nil {
-		c, err := kubernetes.NewForConfig(s.restConfig)
+	if s.client == nil || s.attacher == nil {
+		c, err := newCore(s.restConfig)
 		if err != nil {
-			return nil, fmt.Errorf("configure kubernetes client: %w", err)
+			return nil, err
 		}
-		s.client = c
-	}
-	if s.attacher == nil {
-		s.attacher = &streamAttacher{config: s.restConfig, client: s.client}
+		if s.client == nil {
+			s.client = c
+		}
+		if s.attacher == nil {
+			s.attacher = &streamAttacher{config: s.restConfig, core: c}
+		}
 	}
 	k := &Kube{
 		client:         s.client,
@@ -138,8 +139,8 @@ func (k *Kube) Namespace() string { return k.namespace }
 // Claims returns the volume claims folders are mounted from (WithClaims).
 func (k *Kube) Claims() []Claim { return append([]Claim(nil), k.claims...) }
 
-// Client returns the clientset, e.g. for tests that list Pods.
-func (k *Kube) Client() kubernetes.Interface { return k.client }
+// Client returns the API client, e.g. for tests that list Pods.
+func (k *Kube) Client() Client { return k.client }
 
 // Ping checks that the API server answers.
 func (k *Kube) Ping(ctx context.Context) error {
@@ -147,7 +148,7 @@ func (k *Kube) Ping(ctx context.Context) error {
 	defer cancel()
 	// A namespaced read the runner needs anyway: it also proves the
 	// credentials reach the namespace.
-	_, err := k.client.CoreV1().Pods(k.namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	_, err := k.client.Pods(k.namespace).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return apiError("list pods in namespace "+k.namespace, err)
 	}
@@ -164,7 +165,7 @@ func (k *Kube) CheckImage(ctx context.Context, ref string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
-	nodes, err := k.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := k.client.Nodes().List(ctx, metav1.ListOptions{})
 	if apierrors.IsForbidden(err) {
 		k.log.Debug("cannot list nodes to look for the image", "image", ref, "error", err)
 		return ref, nil

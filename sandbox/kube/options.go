@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -20,7 +19,7 @@ type Option func(*settings)
 // defaults live.
 type settings struct {
 	restConfig     *rest.Config
-	client         kubernetes.Interface
+	client         Client
 	attacher       Attacher
 	namespace      string
 	image          string
@@ -69,7 +68,7 @@ const (
 )
 
 // WithRESTConfig connects to the cluster the config names (see
-// RESTConfig); the clientset and the attach executor are made from it. A
+// RESTConfig); the API client and the attach executor are made from it. A
 // config without a rate limit (QPS, Burst) gets 50 calls a second, in
 // bursts of 100.
 func WithRESTConfig(c *rest.Config) Option {
@@ -89,9 +88,9 @@ func WithRESTConfig(c *rest.Config) Option {
 	}
 }
 
-// WithClient sets the clientset (tests use client-go's fake). Default: one
-// made from WithRESTConfig.
-func WithClient(c kubernetes.Interface) Option { return func(s *settings) { s.client = c } }
+// WithClient sets the API client (tests adapt client-go's fake clientset).
+// Default: one made from WithRESTConfig.
+func WithClient(c Client) Option { return func(s *settings) { s.client = c } }
 
 // WithAttacher sets how the runner attaches to a Pod. Default: the
 // WebSocket executor, falling back to SPDY, from WithRESTConfig.

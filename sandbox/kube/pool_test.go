@@ -288,10 +288,10 @@ func TestRunWaitsForAWarmPodStarting(t *testing.T) {
 
 func TestWarmPoolOptions(t *testing.T) {
 	for _, o := range []Option{WithWarmPool(-1, time.Minute), WithWarmPool(2, 0)} {
-		_, err := New(WithClient(fake.NewClientset()), WithAttacher(&fakeInit{}), WithVersion("t"), o)
+		_, err := New(WithClient(typedCore{fake.NewClientset().CoreV1()}), WithAttacher(&fakeInit{}), WithVersion("t"), o)
 		require.ErrorContains(t, err, "warm pool")
 	}
-	k, err := New(WithClient(fake.NewClientset()), WithAttacher(&fakeInit{}), WithVersion("t"), WithWarmPool(0, 0))
+	k, err := New(WithClient(typedCore{fake.NewClientset().CoreV1()}), WithAttacher(&fakeInit{}), WithVersion("t"), WithWarmPool(0, 0))
 	require.NoError(t, err)
 	require.Equal(t, sandbox.PoolStats{}, k.PoolStats(), "off")
 	require.NoError(t, k.Close())

@@ -21,7 +21,7 @@ func (k *Kube) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Re
 		opts.Host = k.ownerHost
 	}
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
-	list, err := k.client.CoreV1().Pods(k.namespace).List(cctx, metav1.ListOptions{
+	list, err := k.client.Pods(k.namespace).List(cctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(labels.Set{sandbox.LabelManaged: "true"}).String(),
 	})
 	cancel()

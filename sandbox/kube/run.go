@@ -109,7 +109,7 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 // also when this fails.
 func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
-	_, err = k.client.CoreV1().Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
+	_, err = k.client.Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
 	cancel()
 	if err != nil {
 		if apierrors.IsInvalid(err) {
@@ -263,7 +263,7 @@ func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
 	if k.logSource != nil {
 		return k.logSource(ctx, name)
 	}
-	return k.client.CoreV1().Pods(k.namespace).GetLogs(name, &corev1.PodLogOptions{Container: containerName}).Stream(ctx)
+	return k.client.Pods(k.namespace).GetLogs(name, &corev1.PodLogOptions{Container: containerName}).Stream(ctx)
 }
 
 // deletePod deletes the Pod without waiting for it to go: the kubelet
@@ -274,7 +274,7 @@ func (k *Kube) deletePod(ctx context.Context, name string, grace time.Duration) 
 	defer cancel()
 	secs := int64(grace.Seconds())
 	bg := metav1.DeletePropagationBackground
-	err := k.client.CoreV1().Pods(k.namespace).Delete(cctx, name, metav1.DeleteOptions{
+	err := k.client.Pods(k.namespace).Delete(cctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: &secs, PropagationPolicy: &bg,
 	})
 	if err == nil || apierrors.IsNotFound(err) {

@@ -128,7 +128,7 @@ func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.Contai
 		init.deleted(a.(k8stesting.DeleteAction).GetName())
 		return false, nil, nil
 	})
-	base := []Option{WithClient(cs), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
+	base := []Option{WithClient(typedCore{cs.CoreV1()}), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
 		WithVersion("test"), WithStartTimeout(5 * time.Second), WithBackstopMargin(time.Second)}
 	k, err := New(append(base, opts...)...)
 	require.NoError(t, err)

@@ -96,7 +96,7 @@ func (k *Kube) checkClaim(ctx context.Context, name string) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
-	pvc, err := k.client.CoreV1().PersistentVolumeClaims(k.namespace).Get(cctx, name, metav1.GetOptions{})
+	pvc, err := k.client.PersistentVolumeClaims(k.namespace).Get(cctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsForbidden(err):
 		k.log.Debug("cannot read the volume claim to check it", "claim", name, "error", err)

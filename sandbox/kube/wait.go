@@ -43,7 +43,7 @@ var waitingFailures = map[string]bool{
 func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, k.startTimeout)
 	defer cancel()
-	pods := k.client.CoreV1().Pods(k.namespace)
+	pods := k.client.Pods(k.namespace)
 	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
 		return corev1.ContainerStatus{}, apiError("watch sandbox pod", err)

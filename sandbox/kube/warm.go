@@ -106,7 +106,7 @@ func (p *warmPool) claim(ctx context.Context, w *warmPod, spec *sandbox.Spec) er
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.k.callTimeout)
 	defer cancel()
-	pod, err := p.k.client.CoreV1().Pods(p.k.namespace).Patch(cctx, w.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	pod, err := p.k.client.Pods(p.k.namespace).Patch(cctx, w.name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return apiError("claim warm sandbox pod", err)
 	}
