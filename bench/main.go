@@ -119,6 +119,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		cfg.cli = abs
 	}
+	if err := checkRows(cfg.rows); err != nil {
+		return err
+	}
 	b, err := newBench(ctx, cfg)
 	if err != nil {
 		return err
@@ -176,6 +179,19 @@ func printThroughput(ctx context.Context, out io.Writer, b *bench) error {
 		fmt.Fprintln(out)
 	}
 	return nil
+}
+
+// checkRows refuses a -rows that names no throughput row, before anything
+// is measured.
+func checkRows(rows []string) error {
+	var names []string
+	for _, tm := range (&bench{}).throughputMethods() {
+		if selected(tm.name, rows) {
+			return nil
+		}
+		names = append(names, tm.name)
+	}
+	return fmt.Errorf("-rows %s names no throughput row; the rows are: %s", strings.Join(rows, ","), strings.Join(names, "; "))
 }
 
 // selected reports whether a row's name has one of rows in it (any, when
