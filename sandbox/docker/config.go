@@ -32,6 +32,9 @@ type runParams struct {
 	ociRuntime string
 	// workspaceVolume, when set, is mounted at /workspace (writable runs).
 	workspaceVolume string
+	// usr, when it names a volume, is mounted read-only over /usr, and the
+	// container is created from the image id the volume was copied from.
+	usr usrMount
 }
 
 // containerNamePrefix starts every container's name, so `docker ps` shows
@@ -46,8 +49,12 @@ func containerName(runID string) string { return containerNamePrefix + runID }
 // The command is not in the container's configuration: sandbox-init is the
 // entrypoint and receives the job on stdin after start.
 func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *container.HostConfig) {
+	image := p.image
+	if p.usr.volume != "" {
+		image = p.usr.imageID
+	}
 	cfg := &container.Config{
-		Image:      p.image,
+		Image:      image,
 		User:       p.user,
 		Entrypoint: []string{sandbox.InitPath},
 		// init's own environment; the script's is complete in the job and
@@ -76,6 +83,10 @@ func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *conta
 	cfg.NetworkDisabled = !spec.Limits.Network
 	mounts := []mount.Mount{bindMount(spec.SkillDir, sandbox.SkillMount(spec.Skill), true)}
 	mounts = append(mounts, egressMount(spec)...)
+	if p.usr.volume != "" {
+		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.usr.volume, Target: usrDir, ReadOnly: true,
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
+	}
 	switch {
 	case spec.Workspace == "":
 	case p.workspaceVolume != "":

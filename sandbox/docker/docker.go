@@ -40,6 +40,9 @@ type Client interface {
 	Info(ctx context.Context) (system.Info, error)
 	// The writable workspace's volume and its copies in and out.
 	VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error)
+	// Usr volumes (usrvolume.go).
+	VolumeInspect(ctx context.Context, volumeID string) (volume.Volume, error)
+	VolumeList(ctx context.Context, options volume.ListOptions) (volume.ListResponse, error)
 	CopyToContainer(ctx context.Context, containerID, dstPath string, content io.Reader, options container.CopyToContainerOptions) error
 	CopyFromContainer(ctx context.Context, containerID, srcPath string) (io.ReadCloser, container.PathStat, error)
 }

@@ -25,6 +25,7 @@ type engineFacts struct {
 	cpus     int
 	memory   int64
 	runtimes []string
+	driver   string // the storage driver
 }
 
 // engineCache holds the facts after the first successful Info call.
@@ -45,7 +46,7 @@ func (c *engineCache) get(ctx context.Context, d *Runner) (*engineFacts, error) 
 	if err != nil {
 		return nil, apiError("ask the engine about its host", err)
 	}
-	f := &engineFacts{cpus: info.NCPU, memory: info.MemTotal}
+	f := &engineFacts{cpus: info.NCPU, memory: info.MemTotal, driver: info.Driver}
 	for name := range info.Runtimes {
 		f.runtimes = append(f.runtimes, name)
 	}

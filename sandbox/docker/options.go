@@ -36,6 +36,7 @@ type settings struct {
 	warmMaxIdle    time.Duration
 	prestart       bool
 	ociRuntime     string
+	usrVolumes     bool
 }
 
 func defaultSettings() settings {
@@ -51,6 +52,7 @@ func defaultSettings() settings {
 		ownerHost:      host,
 		warmMaxIdle:    time.Minute,
 		prestart:       true,
+		usrVolumes:     true,
 	}
 }
 
@@ -129,6 +131,14 @@ func WithWarmPool(size int, maxIdle time.Duration) Option {
 // WithWarmPool.
 func WithPrestart(on bool) Option { return func(s *settings) { s.prestart = on } }
 
+// WithUsrVolumes says whether, on an engine whose storage driver is
+// fuse-overlayfs, sandboxes mount a read-only copy of their image's /usr
+// from a volume the engine fills once per image (usrvolume.go), so that
+// the files an interpreter reads at start do not each go through the
+// driver's user-space daemon. The first run of an image waits for the copy
+// (seconds). Other storage drivers are unaffected. Default: on.
+func WithUsrVolumes(on bool) Option { return func(s *settings) { s.usrVolumes = on } }
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.logger == nil {
@@ -181,6 +191,8 @@ type Runner struct {
 	pool           *warmPool // nil when off
 	ociRuntime     string
 	engine         engineCache
+	usrVolumes     bool
+	usr            usrCache
 	bg             background // work that outlives the call that started it
 	// teardowns bounds the finished runs whose containers are removed in
 	// the background.
@@ -211,6 +223,7 @@ func New(opts ...Option) (*Runner, error) {
 		callTimeout:    s.callTimeout,
 		initGrace:      s.initGrace,
 		ociRuntime:     s.ociRuntime,
+		usrVolumes:     s.usrVolumes,
 		owner:          sandbox.OwnerOf(s.ownerPID, s.ownerHost),
 		ids:            sandbox.CurrentIdentity(),
 		now:            time.Now,

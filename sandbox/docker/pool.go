@@ -59,14 +59,14 @@ func newWarmPool(d *Runner, size int, maxIdle time.Duration, prestart bool) *war
 
 // key identifies a container configuration: runs with equal keys can use
 // each other's warm containers. Empty when the pool is off.
-func (p *warmPool) key(spec *sandbox.Spec) string {
+func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
 	if p == nil || spec.EgressSocket != "" {
 		// The socket is the run's own: no other run can use the container.
 		return ""
 	}
 	tmpl := *spec
 	tmpl.RunID = ""
-	cfg, hc := containerConfig(&tmpl, p.d.runParams(&tmpl, time.Time{}))
+	cfg, hc := containerConfig(&tmpl, p.d.runParams(&tmpl, time.Time{}, usr))
 	b, err := json.Marshal([]any{cfg, hc})
 	if err != nil {
 		return "" // cannot happen for these types; no key, no pooling
@@ -146,7 +146,7 @@ func (p *warmPool) handOver(key string, b *box) bool {
 // refill tops the pool up to its size with containers for spec's
 // configuration, started in the background. Runs call it once they have
 // their Result, so the starts do not compete with a script for the CPUs.
-func (p *warmPool) refill(spec *sandbox.Spec, key string) {
+func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 	if p == nil || key == "" {
 		return
 	}
@@ -163,14 +163,14 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 		if p.prestart && len(spec.Argv) > 0 {
 			tmpl.Argv = []string{spec.Argv[0]}
 		}
-		p.bg.run(func() { p.add(key, &tmpl) })
+		p.bg.run(func() { p.add(key, &tmpl, usr) })
 	}
 }
 
 // add starts one container for tmpl and hands it to a waiting run, or
 // makes it idle under key. Its place in count and starting is taken.
-func (p *warmPool) add(key string, tmpl *sandbox.Spec) {
-	b, err := p.start(tmpl)
+func (p *warmPool) add(key string, tmpl *sandbox.Spec, usr usrMount) {
+	b, err := p.start(tmpl, usr)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.starting[key]--; p.starting[key] == 0 {
@@ -203,18 +203,20 @@ func (p *warmPool) place(key string, b *box) {
 	p.idle[key] = append(p.idle[key], w)
 }
 
-func (p *warmPool) start(tmpl *sandbox.Spec) (*box, error) {
+func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.RunID = id
 	ctx := context.Background()
-	b, err := p.d.startContainer(ctx, tmpl, nil)
+	b, err := p.d.startContainer(ctx, tmpl, nil, usr)
 	if err != nil {
 		return b, err
 	}
-	b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	if b.imageID == "" {
+		b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
+	}
 	if msg, ok := prelude(tmpl, p.d.version); ok {
 		err = b.s.sendPrelude(msg)
 	}

@@ -106,7 +106,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 
 	other := spec
 	other.Limits.MemoryBytes *= 2
-	require.NotEqual(t, d.pool.key(&spec), d.pool.key(&other))
+	require.NotEqual(t, d.pool.key(&spec, usrMount{}), d.pool.key(&other, usrMount{}))
 	warm := f.RunIDs()[1]
 	res, err := d.Run(context.Background(), other)
 	require.NoError(t, err)
@@ -119,7 +119,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 	same.Stdin = []byte("other args")
 	same.Argv = []string{"node", "x.js"}
 	same.Limits.Timeout = time.Second
-	require.Equal(t, d.pool.key(&spec), d.pool.key(&same))
+	require.Equal(t, d.pool.key(&spec, usrMount{}), d.pool.key(&same, usrMount{}))
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live())
 }

@@ -99,10 +99,16 @@ func reapCandidate(s container.Summary, now time.Time, opts sandbox.ReapOptions,
 	return sandbox.Reaped{}, false
 }
 
-// Reap removes leaked containers with this runner's client and host name.
+// Reap removes leaked containers with this runner's client and host name
+// and, unless opts.OnlyDeadOwners, the usr volumes no run can use any more.
 func (d *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
 	if opts.Host == "" {
 		opts.Host = d.owner.Host
 	}
-	return Reap(ctx, d.client, opts)
+	reaped, err := Reap(ctx, d.client, opts)
+	if opts.OnlyDeadOwners {
+		return reaped, err
+	}
+	usr, uerr := d.pruneUsr(ctx, opts.DryRun)
+	return append(reaped, usr...), errors.Join(err, uerr)
 }

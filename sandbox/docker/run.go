@@ -63,7 +63,8 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 // background when the report came, before returning otherwise.
 func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, generatedID bool, log *slog.Logger) (err error) {
 	began := time.Now()
-	key := d.pool.key(spec)
+	usr := d.usrFor(ctx, spec.Image)
+	key := d.pool.key(spec, usr)
 	held := spec.Workspace != "" && spec.WorkspaceWritable
 	t := &teardown{d: d, log: log}
 	answered := false
@@ -91,7 +92,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 			spec.RunID, res.ID = b.runID, b.runID
 		}
 	} else {
-		b, err = d.startContainer(ctx, spec, t.vol)
+		b, err = d.startContainer(ctx, spec, t.vol, usr)
 		t.box = b
 	}
 	if err != nil {
@@ -102,7 +103,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		// The next run with this configuration finds a container waiting.
 		// It starts once this run has its Result, so that it does not
 		// compete with the script for the CPUs.
-		defer d.pool.refill(spec, key)
+		defer d.pool.refill(spec, key, usr)
 	}
 	log = log.With("run_id", spec.RunID, "container_id", stringid.TruncateID(b.id), "warm", b.warm)
 
@@ -152,8 +153,8 @@ type box struct {
 // startContainer creates, attaches to and starts a container for spec; the
 // container waits for its job. On error the box, when not nil, still names
 // what to remove.
-func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *workspaceVolume) (*box, error) {
-	params := d.runParams(spec, d.now())
+func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *workspaceVolume, usr usrMount) (*box, error) {
+	params := d.runParams(spec, d.now(), usr)
 	if vol != nil {
 		params.workspaceVolume = vol.name
 	}
@@ -164,7 +165,7 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	cancel()
 	// A create cut short may still have made the container: it is then
 	// removed by name, as its id never arrived.
-	b := &box{id: created.ID, ref: created.ID, runID: spec.RunID}
+	b := &box{id: created.ID, ref: created.ID, runID: spec.RunID, imageID: usr.imageID}
 	if b.ref == "" {
 		b.ref = name
 	}
@@ -175,8 +176,8 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	return b, err
 }
 
-func (d *Runner) runParams(spec *sandbox.Spec, created time.Time) runParams {
-	return runParams{image: spec.Image, user: d.ids.User(), created: created, owner: d.owner, version: d.version, ociRuntime: d.ociRuntime}
+func (d *Runner) runParams(spec *sandbox.Spec, created time.Time, usr usrMount) runParams {
+	return runParams{image: spec.Image, user: d.ids.User(), created: created, owner: d.owner, version: d.version, ociRuntime: d.ociRuntime, usr: usr}
 }
 
 // createError names what a failed create means for the user.
