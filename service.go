@@ -155,6 +155,7 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 			docker.WithOCIRuntime(s.ociRuntime),
 			docker.WithMaxConcurrent(s.cfg.MaxConcurrent),
 			docker.WithWarmPool(s.cfg.WarmPool, s.cfg.WarmIdle),
+			docker.WithUsrVolumes(s.pol.Docker.UsrVolumesOn()),
 		)
 		if err != nil {
 			return nil, err

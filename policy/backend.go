@@ -28,12 +28,49 @@ const (
 //	  claims:                                  # volume claims holding skills or workspaces
 //	    - {name: sandbox-skills, path: /srv/skills}
 //	  host_paths: false                        # folders under no claim are refused; default true
+//	docker:
+//	  usr_volumes: false                       # default true (sandbox/docker WithUsrVolumes)
 //
-// The kubernetes section is read only with backend: kubernetes.
+// The kubernetes section is read only with backend: kubernetes, the docker
+// section only with the docker backend.
 type BackendRules struct {
 	Backend    Backend         `yaml:"backend" json:"backend"`
 	Kubernetes KubernetesRules `yaml:"kubernetes" json:"kubernetes"`
+	Docker     DockerRules     `yaml:"docker" json:"docker"`
 }
+
+// DockerRules tune the Docker backend.
+type DockerRules struct {
+	// UsrVolumes, when false, keeps sandboxes reading /usr from the image
+	// through the storage driver instead of from a read-only copy of it
+	// (sandbox/docker WithUsrVolumes); nil means true.
+	UsrVolumes *bool `yaml:"usr_volumes" json:"usr_volumes,omitempty"`
+}
+
+var dockerKeys = []string{"usr_volumes"}
+
+// UnmarshalYAML refuses unknown keys: a misspelt key must not pass for a
+// setting.
+func (d *DockerRules) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: docker: expected a mapping of %v", n.Line, dockerKeys)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if key := n.Content[i]; !slices.Contains(dockerKeys, key.Value) {
+			return fmt.Errorf("line %d: docker: unknown key %q (known: %v)", key.Line, key.Value, dockerKeys)
+		}
+	}
+	type plain DockerRules
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: docker: %w", n.Line, err)
+	}
+	*d = DockerRules(v)
+	return nil
+}
+
+// UsrVolumesOn is UsrVolumes, true when it was not set.
+func (d DockerRules) UsrVolumesOn() bool { return d.UsrVolumes == nil || *d.UsrVolumes }
 
 // Backend is the name of the sandbox backend; empty means docker.
 type Backend struct {

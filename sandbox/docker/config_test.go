@@ -68,6 +68,9 @@ func TestContainerConfigGolden(t *testing.T) {
 		{"workspace_writable_without_volume_is_read_only", func(s *sandbox.Spec, _ *runParams) {
 			s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
 		}},
+		{"usr_volume", func(_ *sandbox.Spec, p *runParams) {
+			p.usr = usrMount{imageID: "sha256:" + strings.Repeat("0f", 32), volume: "sandboxrun-usrdata-0f0f0f0f0f0f-01234567"}
+		}},
 		{"custom_limits", func(s *sandbox.Spec, p *runParams) {
 			s.Limits = policy.Limits{Timeout: 2500 * time.Millisecond, MemoryBytes: 64 << 20, CPUs: 0.5,
 				Pids: 32, OutputBytes: 4096, TmpBytes: 8 << 20}
