@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,8 +25,10 @@ func newReapCmd(g *globals, s streams) *cobra.Command {
 on this host is gone and removes them. With --older-than it also removes any
 sandbox older than DURATION, whoever owns it: keep DURATION above your longest
 timeout. It also removes the egress proxy folders (sandboxrun-egress-* in
-$TMPDIR) of owners that are gone. run, exec, python and serve reap dead
-owners' containers and folders at start.`,
+$TMPDIR) of owners that are gone, and the usr volumes (read-only copies of
+an image's /usr that sandboxes mount on fuse-overlayfs engines) of images
+the engine no longer has. run, exec, python and serve reap dead owners'
+containers and folders at start.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
@@ -34,15 +37,26 @@ owners' containers and folders at start.`,
 			}
 			defer d.Close()
 			reaped, err := d.Reap(cmd.Context(), sandbox.ReapOptions{DryRun: dryRun, Grace: olderThan})
+			containers, volumes := splitReaped(reaped)
 			tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
-			if len(reaped) > 0 {
+			if len(containers) > 0 {
 				fmt.Fprintln(tw, "CONTAINER\tRUN ID\tSKILL\tAGE\tREASON\tREMOVED")
 			}
-			for _, r := range reaped {
+			for _, r := range containers {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", stringid.TruncateID(r.ID), r.RunID, r.Skill, r.Age.Round(time.Second), r.Reason, r.Removed)
 			}
 			if ferr := tw.Flush(); ferr != nil {
 				return ferr
+			}
+			for _, v := range volumes {
+				verb := "removed"
+				switch {
+				case dryRun:
+					verb = "would remove"
+				case !v.Removed:
+					verb = "kept (in use)"
+				}
+				fmt.Fprintf(s.out, "%s volume %s: %s\n", verb, v.Name, v.Reason)
 			}
 			dirs, derr := sandboxrun.ReapEgressFolders("", dryRun)
 			for _, d := range dirs {
@@ -62,4 +76,17 @@ owners' containers and folders at start.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
 	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "also remove sandboxes older than this, whatever their owner")
 	return cmd
+}
+
+// splitReaped separates removed containers from removed volumes (usr
+// volumes, which have no run id and are named sandboxrun-usr...).
+func splitReaped(all []sandbox.Reaped) (containers, volumes []sandbox.Reaped) {
+	for _, r := range all {
+		if r.RunID == "" && strings.HasPrefix(r.Name, "sandboxrun-usr") && r.ID == r.Name {
+			volumes = append(volumes, r)
+			continue
+		}
+		containers = append(containers, r)
+	}
+	return containers, volumes
 }
