@@ -45,6 +45,7 @@ type DockerRules struct {
 	// through the storage driver instead of from a read-only copy of it
 	// (sandbox/docker WithUsrVolumes); nil means true.
 	UsrVolumes *bool `yaml:"usr_volumes" json:"usr_volumes,omitempty"`
+	Line       int   `yaml:"-" json:"-"`
 }
 
 var dockerKeys = []string{"usr_volumes"}
@@ -66,6 +67,7 @@ func (d *DockerRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: docker: %w", n.Line, err)
 	}
 	*d = DockerRules(v)
+	d.Line = n.Line
 	return nil
 }
 

@@ -46,7 +46,7 @@ func TestBackendRules(t *testing.T) {
 		{name: "claims overlap", yaml: "kubernetes:\n  claims: [{name: s, path: /srv}, {name: t, path: /srv/skills}]\n", err: "overlap"},
 		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: "line 2: kubernetes:"},
 		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
-		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false)}}},
+		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false), Line: 2}}},
 		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes])`},
 		{name: "usr volumes not a bool", yaml: "docker:\n  usr_volumes: maybe\n", err: "line 2: docker:"},
 		{name: "docker not a mapping", yaml: "docker: off\n", err: "docker: expected a mapping"},

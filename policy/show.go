@@ -60,6 +60,11 @@ func (o *Operator) Entries() []Entry {
 	str("profile", o.RunnerProfile, "none (the plain runner)")
 	out = append(out, Entry{"build.source_builds", fmt.Sprint(o.Build.SourceBuilds.Value), o.Build.SourceBuilds.from()})
 	str("build.find_links", o.Build.FindLinks, "none")
+	usr := Entry{"docker.usr_volumes", fmt.Sprint(o.Docker.UsrVolumesOn()), "builtin default"}
+	if o.Docker.UsrVolumes != nil {
+		usr.From = fmt.Sprintf("line %d", o.Docker.Line)
+	}
+	out = append(out, usr)
 	for _, name := range o.skillNames() {
 		g := o.Skills[name]
 		p := "skills." + name + "."

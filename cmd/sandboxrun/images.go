@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 func newImagesCmd(g *globals, s streams) *cobra.Command {
@@ -22,11 +24,11 @@ func newImagesCmd(g *globals, s streams) *cobra.Command {
 starts from, the Debian base it is built on when no registry is reachable, and
 the per-skill images of skills that declare packages (see 'sandboxrun build').`,
 	}
-	cmd.AddCommand(newImagesBuildCmd(s), newImagesListCmd(s), newImagesPruneCmd(g, s))
+	cmd.AddCommand(newImagesBuildCmd(g, s), newImagesListCmd(s), newImagesPruneCmd(g, s))
 	return cmd
 }
 
-func newImagesBuildCmd(s streams) *cobra.Command {
+func newImagesBuildCmd(g *globals, s streams) *cobra.Command {
 	var initPath, base, profile string
 	var force bool
 	cmd := &cobra.Command{
@@ -47,7 +49,13 @@ packages, tagged <runner>-<profile>. documents adds python3-pypdf, -openpyxl,
 published document skills run without declaring packages; office adds
 LibreOffice (headless) to that. The operator policy picks the profile sandboxes
 run in (profile: documents, or skills.<name>.profile). Building a profile needs
-the Debian archive (the runner's apt sources).`,
+the Debian archive (the runner's apt sources).
+
+On an engine whose storage driver is fuse-overlayfs, each image built also gets
+its usr volume: a read-only copy of its /usr that sandboxes mount, so that an
+interpreter's files are not each read through the driver's user-space process
+(policy docker.usr_volumes: false turns this off). Otherwise the first run of
+the image makes it.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := policy.CheckProfile(profile); err != nil {
@@ -73,6 +81,7 @@ the Debian archive (the runner's apt sources).`,
 				return withCode(exitEnv, err)
 			}
 			reportImage(s, img, start)
+			prepareUsr(cmd.Context(), g, s, img.Ref)
 			if profile == "" {
 				return nil
 			}
@@ -88,6 +97,7 @@ the Debian archive (the runner's apt sources).`,
 				return withCode(exitEnv, err)
 			}
 			reportImage(s, img, start)
+			prepareUsr(cmd.Context(), g, s, img.Ref)
 			return nil
 		},
 	}
@@ -126,4 +136,23 @@ func shortID(id string) string {
 		return id[:19]
 	}
 	return id
+}
+
+// prepareUsr fills the usr volume of a freshly built image, so that its
+// first run does not wait for the copy. A failure is not the build's: runs
+// make the copy themselves, or read /usr through the storage driver.
+func prepareUsr(ctx context.Context, g *globals, s streams, ref string) {
+	start := time.Now()
+	d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version),
+		docker.WithUsrVolumes(g.pol.Docker.UsrVolumesOn()))
+	if err == nil {
+		defer d.Close()
+		var vol string
+		if vol, err = d.PrepareUsr(ctx, ref); err == nil && vol != "" {
+			fmt.Fprintf(s.out, "%s usr volume %s ready in %s\n", ref, vol, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(s.err, "warning: %s has no usr volume yet (its first run makes one): %v\n", ref, err)
+	}
 }

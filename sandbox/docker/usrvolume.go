@@ -105,15 +105,11 @@ type usrFilled struct {
 
 // usrFor returns the usr volume a run of ref mounts, filling it first when
 // the image has none. It returns no volume, and the run goes on without
-// one, when the engine's storage driver is not fuse-overlayfs, when usr
-// volumes are off, when ref is not an image the engine has (the create
-// then says so), or when filling failed (logged).
+// one, when usr volumes do not apply (PrepareUsr), when ref is not an
+// image the engine has (the create then says so), or when filling failed
+// (logged).
 func (d *Runner) usrFor(ctx context.Context, ref string) usrMount {
-	if !d.usrVolumes {
-		return usrMount{}
-	}
-	f, err := d.engine.get(ctx, d)
-	if err != nil || f.driver != usrDriver {
+	if !d.usrApplies(ctx) {
 		return usrMount{}
 	}
 	imageID, err := d.imageIDOf(ctx, ref)
@@ -126,6 +122,35 @@ func (d *Runner) usrFor(ctx context.Context, ref string) usrMount {
 		return usrMount{}
 	}
 	return usrMount{imageID: imageID, volume: vol}
+}
+
+// PrepareUsr makes sure the image ref has its usr volume, filling it now
+// when it has none, so that no run waits for the copy; `images build`
+// calls it. It returns the volume's name, or "" when usr volumes do not
+// apply: they are off (WithUsrVolumes) or the engine's storage driver is
+// not fuse-overlayfs.
+func (d *Runner) PrepareUsr(ctx context.Context, ref string) (string, error) {
+	if !d.usrApplies(ctx) {
+		return "", nil
+	}
+	imageID, err := d.imageIDOf(ctx, ref)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return "", imageNotFound(ref, err)
+		}
+		return "", apiError("inspect image "+ref, err)
+	}
+	return d.usrVolumeOf(ctx, imageID)
+}
+
+// usrApplies reports whether runs use usr volumes: they are on and the
+// engine's storage driver is fuse-overlayfs.
+func (d *Runner) usrApplies(ctx context.Context) bool {
+	if !d.usrVolumes {
+		return false
+	}
+	f, err := d.engine.get(ctx, d)
+	return err == nil && f.driver == usrDriver
 }
 
 // imageIDOf is ref's image id, asked of the engine at most once per usrTTL.
