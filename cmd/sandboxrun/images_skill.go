@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // listedImage is one image as `images list --json` prints it.
@@ -99,7 +101,7 @@ func newImagesPruneCmd(g *globals, s streams) *cobra.Command {
 in now: images of removed skills, of old package lists, and of an older runner
 image. Runner and base images are kept. A skill whose dependencies cannot be
 read keeps its images (and is reported). An image a container still uses is
-not removed.`,
+not removed. The usr volumes of images the engine no longer has go too.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			roots, err := g.existingRoots()
@@ -128,6 +130,9 @@ not removed.`,
 				fmt.Fprintln(s.out, "no skill image to remove")
 			case len(pruned) > 0:
 				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), units.BytesSize(float64(total)))
+			}
+			if err == nil {
+				err = pruneUsr(cmd.Context(), g, s, dryRun)
 			}
 			if err != nil {
 				return withCode(exitEnv, err)
@@ -158,4 +163,16 @@ func humanAge(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// pruneUsr removes the usr volumes of images that are gone and says so.
+func pruneUsr(ctx context.Context, g *globals, s streams, dryRun bool) error {
+	d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	gone, err := d.PruneUsr(ctx, dryRun)
+	printVolumes(s, gone, dryRun)
+	return err
 }

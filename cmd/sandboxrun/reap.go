@@ -48,16 +48,7 @@ containers and folders at start.`,
 			if ferr := tw.Flush(); ferr != nil {
 				return ferr
 			}
-			for _, v := range volumes {
-				verb := "removed"
-				switch {
-				case dryRun:
-					verb = "would remove"
-				case !v.Removed:
-					verb = "kept (in use)"
-				}
-				fmt.Fprintf(s.out, "%s volume %s: %s\n", verb, v.Name, v.Reason)
-			}
+			printVolumes(s, volumes, dryRun)
 			dirs, derr := sandboxrun.ReapEgressFolders("", dryRun)
 			for _, d := range dirs {
 				verb := "removed"
@@ -89,4 +80,18 @@ func splitReaped(all []sandbox.Reaped) (containers, volumes []sandbox.Reaped) {
 		containers = append(containers, r)
 	}
 	return containers, volumes
+}
+
+// printVolumes says what became of each usr volume reap or prune found.
+func printVolumes(s streams, volumes []sandbox.Reaped, dryRun bool) {
+	for _, v := range volumes {
+		verb := "removed"
+		switch {
+		case dryRun:
+			verb = "would remove"
+		case !v.Removed:
+			verb = "kept (in use)"
+		}
+		fmt.Fprintf(s.out, "%s volume %s: %s\n", verb, v.Name, v.Reason)
+	}
 }

@@ -109,6 +109,6 @@ func (d *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.
 	if opts.OnlyDeadOwners || errors.Is(err, sandbox.ErrDockerUnavailable) {
 		return reaped, err
 	}
-	usr, uerr := d.pruneUsr(ctx, opts.DryRun)
+	usr, uerr := d.PruneUsr(ctx, opts.DryRun)
 	return append(reaped, usr...), errors.Join(err, uerr)
 }

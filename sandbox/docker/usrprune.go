@@ -12,11 +12,11 @@ import (
 	"github.com/docker/docker/api/types/volume"
 )
 
-// pruneUsr removes the usr volumes no run can use any more: those of an
+// PruneUsr removes the usr volumes no run can use any more: those of an
 // image the engine no longer has, and data volumes no marker names that
 // are older than a fill can take (left by a process that died filling).
 // A volume a container still mounts is refused by the engine and kept.
-func (d *Runner) pruneUsr(ctx context.Context, dryRun bool) ([]sandbox.Reaped, error) {
+func (d *Runner) PruneUsr(ctx context.Context, dryRun bool) ([]sandbox.Reaped, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	list, err := d.client.VolumeList(cctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelUsrImage))})
 	cancel()

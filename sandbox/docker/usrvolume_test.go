@@ -326,12 +326,12 @@ func TestPruneUsrRemovesVolumesOfGoneImagesAndUnfinishedCopies(t *testing.T) {
 	e.volumes["sandboxrun-usrdata-0123456789ab-0badf00d"] = volume.Volume{Name: "sandboxrun-usrdata-0123456789ab-0badf00d",
 		CreatedAt: time.Now().UTC().Format(time.RFC3339), Labels: map[string]string{sandbox.LabelManaged: "true", LabelUsrImage: testImageID}}
 
-	dry, err := d.pruneUsr(ctx, true)
+	dry, err := d.PruneUsr(ctx, true)
 	require.NoError(t, err)
 	require.Len(t, dry, 3)
 	require.Len(t, e.volumes, 6, "a dry run removes nothing")
 
-	reaped, err := d.pruneUsr(ctx, false)
+	reaped, err := d.PruneUsr(ctx, false)
 	require.NoError(t, err)
 	var names []string
 	for _, r := range reaped {
@@ -343,7 +343,7 @@ func TestPruneUsrRemovesVolumesOfGoneImagesAndUnfinishedCopies(t *testing.T) {
 	require.NoError(t, err, "the copy of an image that is here stays")
 	_, err = e.VolumeInspect(ctx, "sandboxrun-usrdata-0123456789ab-0badf00d")
 	require.NoError(t, err, "a copy being filled now stays")
-	again, err := d.pruneUsr(ctx, false)
+	again, err := d.PruneUsr(ctx, false)
 	require.NoError(t, err)
 	require.Empty(t, again)
 }
