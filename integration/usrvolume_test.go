@@ -353,6 +353,18 @@ func TestUsrVolumeRecoversWhenRemoved(t *testing.T) {
 				requireNoContainer(t, first, spec.RunID)
 			}
 			runUsrImage(t, usrRunner(t, true), tag, id)
+			if tt.staleRun {
+				// The stale run's mount made the engine create an empty,
+				// unlabelled volume of the removed name. Where the marker
+				// still named it, the new run removed it on sight; where
+				// the marker went too, reap removes it.
+				reaped := reapedOf(t, first, false, data)
+				if tt.withMarker {
+					require.True(t, reaped[data].Removed, "reap removes the empty volume: %+v", reaped)
+				} else {
+					require.Empty(t, reaped, "the run already removed it")
+				}
+			}
 			_, again := requireOneUsrCopy(t, id)
 			require.NotEqual(t, data, again, "a new copy")
 		})

@@ -171,6 +171,9 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 // makes it idle under key. Its place in count and starting is taken.
 func (p *warmPool) add(key string, tmpl *sandbox.Spec, usr usrMount) {
 	b, err := p.start(tmpl, usr)
+	if err != nil && usr.volume != "" {
+		p.d.forgetUsr(usr.imageID)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.starting[key]--; p.starting[key] == 0 {

@@ -94,6 +94,9 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	} else {
 		b, err = d.startContainer(ctx, spec, t.vol, usr)
 		t.box = b
+		if err != nil && usr.volume != "" {
+			d.forgetUsr(usr.imageID)
+		}
 	}
 	if err != nil {
 		return err

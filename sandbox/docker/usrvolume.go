@@ -67,6 +67,9 @@ type usrMount struct {
 	volume  string // the data volume
 }
 
+// usrDataPrefix starts every data volume's name.
+const usrDataPrefix = "sandboxrun-usrdata-"
+
 func usrMarkerName(imageID string) string {
 	return "sandboxrun-usr-" + strings.TrimPrefix(imageID, "sha256:")
 }
@@ -80,7 +83,7 @@ func usrDataName(imageID string) (string, error) {
 	if len(id) > 12 {
 		id = id[:12]
 	}
-	return "sandboxrun-usrdata-" + id + "-" + hex.EncodeToString(b[:]), nil
+	return usrDataPrefix + id + "-" + hex.EncodeToString(b[:]), nil
 }
 
 // usrCache is what a runner knows about refs and image ids.
@@ -224,10 +227,17 @@ func (d *Runner) findOrFillUsr(ctx context.Context, imageID string) (string, err
 	switch {
 	case err == nil:
 		cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-		_, err = d.client.VolumeInspect(cctx, vol)
+		v, err := d.client.VolumeInspect(cctx, vol)
 		cancel()
-		if !cerrdefs.IsNotFound(err) {
-			return vol, apiError("inspect the usr volume", err)
+		switch {
+		case err == nil && isUsrCopy(v, imageID):
+			return vol, nil
+		case err == nil:
+			// Not the copy: the engine makes an empty, unlabelled volume
+			// when a sandbox mounts a name that was removed meanwhile.
+			d.removeVolume(ctx, vol)
+		case !cerrdefs.IsNotFound(err):
+			return "", apiError("inspect the usr volume", err)
 		}
 		// The copy is gone: the marker goes too, and a new one is made.
 		d.removeVolume(ctx, usrMarkerName(imageID))
@@ -258,6 +268,26 @@ func (d *Runner) findOrFillUsr(ctx context.Context, imageID string) (string, err
 	return won, err
 }
 
+// isUsrCopy reports whether v is a data volume sandboxrun filled from
+// imageID.
+func isUsrCopy(v volume.Volume, imageID string) bool {
+	return v.Labels[sandbox.LabelManaged] == "true" && v.Labels[LabelUsrImage] == imageID && v.Labels[LabelUsrData] == ""
+}
+
+// forgetUsr drops what the runner knows about imageID's volume, after a
+// sandbox mounting it failed to start: the next run asks the engine again.
+func (d *Runner) forgetUsr(imageID string) {
+	d.usr.mu.Lock()
+	defer d.usr.mu.Unlock()
+	if f, ok := d.usr.images[imageID]; ok {
+		select {
+		case <-f.done:
+			delete(d.usr.images, imageID)
+		default: // being asked now
+		}
+	}
+}
+
 // markedUsr reads imageID's marker; the error matches NotFound when there
 // is none.
 func (d *Runner) markedUsr(ctx context.Context, imageID string) (string, error) {
@@ -271,7 +301,7 @@ func (d *Runner) markedUsr(ctx context.Context, imageID string) (string, error) 
 		return "", apiError("inspect the usr marker", err)
 	}
 	data := v.Labels[LabelUsrData]
-	if v.Labels[LabelUsrImage] != imageID || !strings.HasPrefix(data, "sandboxrun-usrdata-") {
+	if v.Labels[LabelUsrImage] != imageID || !strings.HasPrefix(data, usrDataPrefix) {
 		return "", fmt.Errorf("volume %s is not a usr marker of image %s: remove it (docker volume rm %s)", v.Name, imageID, v.Name)
 	}
 	return data, nil
@@ -298,7 +328,7 @@ func (d *Runner) fillUsr(ctx context.Context, imageID string) (string, error) {
 	}); err != nil {
 		return "", apiError("create the usr volume", err)
 	}
-	spec := &sandbox.Spec{RunID: "usr-" + data[len("sandboxrun-usrdata-"):]}
+	spec := &sandbox.Spec{RunID: "usr-" + data[len(usrDataPrefix):]}
 	cfg := &container.Config{
 		Image:           imageID,
 		User:            d.ids.User(),

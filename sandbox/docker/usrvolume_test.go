@@ -92,7 +92,11 @@ func (e *usrEngine) VolumeList(_ context.Context, o volume.ListOptions) (volume.
 	defer e.mu.Unlock()
 	var out volume.ListResponse
 	for _, v := range e.volumes {
-		if _, ok := v.Labels[LabelUsrImage]; ok {
+		_, labelled := v.Labels[LabelUsrImage]
+		switch {
+		case o.Filters.Contains("label") && !(o.Filters.ExactMatch("label", LabelUsrImage) && labelled):
+		case o.Filters.Contains("name") && !o.Filters.Match("name", v.Name):
+		default:
 			out.Volumes = append(out.Volumes, &v)
 		}
 	}
@@ -346,4 +350,39 @@ func TestPruneUsrRemovesVolumesOfGoneImagesAndUnfinishedCopies(t *testing.T) {
 	again, err := d.PruneUsr(ctx, false)
 	require.NoError(t, err)
 	require.Empty(t, again)
+}
+
+// The engine makes an empty, unlabelled volume when a sandbox mounts a
+// copy removed meanwhile: it is never taken for the copy, and prune
+// removes one no marker names any more.
+func TestUsrImpostorIsReplacedAndPruned(t *testing.T) {
+	e := newUsrEngine()
+	d := newTestDocker(t, e.fakeClient)
+	d.client = e
+	ctx := context.Background()
+	first := d.usrFor(ctx, testImageID)
+	e.mu.Lock()
+	e.volumes[first.volume] = volume.Volume{Name: first.volume} // removed, then made again by a mount
+	e.mu.Unlock()
+	d.forgetUsr(testImageID) // as after the sandbox failed to start
+
+	second := d.usrFor(ctx, testImageID)
+	require.NotEqual(t, first.volume, second.volume)
+	_, err := e.VolumeInspect(ctx, first.volume)
+	require.True(t, cerrdefs.IsNotFound(err), "the impostor is removed")
+
+	stray := usrDataPrefix + "0123456789ab-00000000"
+	e.mu.Lock()
+	e.volumes[stray] = volume.Volume{Name: stray}
+	e.volumes["unrelated"] = volume.Volume{Name: "unrelated"}
+	e.mu.Unlock()
+	reaped, err := d.PruneUsr(ctx, false)
+	require.NoError(t, err)
+	require.Len(t, reaped, 1)
+	require.Equal(t, stray, reaped[0].Name)
+	require.Contains(t, reaped[0].Reason, "empty volume")
+	_, err = e.VolumeInspect(ctx, "unrelated")
+	require.NoError(t, err, "volumes that are not sandboxrun's are not touched")
+	_, err = e.VolumeInspect(ctx, second.volume)
+	require.NoError(t, err)
 }
