@@ -46,6 +46,9 @@ type config struct {
 	// rows: substrings naming the throughput rows to run; empty runs all
 	rows    []string
 	rssPool int // internal: run as the RSS probe with a pool of this size
+	// usrVolumes: sandboxrun's sandboxes mount their image's usr volume
+	// (fuse-overlayfs engines only; docker.WithUsrVolumes)
+	usrVolumes bool
 }
 
 func main() {
@@ -57,6 +60,7 @@ func main() {
 	flag.StringVar(&cfg.image, "image", sandboxrun.RunnerImage(), "runner image")
 	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
 	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
+	flag.BoolVar(&cfg.usrVolumes, "usr-volumes", true, "sandboxrun's rows mount the image's usr volume on a fuse-overlayfs engine (false: read /usr through the storage driver)")
 	flag.StringVar(&only, "only", "latency,throughput,memory", "comma-separated sections to run")
 	flag.StringVar(&rows, "rows", "", "comma-separated substrings: run only the throughput rows whose name has one (e.g. cold,floor); default all")
 	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")
@@ -132,7 +136,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if runtimeName == "" {
 		runtimeName = "the engine's default"
 	}
-	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s, runtime %s\n", cfg.image, runtimeName)
+	fmt.Fprintf(out, "sandboxrun bench: trivial Python script (reads JSON args, prints JSON), image %s, runtime %s, usr volumes %s\n", cfg.image, runtimeName, onOff(cfg.usrVolumes))
 	fmt.Fprintf(out, "%d CPUs, load average at start %s; same mounts, limits, hardening and job for every method\n\n", runtime.NumCPU(), loadAverage())
 
 	if cfg.sections["latency"] {
@@ -251,4 +255,11 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }

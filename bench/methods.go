@@ -42,6 +42,7 @@ type bench struct {
 	root      string // holds the skill folder and an empty workspace
 	skill     string
 	workspace string
+	policy    string // the CLI rows' policy file
 	execName  string // the running container `docker exec` goes into
 
 	cold, warm *docker.Runner
@@ -85,7 +86,7 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 // warm pool of pool containers (0: none).
 func newRunner(cfg config, conc, pool int) (*docker.Runner, error) {
 	opts := []docker.Option{docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(cfg.image),
-		docker.WithMaxConcurrent(conc), docker.WithOCIRuntime(cfg.runtime)}
+		docker.WithMaxConcurrent(conc), docker.WithOCIRuntime(cfg.runtime), docker.WithUsrVolumes(cfg.usrVolumes)}
 	if pool > 0 {
 		opts = append(opts, docker.WithWarmPool(pool, time.Minute))
 	}
@@ -232,7 +233,7 @@ func (b *bench) dockerExec(ctx context.Context) (time.Duration, error) {
 // process, from its start to its exit. It mounts an empty workspace.
 func (b *bench) cliRun(ctx context.Context) (time.Duration, error) {
 	out, rss, elapsed, err := timed(ctx, nil, b.workspace, b.cfg.cli, "run", "--skills", filepath.Dir(b.skill),
-		"--workspace", b.workspace, "--oci-runtime", b.cfg.runtime, "bench", "scripts/hello.py", "--args", `{"name": "bench"}`)
+		"--policy", b.policy, "--workspace", b.workspace, "--oci-runtime", b.cfg.runtime, "bench", "scripts/hello.py", "--args", `{"name": "bench"}`)
 	if err != nil {
 		return 0, fmt.Errorf("sandboxrun run: %w", err)
 	}
@@ -285,6 +286,9 @@ func (b *bench) writeSkill() error {
 	for _, p := range []string{root, filepath.Dir(b.skill), b.skill, filepath.Join(b.skill, "scripts"), b.workspace} {
 		errs = append(errs, os.Chmod(p, 0o755)) //nolint:gosec // read by the sandbox user
 	}
+	// The CLI rows' policy: the built-in one, but for the usr volumes.
+	b.policy = filepath.Join(root, "policy.yaml")
+	errs = append(errs, os.WriteFile(b.policy, fmt.Appendf(nil, "docker:\n  usr_volumes: %t\n", b.cfg.usrVolumes), 0o644)) //nolint:gosec // not secret
 	files := map[string]string{
 		"SKILL.md":         "---\nname: bench\ndescription: Prints a greeting, for the benchmark.\n---\n",
 		"scripts/hello.py": script,
