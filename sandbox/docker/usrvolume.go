@@ -244,10 +244,13 @@ func (d *Runner) findOrFillUsr(ctx context.Context, imageID string) (string, err
 	case !cerrdefs.IsNotFound(err):
 		return "", err
 	}
+	began := d.now()
 	data, err := d.fillUsr(ctx, imageID)
 	if err != nil {
 		return "", err
 	}
+	d.log.Info("copied the image's /usr into its usr volume (once per image)", "image_id", imageID, "volume", data,
+		"duration_ms", d.now().Sub(began).Milliseconds())
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	_, err = d.client.VolumeCreate(cctx, volume.CreateOptions{
 		Name:   usrMarkerName(imageID),
