@@ -153,8 +153,8 @@ func TestUsrVolumeFilledOnceThenMountedReadOnly(t *testing.T) {
 		res, err := d.Run(context.Background(), testSpec(t))
 		require.NoError(t, err)
 		require.Equal(t, testImageID, res.ImageID, "known from the create, not asked again")
+		settled(t, d) // the removal, in the background, before the next run
 	}
-	settled(t, d)
 	markers, data := e.usrVolumes()
 	require.Len(t, markers, 1)
 	require.Len(t, data, 1)
