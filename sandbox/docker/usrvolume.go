@@ -205,7 +205,8 @@ func (d *Runner) usrVolumeOf(ctx context.Context, imageID string) (string, error
 		}
 		c.images[imageID] = f
 		c.mu.Unlock()
-		// The fill outlives a caller that gives up: others wait for it.
+		// Not cut short by this caller's context: other runs of the image
+		// wait for this fill, and a half-made copy would be thrown away.
 		f.volume, f.err = d.findOrFillUsr(context.WithoutCancel(ctx), imageID)
 		f.at = d.now()
 		close(f.done)
