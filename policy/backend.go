@@ -53,13 +53,8 @@ var dockerKeys = []string{"usr_volumes"}
 // UnmarshalYAML refuses unknown keys: a misspelt key must not pass for a
 // setting.
 func (d *DockerRules) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: docker: expected a mapping of %v", n.Line, dockerKeys)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if key := n.Content[i]; !slices.Contains(dockerKeys, key.Value) {
-			return fmt.Errorf("line %d: docker: unknown key %q (known: %v)", key.Line, key.Value, dockerKeys)
-		}
+	if err := checkKeys(n, "docker", dockerKeys); err != nil {
+		return err
 	}
 	type plain DockerRules
 	var v plain
@@ -68,6 +63,20 @@ func (d *DockerRules) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*d = DockerRules(v)
 	d.Line = n.Line
+	return nil
+}
+
+// checkKeys refuses a section that is not a mapping, or that has a key
+// other than known: a misspelt key must not pass for a setting.
+func checkKeys(n *yaml.Node, section string, known []string) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: %s: expected a mapping of %v", n.Line, section, known)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if key := n.Content[i]; !slices.Contains(known, key.Value) {
+			return fmt.Errorf("line %d: %s: unknown key %q (known: %v)", key.Line, section, key.Value, known)
+		}
+	}
 	return nil
 }
 
@@ -137,13 +146,8 @@ var claimKeys = []string{"name", "path"}
 // UnmarshalYAML refuses keys other than name and path: a misspelt key
 // must not pass for a setting.
 func (c *ClaimRule) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: kubernetes.claims: expected a mapping of %v", n.Line, claimKeys)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if key := n.Content[i]; !slices.Contains(claimKeys, key.Value) {
-			return fmt.Errorf("line %d: kubernetes.claims: unknown key %q (known: %v)", key.Line, key.Value, claimKeys)
-		}
+	if err := checkKeys(n, "kubernetes.claims", claimKeys); err != nil {
+		return err
 	}
 	type plain ClaimRule
 	var v plain
@@ -183,14 +187,8 @@ var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "warm"
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.
 func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: kubernetes: expected a mapping of %v", n.Line, kubernetesKeys)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i]
-		if !slices.Contains(kubernetesKeys, key.Value) {
-			return fmt.Errorf("line %d: kubernetes: unknown key %q (known: %v)", key.Line, key.Value, kubernetesKeys)
-		}
+	if err := checkKeys(n, "kubernetes", kubernetesKeys); err != nil {
+		return err
 	}
 	type plain KubernetesRules
 	var v plain

@@ -53,6 +53,14 @@ func newUsrEngine() *usrEngine {
 		images: map[string]string{"sandboxrun/runner:0.1.0-test": testImageID, testImageID: testImageID}}
 }
 
+// newUsrRunner is a runner on a fresh usrEngine.
+func newUsrRunner(t *testing.T, opts ...Option) (*usrEngine, *Runner) {
+	e := newUsrEngine()
+	d := newTestDocker(t, e.fakeClient, opts...)
+	d.client = e
+	return e, d
+}
+
 func (e *usrEngine) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -146,9 +154,7 @@ func usrMountOf(hc *container.HostConfig) (mount.Mount, bool) {
 }
 
 func TestUsrVolumeFilledOnceThenMountedReadOnly(t *testing.T) {
-	e := newUsrEngine()
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
+	e, d := newUsrRunner(t)
 	for range 2 {
 		res, err := d.Run(context.Background(), testSpec(t))
 		require.NoError(t, err)
@@ -186,10 +192,9 @@ func TestUsrVolumeFilledOnceThenMountedReadOnly(t *testing.T) {
 }
 
 func TestUsrVolumeLoserRemovesItsCopy(t *testing.T) {
-	e := newUsrEngine()
+	e, d := newUsrRunner(t)
 	// Another process published first, after this one looked.
 	other := "sandboxrun-usrdata-0123456789ab-feedbeef"
-	d := newTestDocker(t, e.fakeClient)
 	d.client = &racingEngine{usrEngine: e, publish: func() {
 		e.volumes[other] = volume.Volume{Name: other, Labels: map[string]string{LabelUsrImage: testImageID}}
 		e.volumes[usrMarkerName(testImageID)] = volume.Volume{Name: usrMarkerName(testImageID),
@@ -222,10 +227,8 @@ func (r *racingEngine) VolumeCreate(ctx context.Context, o volume.CreateOptions)
 }
 
 func TestUsrVolumeFillFailureRunsWithoutIt(t *testing.T) {
-	e := newUsrEngine()
+	e, d := newUsrRunner(t)
 	e.createErr = errors.New("no space left on device")
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
 	for range 2 {
 		res, err := d.Run(context.Background(), testSpec(t))
 		require.NoError(t, err, "a failed copy is not the run's failure")
@@ -257,10 +260,8 @@ func TestUsrVolumeOnlyOnFuseOverlayfsAndWhenOn(t *testing.T) {
 		{"turned off", usrDriver, []Option{WithUsrVolumes(false)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newUsrEngine()
+			e, d := newUsrRunner(t, tt.opts...)
 			e.info.Driver = tt.driver
-			d := newTestDocker(t, e.fakeClient, tt.opts...)
-			d.client = e
 			_, err := d.Run(context.Background(), testSpec(t))
 			require.NoError(t, err)
 			settled(t, d)
@@ -273,9 +274,7 @@ func TestUsrVolumeOnlyOnFuseOverlayfsAndWhenOn(t *testing.T) {
 }
 
 func TestUsrVolumeRefreshesAfterTTL(t *testing.T) {
-	e := newUsrEngine()
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
+	e, d := newUsrRunner(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	d.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -304,20 +303,16 @@ func TestUsrVolumeRefreshesAfterTTL(t *testing.T) {
 }
 
 func TestUsrMarkerOfAnotherImageIsRefused(t *testing.T) {
-	e := newUsrEngine()
+	e, d := newUsrRunner(t)
 	e.volumes[usrMarkerName(testImageID)] = volume.Volume{Name: usrMarkerName(testImageID),
 		Labels: map[string]string{LabelUsrImage: "sha256:other", LabelUsrData: "sandboxrun-usrdata-x"}}
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
 	_, err := d.markedUsr(context.Background(), testImageID)
 	require.ErrorContains(t, err, "is not a usr marker of image "+testImageID)
 	require.Empty(t, d.usrFor(context.Background(), testImageID).volume, "runs go on without")
 }
 
 func TestPruneUsrRemovesVolumesOfGoneImagesAndUnfinishedCopies(t *testing.T) {
-	e := newUsrEngine()
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
+	e, d := newUsrRunner(t)
 	ctx := context.Background()
 	kept := d.usrFor(ctx, testImageID)
 	gone := "sha256:" + strings.Repeat("cd", 32)
@@ -356,9 +351,7 @@ func TestPruneUsrRemovesVolumesOfGoneImagesAndUnfinishedCopies(t *testing.T) {
 // copy removed meanwhile: it is never taken for the copy, and prune
 // removes one no marker names any more.
 func TestUsrImpostorIsReplacedAndPruned(t *testing.T) {
-	e := newUsrEngine()
-	d := newTestDocker(t, e.fakeClient)
-	d.client = e
+	e, d := newUsrRunner(t)
 	ctx := context.Background()
 	first := d.usrFor(ctx, testImageID)
 	e.mu.Lock()
