@@ -102,7 +102,7 @@ func (e *usrEngine) VolumeList(_ context.Context, o volume.ListOptions) (volume.
 	for _, v := range e.volumes {
 		_, labelled := v.Labels[LabelUsrImage]
 		switch {
-		case o.Filters.Contains("label") && !(o.Filters.ExactMatch("label", LabelUsrImage) && labelled):
+		case o.Filters.Contains("label") && (!o.Filters.ExactMatch("label", LabelUsrImage) || !labelled):
 		case o.Filters.Contains("name") && !o.Filters.Match("name", v.Name):
 		default:
 			out.Volumes = append(out.Volumes, &v)
