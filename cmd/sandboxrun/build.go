@@ -85,7 +85,7 @@ a build failed (unknown package, version that does not resolve, no network).`,
 			var errs []error
 			withDeps := 0
 			for _, sk := range skills {
-				hasDeps, err := buildOne(cmd, s, svc, sk, opts)
+				hasDeps, err := buildOne(cmd, g, s, svc, sk, opts)
 				if hasDeps {
 					withDeps++
 				}
@@ -133,7 +133,7 @@ func skillsToBuild(g *globals, s streams, refs []string, all bool) ([]*skill.Ski
 
 // buildOne builds sk's image; hasDeps is false for a skill that declares no
 // packages and so has no image of its own.
-func buildOne(cmd *cobra.Command, s streams, svc *sandboxrun.Service, sk *skill.Skill, opts sandboxrun.BuildOptions) (hasDeps bool, err error) {
+func buildOne(cmd *cobra.Command, g *globals, s streams, svc *sandboxrun.Service, sk *skill.Skill, opts sandboxrun.BuildOptions) (hasDeps bool, err error) {
 	start := time.Now()
 	img, err := svc.BuildImage(cmd.Context(), sk.Dir, opts)
 	switch {
@@ -148,5 +148,6 @@ func buildOne(cmd *cobra.Command, s streams, svc *sandboxrun.Service, sk *skill.
 		state = "up to date"
 	}
 	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, stringid.TruncateID(img.ID), time.Since(start).Round(time.Millisecond))
+	prepareUsr(cmd.Context(), g, s, img.Ref)
 	return true, nil
 }

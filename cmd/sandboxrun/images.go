@@ -142,6 +142,9 @@ func shortID(id string) string {
 // first run does not wait for the copy. A failure is not the build's: runs
 // make the copy themselves, or read /usr through the storage driver.
 func prepareUsr(ctx context.Context, g *globals, s streams, ref string) {
+	if g.pol.Backend.Kind() != policy.BackendDocker {
+		return // sandboxes run elsewhere
+	}
 	start := time.Now()
 	d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version),
 		docker.WithUsrVolumes(g.pol.Docker.UsrVolumesOn()))
@@ -149,7 +152,7 @@ func prepareUsr(ctx context.Context, g *globals, s streams, ref string) {
 		defer d.Close()
 		var vol string
 		if vol, err = d.PrepareUsr(ctx, ref); err == nil && vol != "" {
-			fmt.Fprintf(s.out, "%s usr volume %s ready in %s\n", ref, vol, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(s.err, "%s usr volume %s ready in %s\n", ref, vol, time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if err != nil {
