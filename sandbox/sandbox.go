@@ -107,6 +107,10 @@ type Result struct {
 	// workspace held when the script ended.
 	WorkspaceFull      bool  `json:"workspace_full,omitempty"`
 	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
+	// Files are what the run changed in a writable workspace, as handed
+	// back to it: empty when it changed nothing, absent (nil) when the run
+	// had no writable workspace or its changes were not handed back.
+	Files []FileChange `json:"files,omitzero"`
 	// Egress sums what the run's egress proxy allowed and denied, when the
 	// run had one; EgressRecord holds every decision, for the audit log.
 	Egress       *egress.Summary `json:"egress,omitempty"`
@@ -115,4 +119,24 @@ type Result struct {
 	// error with Started set means the sandbox failed mid-run (killed from
 	// outside, engine failure), and the Result says as much as is known.
 	Started bool `json:"-"`
+}
+
+// The kinds of FileChange.
+const (
+	FileCreated  = "created"
+	FileModified = "modified"
+	FileDeleted  = "deleted"
+)
+
+// FileChange is one file or symlink a run created, modified or deleted in
+// its writable workspace, so a caller knows which outputs to fetch. Folders
+// are not listed; a symlink has no size or digest.
+type FileChange struct {
+	// Path is slash-separated, relative to the workspace.
+	Path string `json:"path"`
+	// Change is FileCreated, FileModified or FileDeleted.
+	Change string `json:"change"`
+	Size   int64  `json:"size"`
+	// SHA256 is the hex digest of a created or modified regular file.
+	SHA256 string `json:"sha256,omitempty"`
 }

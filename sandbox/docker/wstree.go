@@ -4,6 +4,8 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -145,20 +148,30 @@ var errUnsafePath = errors.New("unsafe path in the returned workspace")
 // (whole seconds, as tar keeps them) did not change is left alone, when it
 // was last modified on the host over a second before copiedAt: any write in
 // the sandbox would have given it a later time.
-func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Time) error {
+//
+// It returns what it changed, in the order applied: the Result's files.
+func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Time) ([]sandbox.FileChange, error) {
 	tr := tar.NewReader(r)
 	after := map[string]bool{}
+	changes := []sandbox.FileChange{}
+	changed := func(rel string, size int64, sum string) {
+		kind := sandbox.FileCreated
+		if before[rel] {
+			kind = sandbox.FileModified
+		}
+		changes = append(changes, sandbox.FileChange{Path: rel, Change: kind, Size: size, SHA256: sum})
+	}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return err
+			return changes, err
 		}
 		rel, ok := cleanRel(h.Name)
 		if !ok {
-			return fmt.Errorf("%w: %q", errUnsafePath, h.Name)
+			return changes, fmt.Errorf("%w: %q", errUnsafePath, h.Name)
 		}
 		if rel == "" {
 			continue
@@ -167,47 +180,59 @@ func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Ti
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := ensureDir(root, rel, h.FileInfo().Mode().Perm()); err != nil {
-				return err
+				return changes, err
 			}
 		case tar.TypeReg:
 			after[rel] = true
 			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
-				return err
+				return changes, err
 			}
 			if unchanged(dst, h, copiedAt) || isSetID(dst) {
 				continue
 			}
-			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, tr); err != nil {
-				return err
+			sum := sha256.New()
+			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, io.TeeReader(tr, sum)); err != nil {
+				return changes, err
 			}
+			changed(rel, h.Size, hex.EncodeToString(sum.Sum(nil)))
 		case tar.TypeSymlink:
 			after[rel] = true
 			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
-				return err
+				return changes, err
 			}
 			if cur, err := os.Readlink(dst); err == nil && cur == h.Linkname {
 				continue
 			}
 			if err := replaceLink(dst, h.Linkname); err != nil {
-				return err
+				return changes, err
 			}
+			changed(rel, 0, "")
 		}
 	}
+	gone := make([]string, 0, len(before))
 	for rel := range before {
-		if after[rel] {
-			continue
+		if !after[rel] {
+			gone = append(gone, rel)
 		}
+	}
+	sort.Strings(gone)
+	for _, rel := range gone {
 		if err := ensureDir(root, path.Dir(rel), 0); err != nil {
-			continue // its folder went too, or became something else
+			// Its folder went too, or became something else: the file is
+			// gone from where it was all the same.
+			changes = append(changes, sandbox.FileChange{Path: rel, Change: sandbox.FileDeleted})
+			continue
 		}
 		if isSetID(filepath.Join(root, filepath.FromSlash(rel))) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(root, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+		err := os.Remove(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return changes, err
 		}
+		changes = append(changes, sandbox.FileChange{Path: rel, Change: sandbox.FileDeleted})
 	}
-	return nil
+	return changes, nil
 }
 
 // cleanRel turns a tar name into a clean slash path relative to the

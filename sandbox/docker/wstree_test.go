@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/sandbox"
+
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -46,7 +48,7 @@ func tarOf(t *testing.T, entries ...entry) *bytes.Buffer {
 func TestReadTreeStaysInside(t *testing.T) {
 	for _, name := range []string{"../evil", "a/../../evil", "/../evil"} {
 		root := t.TempDir()
-		err := readTree(tarOf(t, entry{name: name, body: "x"}), root, nil, time.Now())
+		_, err := readTree(tarOf(t, entry{name: name, body: "x"}), root, nil, time.Now())
 		if err == nil {
 			// A leading slash or .. that cleans to inside is kept inside.
 			_, statErr := os.Stat(filepath.Join(filepath.Dir(root), "evil"))
@@ -63,7 +65,7 @@ func TestReadTreeNeverFollowsHostSymlinks(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "f"), filepath.Join(root, "f")))
 	// The script replaced the link d with a folder and wrote into it, and
 	// wrote a file where the link f was.
-	err := readTree(tarOf(t, entry{name: "d", dir: true, mode: 0o755}, entry{name: "d/x", body: "in"}, entry{name: "f", body: "new"}), root, nil, time.Now())
+	_, err := readTree(tarOf(t, entry{name: "d", dir: true, mode: 0o755}, entry{name: "d/x", body: "in"}, entry{name: "f", body: "new"}), root, nil, time.Now())
 	require.NoError(t, err)
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
@@ -82,7 +84,7 @@ func TestReadTreeModesDeletionsAndSetID(t *testing.T) {
 	require.NoError(t, os.WriteFile(suid, []byte("orig"), 0o755))
 	require.NoError(t, unix.Chmod(suid, 0o4755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "gone"), []byte("x"), 0o644))
-	err := readTree(tarOf(t,
+	changes, err := readTree(tarOf(t,
 		entry{name: "suid", body: "replaced", mode: 0o4755},
 		entry{name: "new", body: "n", mode: 0o6777},
 		entry{name: "l", link: "/etc/passwd"},
@@ -98,6 +100,11 @@ func TestReadTreeModesDeletionsAndSetID(t *testing.T) {
 	target, err := os.Readlink(filepath.Join(root, "l"))
 	require.NoError(t, err)
 	require.Equal(t, "/etc/passwd", target, "a link is restored as a link, never followed")
+	require.Equal(t, []sandbox.FileChange{
+		{Path: "new", Change: sandbox.FileCreated, Size: 1, SHA256: "1b16b1df538ba12dc3f97edbb85caa7050d46c148134290feba80f8236c83db9"},
+		{Path: "l", Change: sandbox.FileCreated},
+		{Path: "gone", Change: sandbox.FileDeleted},
+	}, changes, "the set-id file kept is no change")
 	left, err := filepath.Glob(filepath.Join(root, ".sandboxrun-*"))
 	require.NoError(t, err)
 	require.Empty(t, left, "no temporary files left")
@@ -112,7 +119,8 @@ func TestWriteTreeRoundTrip(t *testing.T) {
 	seen, err := writeTree(&buf, src, 65532, 65532)
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"a/b/f": true, "a/l": true}, seen)
-	require.NoError(t, readTree(&buf, dst, nil, time.Now()))
+	_, err = readTree(&buf, dst, nil, time.Now())
+	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(dst, "a", "l"))
 	require.NoError(t, err)
 	require.Equal(t, "data", string(b))
@@ -142,13 +150,52 @@ func TestReadTreeQuickCheck(t *testing.T) {
 		return &buf
 	}
 	write(old)
-	require.NoError(t, readTree(stream(old), root, nil, time.Now()))
+	_, err := readTree(stream(old), root, nil, time.Now())
+	require.NoError(t, err)
 	b, _ := os.ReadFile(path)
 	require.Equal(t, "host", string(b), "same size and time, older than the copy: left alone")
 
 	recent := time.Now().Truncate(time.Second)
 	write(recent)
-	require.NoError(t, readTree(stream(recent), root, nil, time.Now()))
+	_, err = readTree(stream(recent), root, nil, time.Now())
+	require.NoError(t, err)
 	b, _ = os.ReadFile(path)
 	require.Equal(t, "box!", string(b), "a file touched around the copy is always written back")
+}
+
+// TestReadTreeReportsChanges: the hand-back lists what the run created,
+// modified and deleted, and nothing it left alone.
+func TestReadTreeReportsChanges(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for name, body := range map[string]string{"keep.csv": "a,b\n", "edit.txt": "v1", "drop.txt": "x"} {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(h *tar.Header, body string) {
+		h.Size = int64(len(body))
+		require.NoError(t, tw.WriteHeader(h))
+		_, err := tw.Write([]byte(body))
+		require.NoError(t, err)
+	}
+	add(&tar.Header{Name: "keep.csv", Typeflag: tar.TypeReg, Mode: 0o644, ModTime: old}, "a,b\n")
+	add(&tar.Header{Name: "edit.txt", Typeflag: tar.TypeReg, Mode: 0o644, ModTime: time.Now()}, "v2")
+	add(&tar.Header{Name: "out/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: time.Now()}, "")
+	add(&tar.Header{Name: "out/r.json", Typeflag: tar.TypeReg, Mode: 0o644, ModTime: time.Now()}, "{}")
+	require.NoError(t, tw.Close())
+
+	changes, err := readTree(&buf, root, map[string]bool{"keep.csv": true, "edit.txt": true, "drop.txt": true}, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, []sandbox.FileChange{
+		{Path: "edit.txt", Change: sandbox.FileModified, Size: 2, SHA256: "fb04dcb6970e4c3d1873de51fd5a50d7bb46b3383113602665c350ec40b5f990"},
+		{Path: "out/r.json", Change: sandbox.FileCreated, Size: 2, SHA256: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},
+		{Path: "drop.txt", Change: sandbox.FileDeleted},
+	}, changes)
+	b, err := os.ReadFile(filepath.Join(root, "out", "r.json"))
+	require.NoError(t, err)
+	require.Equal(t, "{}", string(b))
+	require.NoFileExists(t, filepath.Join(root, "drop.txt"))
 }

@@ -37,6 +37,8 @@ type workspaceVolume struct {
 	before map[string]bool
 	// copiedAt is when the copy in began.
 	copiedAt time.Time
+	// changes are what the hand-back changed in the workspace.
+	changes []sandbox.FileChange
 }
 
 // handBackTimeout bounds copying a workspace back (sandbox-init holds the
@@ -121,7 +123,8 @@ func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *
 		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", sandbox.ErrWorkspace, err)
 	}
 	defer rc.Close()
-	if err := readTree(rc, spec.Workspace, v.before, v.copiedAt); err != nil {
+	v.changes, err = readTree(rc, spec.Workspace, v.before, v.copiedAt)
+	if err != nil {
 		return fmt.Errorf("%w: hand the workspace back to %s: %w", sandbox.ErrWorkspace, spec.Workspace, err)
 	}
 	return nil
