@@ -53,6 +53,8 @@ type Operator struct {
 	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
 	Egress         EgressRules       `yaml:"egress" json:"egress"`
 	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
+	// Sessions govern the workspaces a server keeps across calls.
+	Sessions SessionRules `yaml:"sessions" json:"sessions"`
 	Runtime        Setting[string]   `yaml:"runtime" json:"runtime"`
 	// RunnerProfile is the runner profile every sandbox starts from
 	// (documents, office); empty for the plain runner.
@@ -134,6 +136,7 @@ func (o *Operator) setBuiltins() {
 	o.Network.orBuiltin(NetworkDeclared)
 	o.Egress.setBuiltins()
 	o.Workspace.Write.orBuiltin(WriteDeclared)
+	o.Sessions.setBuiltins()
 	o.Build.SourceBuilds.orBuiltin(false)
 }
 
@@ -204,6 +207,7 @@ func (o *Operator) validate() []error {
 	o.domains = parsePolicyDomains("allowed_domains", o.AllowedDomains, add)
 	errs = append(errs, o.Egress.validate()...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
+	errs = append(errs, o.Sessions.validate()...)
 	add(checkProfileSetting("profile", o.RunnerProfile))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {

@@ -1,0 +1,105 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Session defaults when the policy leaves them out.
+const (
+	DefaultSessionTTL       = 30 * time.Minute
+	DefaultSessionMaxTTL    = 24 * time.Hour
+	DefaultSessionQuota     = 1 << 30
+	DefaultSessionsPerToken = 32
+	DefaultSessionsTotal    = 10 << 30
+)
+
+// SessionRules govern the sessions a server keeps for remote callers: a
+// workspace folder each, kept across calls (package session).
+//
+//	sessions:
+//	  root: /var/lib/sandboxrun/sessions  # where; or serve --sessions DIR
+//	  write: true            # runs may write the session's workspace (default)
+//	  ttl: 30m               # idle time before a session is removed
+//	  max_ttl: 24h           # the longest ttl a caller may ask for
+//	  quota: 1Gi             # bytes one session's files may take
+//	  max_per_token: 32      # sessions one bearer token may hold
+//	  max_total_bytes: 10Gi  # all sessions' files together
+type SessionRules struct {
+	Root          Setting[string]   `yaml:"root" json:"root"`
+	Write         Setting[bool]     `yaml:"write" json:"write"`
+	TTL           Setting[Duration] `yaml:"ttl" json:"ttl"`
+	MaxTTL        Setting[Duration] `yaml:"max_ttl" json:"max_ttl"`
+	Quota         Setting[Size]     `yaml:"quota" json:"quota"`
+	MaxPerToken   Setting[Count]    `yaml:"max_per_token" json:"max_per_token"`
+	MaxTotalBytes Setting[Size]     `yaml:"max_total_bytes" json:"max_total_bytes"`
+}
+
+var sessionKeys = []string{"root", "write", "ttl", "max_ttl", "quota", "max_per_token", "max_total_bytes"}
+
+// UnmarshalYAML refuses unknown keys.
+func (r *SessionRules) UnmarshalYAML(n *yaml.Node) error {
+	if err := checkKeys(n, "sessions", sessionKeys); err != nil {
+		return err
+	}
+	type plain SessionRules
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: sessions: %w", n.Line, err)
+	}
+	*r = SessionRules(v)
+	return nil
+}
+
+func (r *SessionRules) setBuiltins() {
+	r.Write.orBuiltin(true)
+	r.TTL.orBuiltin(Duration(DefaultSessionTTL))
+	r.MaxTTL.orBuiltin(Duration(DefaultSessionMaxTTL))
+	r.Quota.orBuiltin(Size(DefaultSessionQuota))
+	r.MaxPerToken.orBuiltin(Count(DefaultSessionsPerToken))
+	r.MaxTotalBytes.orBuiltin(Size(DefaultSessionsTotal))
+}
+
+func (r *SessionRules) validate() []error {
+	var errs []error
+	if r.Root.Set && !filepath.IsAbs(r.Root.Value) {
+		errs = append(errs, fmt.Errorf("line %d: sessions.root %q is not an absolute path; write the folder in full, e.g. /var/lib/sandboxrun/sessions", r.Root.Line, r.Root.Value))
+	}
+	ttl, maxTTL := r.TTL.Value, r.MaxTTL.Value
+	if !r.MaxTTL.Set {
+		maxTTL = Duration(DefaultSessionMaxTTL)
+	}
+	if r.TTL.Set && ttl > maxTTL {
+		errs = append(errs, fmt.Errorf("line %d: sessions.ttl %v is above sessions.max_ttl %v; lower it or raise max_ttl", r.TTL.Line, ttl, maxTTL))
+	}
+	quota, total := r.Quota.Value, r.MaxTotalBytes.Value
+	if !r.Quota.Set {
+		quota = Size(DefaultSessionQuota)
+	}
+	if !r.MaxTotalBytes.Set {
+		total = Size(DefaultSessionsTotal)
+	}
+	if (r.Quota.Set || r.MaxTotalBytes.Set) && quota > total {
+		errs = append(errs, fmt.Errorf("line %d: sessions.quota %v is above sessions.max_total_bytes %v; one session could never fill it", max(r.Quota.Line, r.MaxTotalBytes.Line), quota, total))
+	}
+	return errs
+}
+
+func (r *SessionRules) entries() []Entry {
+	root := r.Root.Value
+	if root == "" {
+		root = "none (serve --sessions DIR)"
+	}
+	return []Entry{
+		{"sessions.root", root, r.Root.from()},
+		{"sessions.write", fmt.Sprint(r.Write.Value), r.Write.from()},
+		{"sessions.ttl", time.Duration(r.TTL.Value).String(), r.TTL.from()},
+		{"sessions.max_ttl", time.Duration(r.MaxTTL.Value).String(), r.MaxTTL.from()},
+		{"sessions.quota", r.Quota.Value.String(), r.Quota.from()},
+		{"sessions.max_per_token", r.MaxPerToken.Value.String(), r.MaxPerToken.from()},
+		{"sessions.max_total_bytes", r.MaxTotalBytes.Value.String(), r.MaxTotalBytes.from()},
+	}
+}
