@@ -40,24 +40,35 @@ func (s slowReader) Read(p []byte) (int, error) {
 	return s.r.Read(p[:min(len(p), 16<<10)])
 }
 
-// TestCrashChild is the uploader; it is only run re-executed.
-func TestCrashChild(t *testing.T) {
-	root := os.Getenv(crashEnv)
-	if root == "" {
-		t.Skip("only run as the child of TestSIGKILLDuringUploads")
+// TestMain runs the uploader instead of the tests when re-executed by
+// TestSIGKILLDuringUploads.
+func TestMain(m *testing.M) {
+	if root := os.Getenv(crashEnv); root != "" {
+		crashChild(root, os.Getenv("CRASH_CYCLE"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild uploads files (and tars) until it is killed, printing "begin"
+// before and "ack <path>" after each.
+func crashChild(root, cycle string) {
+	fail := func(err error) {
+		fmt.Println("error", err)
+		os.Exit(2)
 	}
 	s, err := Open(root, Limits{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(2)
+		fail(err)
 	}
 	var id string
 	if list := s.List(owner); len(list) > 0 {
 		id = list[0].ID
 	} else if info, err := s.Create(owner, 0); err == nil {
 		id = info.ID
+	} else {
+		fail(err)
 	}
-	cycle := os.Getenv("CRASH_CYCLE")
 	for i := 0; ; i++ {
 		if i%4 == 3 {
 			var files []tarFile
@@ -65,11 +76,14 @@ func TestCrashChild(t *testing.T) {
 				p := fmt.Sprintf("tar-%s-%d/f%d", cycle, i, j)
 				files = append(files, tarFile{name: p, body: string(content(p))})
 			}
-			fmt.Println("begin tar")
-			got, err := s.PutTar(owner, id, slowReader{tarOf(t, files...)})
+			b, err := buildTar(files...)
 			if err != nil {
-				fmt.Println("error", err)
-				os.Exit(2)
+				fail(err)
+			}
+			fmt.Println("begin tar")
+			got, err := s.PutTar(owner, id, slowReader{bytes.NewReader(b)})
+			if err != nil {
+				fail(err)
 			}
 			for _, f := range got {
 				fmt.Println("ack", f.Path)
@@ -79,8 +93,7 @@ func TestCrashChild(t *testing.T) {
 		p := fmt.Sprintf("c%s/f%d.bin", cycle, i)
 		fmt.Println("begin", p)
 		if _, err := s.PutFile(owner, id, p, slowReader{bytes.NewReader(content(p))}); err != nil {
-			fmt.Println("error", err)
-			os.Exit(2)
+			fail(err)
 		}
 		fmt.Println("ack", p)
 	}
@@ -107,7 +120,7 @@ func TestSIGKILLDuringUploads(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	for cycle := 0; cycle < 4; cycle++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), crashEnv+"="+root, fmt.Sprintf("CRASH_CYCLE=%d", cycle))
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)

@@ -170,7 +170,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 			_ = os.Mkdir(filepath.Join(ws, "b"), 0o755)
 		}
 	}()
-	for i := 0; i < 300; i++ {
+	for range 150 {
 		if rc, _, err := s.OpenFile(owner, id, "a/file"); err == nil {
 			b, _ := io.ReadAll(rc)
 			rc.Close()

@@ -20,14 +20,19 @@ type tarFile struct {
 	typ   byte
 	mode  int64
 	link  string
-	size  int64 // header size when it should lie; 0 = len(body)
 	pax   map[string]string
 	forma tar.Format
 }
 
-// tarOf builds a tar; headers may lie (size) so readers are tested.
+// tarOf builds a tar.
 func tarOf(t testing.TB, files ...tarFile) io.Reader {
 	t.Helper()
+	b, err := buildTar(files...)
+	require.NoError(t, err)
+	return bytes.NewReader(b)
+}
+
+func buildTar(files ...tarFile) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
@@ -44,14 +49,17 @@ func tarOf(t testing.TB, files ...tarFile) io.Reader {
 			size = 0
 		}
 		hdr := &tar.Header{Name: f.name, Typeflag: typ, Mode: mode, Size: size, Linkname: f.link, PAXRecords: f.pax, Format: f.forma}
-		require.NoError(t, tw.WriteHeader(hdr))
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
 		if typ == tar.TypeReg {
-			_, err := tw.Write([]byte(f.body))
-			require.NoError(t, err)
+			if _, err := tw.Write([]byte(f.body)); err != nil {
+				return nil, err
+			}
 		}
 	}
-	require.NoError(t, tw.Close())
-	return &buf
+	err := tw.Close()
+	return buf.Bytes(), err
 }
 
 func TestPutTarRefusals(t *testing.T) {
