@@ -59,12 +59,13 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 	s.mu.Lock()
 	ss, err := s.lookupLocked(owner, id)
-	if err == nil {
-		s.touchLocked(ss)
-	}
+	save := err == nil && s.touchLocked(ss)
 	s.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if save {
+		s.persist(ss)
 	}
 	ws, err := s.wsDir.OpenRoot(ss.id)
 	if err != nil {

@@ -2,10 +2,12 @@ package session
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -189,4 +191,48 @@ func TestMaxFilesAndDepth(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.Equal(t, LimitMaxDepth, le.Limit)
 	require.ErrorIs(t, err, ErrBadPath)
+}
+
+func TestListingBound(t *testing.T) {
+	s := openStore(t, Limits{MaxFiles: 4})
+	id := create(t, s)
+	for _, n := range []string{"a", "b", "c", "d", "e"} { // as a run would: past the bound
+		require.NoError(t, os.WriteFile(filepath.Join(wsPath(s, id), n), nil, 0o644))
+	}
+	_, err := s.ListFiles(owner, id, "")
+	var le *LimitError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, LimitMaxFiles, le.Limit)
+	one, err := s.ListFiles(owner, id, "a")
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+}
+
+func TestConcurrentUploadsRespectTotal(t *testing.T) {
+	const total = 1 << 20
+	s := openStore(t, Limits{Quota: total, MaxTotalBytes: total})
+	ids := []string{create(t, s), create(t, s), create(t, s), create(t, s)}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 4 {
+				_, _ = s.PutFile(owner, id, fmt.Sprintf("f%d-%d", i, j), io.LimitReader(zeros{}, 100<<10))
+			}
+		}()
+	}
+	wg.Wait()
+	var sumUsed int64
+	for _, id := range ids {
+		info, err := s.Get(owner, id)
+		require.NoError(t, err)
+		sumUsed += info.BytesUsed
+		l, err := s.Acquire(t.Context(), owner, id)
+		require.NoError(t, err)
+		require.Equal(t, info.BytesUsed, l.Used)
+		l.Release()
+	}
+	require.LessOrEqual(t, sumUsed, int64(total))
+	require.Greater(t, sumUsed, int64(total-200<<10), "uploads filled the room")
 }

@@ -71,16 +71,21 @@ func (s *Store) hold(ctx context.Context, owner, id string) (*sess, error) {
 		return nil, fmt.Errorf("waiting for session %q (another run or upload holds it): %w", id, context.Cause(ctx))
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if ss.deleted || s.closed {
+		closed := s.closed
+		s.mu.Unlock()
 		<-ss.lock
-		if s.closed {
+		if closed {
 			return nil, ErrClosed
 		}
 		return nil, fmt.Errorf("%w: %q was deleted", ErrNotFound, id)
 	}
 	ss.busy = true
-	s.touchLocked(ss)
+	save := s.touchLocked(ss)
+	s.mu.Unlock()
+	if save {
+		s.persist(ss)
+	}
 	return ss, nil
 }
 
@@ -104,8 +109,10 @@ func (s *Store) unhold(ss *sess, recount bool) {
 			s.opt.logger.Warn("session usage not recounted", "session_id", ss.id, "error", err)
 		}
 		ss.lastUsed = s.opt.now()
-		s.persistLocked(ss)
 	}
+	s.mu.Unlock()
+	s.persist(ss) // before letting the next holder in: its counts are on disk
+	s.mu.Lock()
 	ss.busy = false
 	s.mu.Unlock()
 	<-ss.lock

@@ -88,7 +88,8 @@ func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo) (Entry, b
 }
 
 // ListFiles lists the workspace (sub ""), or the folder sub, recursively,
-// sorted by path; if sub is a file or a link, just that entry. Links are
+// sorted by path; if sub is a file or a link, just that entry. More than
+// MaxFiles entries (a run can make them) is a *LimitError, not a cut list. Links are
 // shown with their target and never followed; the store's temporary files
 // are never listed.
 func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
@@ -102,6 +103,10 @@ func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
 	var out []Entry
 	err := s.read(owner, id, func(ws *os.Root) error {
 		add := func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
+			if len(out) >= s.lim.MaxFiles { // a run may have made more than uploads may
+				return &LimitError{Limit: LimitMaxFiles, Value: int64(s.lim.MaxFiles),
+					Hint: "the workspace holds more entries than a listing returns: list a sub folder, delete files, or raise sessions.max_files in the operator policy"}
+			}
 			e, ok, err := entryOf(rel, parent, name, fi)
 			if ok {
 				out = append(out, e)

@@ -58,6 +58,8 @@ type sess struct {
 	pending   int64     // bytes charged by writes in flight
 	busy      bool      // lock held (a lease or a file mutation)
 	deleted   bool
+
+	metaMu sync.Mutex // orders this session's metadata writes; not under mu
 }
 
 func (ss *sess) expiresAt() time.Time { return ss.lastUsed.Add(ss.ttl) }
@@ -191,9 +193,9 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 		return Info{}, ErrClosed
 	}
 	n := 0
-	for _, ss := range s.sessions {
-		if ss.owner == owner {
-			n++
+	for id, ss := range s.sessions {
+		if _, err := s.lookupLocked(owner, id); err == nil && ss.owner == owner {
+			n++ // expired ones awaiting the sweep do not count
 		}
 	}
 	if n >= s.lim.MaxPerOwner {
@@ -253,18 +255,41 @@ func (s *Store) lookupLocked(owner, id string) (*sess, error) {
 	return ss, nil
 }
 
-// touchLocked records a use. It persists at most every persistEvery, so a
-// burst of reads does not fsync each time; a crash may then shorten the
-// session's life by that much, never lengthen it.
-func (s *Store) touchLocked(ss *sess) {
+// touchLocked records a use and reports whether the metadata should be
+// written (s.persist, after unlocking). That is at most every minute (or
+// tenth of the TTL), so a burst of reads does not fsync each time; a crash
+// may then shorten a session's life by that much, never lengthen it.
+func (s *Store) touchLocked(ss *sess) bool {
 	ss.lastUsed = s.opt.now()
-	if ss.lastUsed.Sub(ss.savedUsed) >= min(time.Minute, ss.ttl/10) {
-		s.persistLocked(ss)
-	}
+	return ss.lastUsed.Sub(ss.savedUsed) >= min(time.Minute, ss.ttl/10)
 }
 
-// persistLocked writes ss's metadata; a failure is logged (the session
-// still works; the next write retries).
+// persist writes ss's metadata outside Store.mu, so an fsync never stalls
+// other sessions; ss.metaMu keeps one session's writes in order. A failure
+// is logged: the session still works and the next write retries.
+func (s *Store) persist(ss *sess) {
+	ss.metaMu.Lock()
+	defer ss.metaMu.Unlock()
+	s.mu.Lock()
+	if ss.deleted || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	m := ss.meta()
+	s.mu.Unlock()
+	if err := writeMeta(s.metaDir, m); err != nil {
+		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
+		return
+	}
+	s.mu.Lock()
+	if m.LastUsed.After(ss.savedUsed) {
+		ss.savedUsed = m.LastUsed
+	}
+	s.mu.Unlock()
+}
+
+// persistLocked is persist for callers that hold Store.mu and have no
+// concurrency to fear (Open, Close).
 func (s *Store) persistLocked(ss *sess) {
 	if err := writeMeta(s.metaDir, ss.meta()); err != nil {
 		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
@@ -276,13 +301,18 @@ func (s *Store) persistLocked(ss *sess) {
 // Get returns owner's session id and touches its last use.
 func (s *Store) Get(owner, id string) (Info, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	ss, err := s.lookupLocked(owner, id)
 	if err != nil {
+		s.mu.Unlock()
 		return Info{}, err
 	}
-	s.touchLocked(ss)
-	return s.infoLocked(ss), nil
+	save := s.touchLocked(ss)
+	info := s.infoLocked(ss)
+	s.mu.Unlock()
+	if save {
+		s.persist(ss)
+	}
+	return info, nil
 }
 
 // List returns owner's live sessions, oldest first.
