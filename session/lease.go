@@ -98,7 +98,10 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		err     error
 	)
 	if recount {
-		used, entries, err = s.usage(ss.id, false)
+		// Holding the session, no upload of ours is in flight: any reserved
+		// name in it was made by a run (to hide bytes from the quota, say)
+		// or left by a crash, and goes.
+		used, entries, err = s.usage(ss.id, true)
 	}
 	s.mu.Lock()
 	if !ss.deleted && !s.closed {

@@ -88,9 +88,11 @@ func (s *Store) load(name string, now time.Time) {
 }
 
 // usage walks a workspace without following links and returns the bytes
-// of its regular files and its number of entries. With clean, the store's
-// temporary leftovers are removed on the way (Open does this; no run can
-// be in the workspace then).
+// of its regular files and its number of entries. With clean, entries with
+// the reserved temp names are removed on the way; only callers that know
+// no upload is in flight in the session may ask (Open, and a holder of the
+// session's lock). Without, they are counted, so that they cannot hide
+// bytes from the quota.
 func (s *Store) usage(id string, clean bool) (int64, int, error) {
 	r, err := s.wsDir.OpenRoot(id)
 	if err != nil {
@@ -107,12 +109,10 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 			return err
 		case err != nil:
 			return nil // unreadable: counted as far as it could be read
-		case isTemp(d.Name()):
-			if clean {
-				s.opt.logger.Info("removing interrupted upload", "session_id", id, "path", p)
-				if err := r.RemoveAll(p); err != nil {
-					s.opt.logger.Warn("interrupted upload not removed", "session_id", id, "path", p, "error", err)
-				}
+		case isTemp(d.Name()) && clean:
+			s.opt.logger.Info("removing interrupted upload", "session_id", id, "path", p)
+			if err := r.RemoveAll(p); err != nil {
+				s.opt.logger.Warn("interrupted upload not removed", "session_id", id, "path", p, "error", err)
 			}
 			if d.IsDir() {
 				return fs.SkipDir

@@ -302,3 +302,22 @@ func TestPersistAcrossReopen(t *testing.T) {
 		require.True(t, errors.Is(err, os.ErrNotExist), "%s should be gone", gone)
 	}
 }
+
+// TestReservedNamesCannotHideBytes: a run that stores data under the
+// store's reserved temp names neither escapes the quota nor keeps them.
+func TestReservedNamesCannotHideBytes(t *testing.T) {
+	s := openStore(t, Limits{})
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(l.Dir, "a", TempPrefix+"dir"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, TempPrefix+"x"), make([]byte, 1000), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "a", TempPrefix+"dir", "y"), make([]byte, 1000), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "kept"), make([]byte, 10), 0o644))
+	l.Release()
+	require.NoFileExists(t, filepath.Join(l.Dir, TempPrefix+"x"))
+	require.NoDirExists(t, filepath.Join(l.Dir, "a", TempPrefix+"dir"))
+	info, err := s.Get(owner, id)
+	require.NoError(t, err)
+	require.Equal(t, int64(10), info.BytesUsed)
+}
