@@ -126,7 +126,7 @@ func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
 			err = f.Chmod(filePerm) // whatever the umask
 		}
 		if err == nil {
-			err = f.Sync()
+			err = s.syncFile(f)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -140,7 +140,7 @@ func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
 			err = renameAt(ws, tmp, parent, base)
 			if err == nil {
 				landed = true
-				err = errors.Join(syncDir(parent), syncDir(ws))
+				err = errors.Join(s.syncDir(parent), s.syncDir(ws))
 			}
 			parent.Close()
 		}
@@ -296,6 +296,6 @@ func (s *Store) DeleteFile(owner, id, p string) error {
 		if err != nil {
 			return fmt.Errorf("deleting %q: %w", clean, err)
 		}
-		return syncDir(parent)
+		return s.syncDir(parent)
 	})
 }

@@ -83,13 +83,24 @@ func renameAt(from *os.Root, fromName string, to *os.Root, toName string) error 
 }
 
 // syncDir makes a rename or create in r durable.
-func syncDir(r *os.Root) error {
+func (s *Store) syncDir(r *os.Root) error {
+	if s.opt.noSync {
+		return nil
+	}
 	d, err := r.Open(".")
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// syncFile makes f's bytes durable.
+func (s *Store) syncFile(f *os.File) error {
+	if s.opt.noSync {
+		return nil
+	}
+	return f.Sync()
 }
 
 // openSubdir opens the real directory name in parent. fi is name's Lstat

@@ -141,3 +141,6 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// withoutSync skips fsync: for fuzzing, and tests that do not cut power.
+func withoutSync() Option { return func(o *options) { o.noSync = true } }

@@ -50,7 +50,7 @@ func (s *Store) removeFiles(id string) error {
 	var errs []error
 	if err := s.metaDir.Remove(id + ".json"); err != nil && !errors.Is(err, errNotExist) {
 		errs = append(errs, err)
-	} else if err := syncDir(s.metaDir); err != nil {
+	} else if err := s.syncDir(s.metaDir); err != nil {
 		errs = append(errs, err)
 	}
 	if err := s.wsDir.RemoveAll(id); err != nil {

@@ -76,6 +76,9 @@ type Option func(*options)
 type options struct {
 	now    func() time.Time
 	logger *slog.Logger
+	// noSync skips fsync (tests only: SIGKILL keeps the page cache, and
+	// fuzzing needs speed). No exported option sets it.
+	noSync bool
 }
 
 func defaultOptions() options {

@@ -81,7 +81,8 @@ const metaTempMark = ".tmp-"
 
 // writeMeta replaces <id>.json atomically: a temp file, fsync, rename,
 // fsync of the folder. A crash at any point leaves the old or the new file.
-func writeMeta(dir *os.Root, m meta) error {
+func (s *Store) writeMeta(m meta) error {
+	dir := s.metaDir
 	data, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -93,7 +94,7 @@ func writeMeta(dir *os.Root, m meta) error {
 		return fmt.Errorf("writing session metadata: %w", err)
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && !s.opt.noSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -106,7 +107,7 @@ func writeMeta(dir *os.Root, m meta) error {
 		_ = dir.Remove(tmp)
 		return fmt.Errorf("writing session metadata: %w", err)
 	}
-	return syncDir(dir)
+	return s.syncDir(dir)
 }
 
 // readMeta loads and validates one metadata file.

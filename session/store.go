@@ -213,7 +213,7 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 	if err != nil {
 		err = fmt.Errorf("creating session folder under %s: %w", s.root, err)
 	} else {
-		err = writeMeta(s.metaDir, ss.meta())
+		err = s.writeMeta(ss.meta())
 	}
 	if err != nil {
 		_ = s.wsDir.RemoveAll(ss.id)
@@ -277,7 +277,7 @@ func (s *Store) persist(ss *sess) {
 	}
 	m := ss.meta()
 	s.mu.Unlock()
-	if err := writeMeta(s.metaDir, m); err != nil {
+	if err := s.writeMeta(m); err != nil {
 		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
 		return
 	}
@@ -291,7 +291,7 @@ func (s *Store) persist(ss *sess) {
 // persistLocked is persist for callers that hold Store.mu and have no
 // concurrency to fear (Open, Close).
 func (s *Store) persistLocked(ss *sess) {
-	if err := writeMeta(s.metaDir, ss.meta()); err != nil {
+	if err := s.writeMeta(ss.meta()); err != nil {
 		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
 		return
 	}

@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrBadTar is wrapped when a tar upload is malformed or holds an entry
@@ -148,9 +146,7 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 		}
 		plan.files[clean] = f
 	}
-	// One syncfs makes every staged file durable before any is moved in,
-	// instead of one fsync per file.
-	return plan, withFd(stage, unix.Syncfs)
+	return plan, nil
 }
 
 // record notes one entry and the folders it implies; a path that would be
@@ -191,6 +187,9 @@ func (s *Store) stageFile(stage *os.Root, c *charger, r io.Reader, order *int, m
 	st.size, err = c.copy(io.MultiWriter(f, h), r)
 	if err == nil {
 		err = f.Chmod(st.mode)
+	}
+	if err == nil {
+		err = s.syncFile(f) // durable before it is moved in
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

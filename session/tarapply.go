@@ -7,8 +7,6 @@ import (
 	"path"
 	"sort"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // applyTar moves a staged tar into the workspace. Every conflict is found
@@ -51,7 +49,9 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 	}
 
 	var done []moved
+	dirs := map[string]bool{"": true} // folders whose entries changed
 	for i, p := range paths {
+		dirs[path.Dir("/" + p)[1:]] = true
 		m, err := moveIn(ws, stage, p, plan, exists[p], i)
 		if m.path != "" {
 			done = append(done, m)
@@ -61,8 +61,17 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 			return 0, 0, fmt.Errorf("unpacking the tar at %q: %w", p, err)
 		}
 	}
-	if err := withFd(ws, unix.Syncfs); err != nil {
-		return 0, 0, fmt.Errorf("unpacking the tar: %w", err)
+	// Each changed folder fsynced once (not syncfs: that would flush every
+	// other writer on the file system too).
+	for d := range dirs {
+		r, _, err := descend(ws, d, false)
+		if err == nil {
+			err = s.syncDir(r)
+			r.Close()
+		}
+		if err != nil { // the files are in place; only their durability is in doubt
+			s.opt.logger.Warn("tar upload not fsynced", "session_id", ss.id, "folder", d, "error", err)
+		}
 	}
 	return delta, added, nil
 }
