@@ -1,0 +1,88 @@
+package session
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func tarBytes(t testing.TB, files ...tarFile) []byte {
+	b, err := io.ReadAll(tarOf(t, files...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// FuzzPutTar feeds arbitrary bytes to PutTar: it must never touch anything
+// outside the session's workspace, and either succeed fully (every file it
+// reports is there, byte for byte) or leave the workspace as it was.
+func FuzzPutTar(f *testing.F) {
+	f.Add(tarBytes(f, tarFile{name: "a/b.txt", body: "hello"}, tarFile{name: "c/", typ: tar.TypeDir}))
+	f.Add(tarBytes(f, tarFile{name: "../x", body: "x"}))
+	f.Add(tarBytes(f, tarFile{name: "link/x", body: "x"}))
+	f.Add(tarBytes(f, tarFile{name: "keep/file/x", body: "x"}))
+	f.Add(tarBytes(f, tarFile{name: "l", typ: tar.TypeSymlink, link: "/etc"}))
+	f.Add(tarBytes(f, tarFile{name: "x", body: "1"}, tarFile{name: "x/y", body: "2"}))
+	f.Add(tarBytes(f, tarFile{name: strings.Repeat("d/", 40) + "f", body: "deep", forma: tar.FormatPAX}))
+	f.Add(renamed(f, tar.TypeXHeader, "../../evil"))
+	f.Add(renamed(f, tar.TypeGNULongName, "ok.txt"))
+	f.Add([]byte("garbage"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		outside := filepath.Join(dir, "outside")
+		if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("top secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(filepath.Join(dir, "root"), Limits{Quota: 1 << 20, MaxFiles: 64, MaxDepth: 8}, withoutSync())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		id, other := create(t, s), create(t, s)
+		put(t, s, id, "keep/file", "keep")
+		put(t, s, other, "o", "other")
+		if err := os.Symlink("../../../outside", filepath.Join(wsPath(s, id), "link")); err != nil {
+			t.Fatal(err)
+		}
+		outBefore := treeHash(t, outside)
+		otherBefore := treeHash(t, wsPath(s, other))
+		before := treeHash(t, wsPath(s, id))
+
+		files, err := s.PutTar(owner, id, bytes.NewReader(data))
+		if err != nil {
+			if got := treeHash(t, wsPath(s, id)); got != before {
+				t.Fatalf("refused tar (%v) changed the workspace", err)
+			}
+		} else {
+			for _, fi := range files {
+				rc, e, err := s.OpenFile(owner, id, fi.Path)
+				if err != nil {
+					t.Fatalf("reported %q is not readable: %v", fi.Path, err)
+				}
+				rc.Close()
+				if e.SHA256 != fi.SHA256 || e.Size != fi.Size {
+					t.Fatalf("reported %+v, stored %+v", fi, e)
+				}
+			}
+		}
+		if treeHash(t, outside) != outBefore {
+			t.Fatal("something outside the store changed")
+		}
+		if treeHash(t, wsPath(s, other)) != otherBefore {
+			t.Fatal("another session changed")
+		}
+		requireNoTemp(t, s, id)
+		names, _ := os.ReadDir(filepath.Join(dir, "root"))
+		if len(names) != 2 {
+			t.Fatalf("the root holds %d entries, want meta and ws", len(names))
+		}
+	})
+}

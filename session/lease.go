@@ -1,0 +1,138 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+)
+
+// Lease is the right to run in a session's workspace, held from Acquire to
+// Release. Runs and file mutations in one session are serialized by it.
+type Lease struct {
+	// Dir is the workspace folder on the host: what the sandbox mounts at
+	// /workspace.
+	Dir string
+	// Used is the bytes of the workspace's regular files at Acquire.
+	Used int64
+	// Remaining is what the run's writes may add: the smaller of the
+	// session's room under its quota and the room under the total of all
+	// sessions. It is not reserved: the run's write cap must enforce it.
+	Remaining int64
+	// Ctx is cancelled when the session is deleted: a run in it must stop.
+	Ctx context.Context
+
+	s      *Store
+	ss     *sess
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// Acquire waits (bounded by ctx) for the session's lock and returns a
+// lease on it. It fails with ErrNotFound as every other call does for a
+// session that is not owner's, and when the session is deleted while
+// waiting.
+func (s *Store) Acquire(ctx context.Context, owner, id string) (*Lease, error) {
+	ss, err := s.hold(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	used, room := ss.used, s.roomLocked(ss, 0)
+	s.mu.Unlock()
+	lctx, cancel := context.WithCancel(ss.ctx)
+	return &Lease{Dir: filepath.Join(s.root, "ws", ss.id), Used: used, Remaining: room, Ctx: lctx,
+		s: s, ss: ss, cancel: cancel}, nil
+}
+
+// Release recounts the workspace's bytes (a walk that follows no link),
+// touches the session's last use, persists its metadata and lets the next
+// waiter in. Calling it again does nothing.
+func (l *Lease) Release() {
+	l.once.Do(func() {
+		l.cancel()
+		l.s.unhold(l.ss, true)
+	})
+}
+
+// hold takes ss's lock: the common start of a run and of a file mutation.
+func (s *Store) hold(ctx context.Context, owner, id string) (*sess, error) {
+	s.mu.Lock()
+	ss, err := s.lookupLocked(owner, id)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case ss.lock <- struct{}{}:
+	case <-ss.gone:
+		return nil, fmt.Errorf("%w: %q was deleted", ErrNotFound, id)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for session %q (another run or upload holds it): %w", id, context.Cause(ctx))
+	}
+	s.mu.Lock()
+	if ss.deleted || s.closed {
+		closed := s.closed
+		s.mu.Unlock()
+		<-ss.lock
+		if closed {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("%w: %q was deleted", ErrNotFound, id)
+	}
+	ss.busy = true
+	save := s.touchLocked(ss)
+	s.mu.Unlock()
+	if save {
+		s.persist(ss)
+	}
+	return ss, nil
+}
+
+// unhold ends a hold. With recount the workspace is walked to find what a
+// run changed; file operations keep the counts themselves.
+func (s *Store) unhold(ss *sess, recount bool) {
+	var (
+		used    int64
+		entries int
+		err     error
+	)
+	if recount {
+		// Holding the session, no upload of ours is in flight: any reserved
+		// name in it was made by a run (to hide bytes from the quota, say)
+		// or left by a crash, and goes.
+		used, entries, err = s.usage(ss.id, true)
+	}
+	s.mu.Lock()
+	if !ss.deleted && !s.closed {
+		if recount && err == nil {
+			s.setUsedLocked(ss, used)
+			ss.entries = entries
+		} else if recount {
+			s.opt.logger.Warn("session usage not recounted", "session_id", ss.id, "error", err)
+		}
+		ss.lastUsed = s.opt.now()
+	}
+	s.mu.Unlock()
+	s.persist(ss) // before letting the next holder in: its counts are on disk
+	s.mu.Lock()
+	ss.busy = false
+	s.mu.Unlock()
+	<-ss.lock
+}
+
+// setUsedLocked sets a session's byte count, keeping the store's total.
+func (s *Store) setUsedLocked(ss *sess, n int64) {
+	if ss.deleted {
+		return
+	}
+	s.total += n - ss.used
+	ss.used = n
+}
+
+// roomLocked is what writes to ss may still add; credit is the size of
+// what they replace.
+func (s *Store) roomLocked(ss *sess, credit int64) int64 {
+	room := min(s.lim.Quota-ss.used-ss.pending, s.lim.MaxTotalBytes-s.total) + credit
+	return max(room, 0)
+}

@@ -1,0 +1,106 @@
+package session
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Limits are the operator's bounds on sessions. A zero field takes its
+// default (WithDefaults); the Service fills them from the operator policy.
+type Limits struct {
+	// TTL is the idle TTL of a session created without one (default 30m):
+	// it expires TTL after its last use.
+	TTL time.Duration
+	// MaxTTL is the ceiling for a requested TTL (default 24h); asking for
+	// more is a *LimitError "sessions.max_ttl".
+	MaxTTL time.Duration
+	// Quota is the bytes a session's regular files may take (default 1 GiB).
+	Quota int64
+	// MaxPerOwner bounds the sessions one owner (token) has at once
+	// (default 32).
+	MaxPerOwner int
+	// MaxTotalBytes bounds all sessions' files together (default 10 GiB).
+	MaxTotalBytes int64
+	// MaxFiles bounds the entries (files, folders, links) of one session
+	// (default 10000).
+	MaxFiles int
+	// MaxDepth bounds the number of elements of a path (default 32).
+	MaxDepth int
+}
+
+// Defaults of Limits, in one place.
+const (
+	DefaultTTL           = 30 * time.Minute
+	DefaultMaxTTL        = 24 * time.Hour
+	DefaultQuota         = int64(1) << 30
+	DefaultMaxPerOwner   = 32
+	DefaultMaxTotalBytes = int64(10) << 30
+	DefaultMaxFiles      = 10000
+	DefaultMaxDepth      = 32
+)
+
+// WithDefaults returns l with every zero (or negative) field set to its
+// default.
+func (l Limits) WithDefaults() Limits {
+	if l.TTL <= 0 {
+		l.TTL = DefaultTTL
+	}
+	if l.MaxTTL <= 0 {
+		l.MaxTTL = DefaultMaxTTL
+	}
+	if l.TTL > l.MaxTTL {
+		// A default above its own ceiling would make every Create fail.
+		l.MaxTTL = l.TTL
+	}
+	if l.Quota <= 0 {
+		l.Quota = DefaultQuota
+	}
+	if l.MaxPerOwner <= 0 {
+		l.MaxPerOwner = DefaultMaxPerOwner
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	return l
+}
+
+// Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	now    func() time.Time
+	logger *slog.Logger
+	// noSync skips fsync (tests only: SIGKILL keeps the page cache, and
+	// fuzzing needs speed). No exported option sets it.
+	noSync bool
+}
+
+func defaultOptions() options {
+	return options{now: time.Now, logger: slog.New(slog.DiscardHandler)}
+}
+
+// WithClock sets the clock used for creation times and TTLs (tests).
+// Default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) {
+		if now != nil {
+			o.now = now
+		}
+	}
+}
+
+// WithLogger sets where recovery and cleanup are logged. Default: nowhere
+// (the library is silent unless given a logger).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}

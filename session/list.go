@@ -1,0 +1,153 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+// visit is called for every entry a walk meets: rel is its workspace path,
+// parent the handle of its folder, fi its Lstat.
+type visit func(rel string, parent *os.Root, name string, fi fs.FileInfo) error
+
+// walk visits the entries under r (whose workspace path is prefix) depth
+// first in name order, skipping the store's temporary names. It descends
+// only into real folders, each opened by handle and checked to be the
+// folder that was listed (never a link swapped in), and not past maxDepth
+// path elements: deeper entries cannot be named through the API either.
+func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
+	depth := 0
+	if prefix != "" {
+		depth = strings.Count(prefix, "/") + 1
+	}
+	if depth >= maxDepth {
+		return nil
+	}
+	names, err := readDirNames(r)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if isTemp(name) {
+			continue
+		}
+		fi, err := r.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the listing
+		}
+		if err != nil {
+			return err
+		}
+		rel := path.Join(prefix, name)
+		if err := fn(rel, r, name, fi); err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			sub, err := openSubdir(r, name, fi)
+			if err != nil {
+				return fmt.Errorf("listing %q: %w", rel, err)
+			}
+			err = walk(sub, rel, maxDepth, fn)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entryOf describes one entry; files are hashed through a no-follow handle.
+func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo) (Entry, bool, error) {
+	e := Entry{Path: rel, Modified: fi.ModTime()}
+	switch {
+	case fi.IsDir():
+		e.Type = TypeDir
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := parent.Readlink(name)
+		if err != nil {
+			return e, false, nil // gone or changed since the listing
+		}
+		e.Type, e.Target, e.Size = TypeSymlink, target, int64(len(target))
+	case fi.Mode().IsRegular():
+		f, fe, err := openRegular(parent, name, rel)
+		if err != nil {
+			return e, false, nil // replaced since the listing: not shown
+		}
+		f.Close()
+		fe.Modified = fi.ModTime()
+		return fe, true, nil
+	default:
+		return e, false, nil // fifos, sockets, devices: nothing the API serves
+	}
+	return e, true, nil
+}
+
+// ListFiles lists the workspace (sub ""), or the folder sub, recursively,
+// sorted by path; if sub is a file or a link, just that entry. More than
+// MaxFiles entries (a run can make them) is a *LimitError, not a cut list. Links are
+// shown with their target and never followed; the store's temporary files
+// are never listed.
+func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
+	var clean string
+	if sub != "" {
+		var err error
+		if clean, err = CheckPath(sub, s.lim.MaxDepth); err != nil {
+			return nil, err
+		}
+	}
+	var out []Entry
+	err := s.read(owner, id, func(ws *os.Root) error {
+		add := func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
+			if len(out) >= s.lim.MaxFiles { // a run may have made more than uploads may
+				return &LimitError{Limit: LimitMaxFiles, Value: int64(s.lim.MaxFiles),
+					Hint: "the workspace holds more entries than a listing returns: list a sub folder, delete files, or raise sessions.max_files in the operator policy"}
+			}
+			e, ok, err := entryOf(rel, parent, name, fi)
+			if ok {
+				out = append(out, e)
+			}
+			return err
+		}
+		start, err := s.listStart(ws, clean, add)
+		if err != nil || start == nil {
+			return err
+		}
+		defer start.Close()
+		return walk(start, clean, s.lim.MaxDepth, add)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// listStart resolves where a listing or a tar starts: the folder to walk,
+// or nil after handing a single non-folder entry to fn.
+func (s *Store) listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
+	if clean == "" {
+		return ws.OpenRoot(".")
+	}
+	dir, base := path.Split(clean)
+	parent, _, err := descend(ws, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	fi, err := parent.Lstat(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %q", ErrFileNotFound, clean)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fn(clean, parent, base, fi)
+	}
+	return openSubdir(parent, base, fi)
+}
