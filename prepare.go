@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/session"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -34,6 +35,14 @@ type Request struct {
 	WorkDir policy.WorkDir
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace string
+	// Session names a session of Owner's whose folder is the run's
+	// /workspace (writable unless the policy's sessions.write is false;
+	// the write cap is the session's quota). It excludes Workspace. Only
+	// a Service runs sessions.
+	Session string
+	// Owner is who makes the request, for sessions: the digest of the
+	// caller's bearer token, or "" when the front end has none.
+	Owner string
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
 	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the
@@ -59,6 +68,9 @@ type Request struct {
 	// is the host's to set, never a remote caller's: a Service replaces it
 	// with its own.
 	Policy *policy.Operator `json:"-"`
+
+	// lease is the session the Service took for this run.
+	lease *session.Lease
 }
 
 func (r Request) policy() *policy.Operator {
@@ -205,12 +217,13 @@ func prepare(sk *skill.Skill, program []string, runtime string, stdin []byte, re
 			return nil, refused(err)
 		}
 	}
-	workspace, err := policy.ResolveWorkspace(req.Workspace, os.Getenv("DOCKER_HOST"))
+	workspace, writable, err := runWorkspace(sk, pol, req)
 	if err != nil {
-		return nil, refused(err)
+		return nil, err
 	}
-	if err := pol.CheckWorkspaceRoot(workspace); err != nil {
-		return nil, refused(err)
+	if req.lease != nil {
+		// The session's files and the run's writes share its quota.
+		limits.WorkspaceWriteBytes = req.lease.Used + req.lease.Remaining
 	}
 	image := req.Image
 	if image == "" {
@@ -228,13 +241,35 @@ func prepare(sk *skill.Skill, program []string, runtime string, stdin []byte, re
 		Env:               req.Env,
 		Stdin:             stdin,
 		Workspace:         workspace,
-		WorkspaceWritable: workspace != "" && pol.WorkspaceWritable(AllowedTools(sk, pol).Grants("Write")),
+		WorkspaceWritable: writable,
 		Image:             image,
 		Limits:            limits,
 		Stdout:            req.Stdout,
 		Stderr:            req.Stderr,
 	}
 	return &Prepared{Spec: spec, Args: stdin, CallerArgv: req.Argv, PolicyDigest: pol.Digest}, nil
+}
+
+// runWorkspace is the run's /workspace and whether it is writable. A
+// session's folder is the caller's own scratch space, made by the Service:
+// writable unless the policy's sessions.write says no. A host folder is
+// checked (and resolved) as a workspace and writable only when the skill's
+// allowed-tools grant Write and the policy lets it.
+func runWorkspace(sk *skill.Skill, pol *policy.Operator, req Request) (string, bool, error) {
+	if req.Session != "" && req.lease == nil {
+		return "", false, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
+	}
+	if req.lease != nil {
+		return req.lease.Dir, pol.Sessions.Write.Value, nil
+	}
+	workspace, err := policy.ResolveWorkspace(req.Workspace, os.Getenv("DOCKER_HOST"))
+	if err != nil {
+		return "", false, refused(err)
+	}
+	if err := pol.CheckWorkspaceRoot(workspace); err != nil {
+		return "", false, refused(err)
+	}
+	return workspace, workspace != "" && pol.WorkspaceWritable(AllowedTools(sk, pol).Grants("Write")), nil
 }
 
 // refusedError marks err as a refusal without changing its message.

@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
+	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -59,6 +60,9 @@ type Config struct {
 	// Runner overrides the sandbox backend (tests, other backends); nil
 	// means the Docker engine, connected on first use.
 	Runner Engine
+	// SessionsRoot is the folder sessions are kept in (serve --sessions);
+	// empty takes the policy's sessions.root, and neither keeps none.
+	SessionsRoot string
 }
 
 // Engine is the backend surface the Service needs: run one execution, look
@@ -94,6 +98,10 @@ type Service struct {
 	mu        sync.Mutex
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
+
+	sessions  *session.Store // nil when the Service keeps none
+	sessErr   error          // why sessions are refused, when they are
+	stopSweep chan struct{}
 }
 
 // New checks the configuration and returns a Service. It does not contact
@@ -121,7 +129,19 @@ func New(cfg Config) (*Service, error) {
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
 	}
-	return &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}, nil
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}
+	cfg.Logger = log
+	svc.sessions, err = openSessions(cfg, pol)
+	switch {
+	case errors.Is(err, ErrNoSessions):
+		svc.sessErr, svc.sessions = err, nil
+	case err != nil:
+		return nil, err
+	case svc.sessions != nil:
+		svc.stopSweep = make(chan struct{})
+		go svc.sweepSessions(svc.stopSweep)
+	}
+	return svc, nil
 }
 
 // Policy is the operator policy the Service enforces.
@@ -201,10 +221,16 @@ func (s *Service) Ready(ctx context.Context) error {
 func (s *Service) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.engine == nil {
-		return nil
+	var err error
+	if s.stopSweep != nil {
+		close(s.stopSweep)
+		s.stopSweep = nil
+		err = s.sessions.Close()
 	}
-	err := s.engine.Close()
+	if s.engine == nil {
+		return err
+	}
+	err = errors.Join(err, s.engine.Close())
 	s.engine, s.connected = nil, false
 	return err
 }

@@ -75,6 +75,12 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 
 	// The operator's policy decides; a caller cannot bring its own.
 	req.Policy = s.pol
+	ctx, release, err := s.sessionRun(ctx, &req)
+	if err != nil {
+		s.auditRefusal(ref, req, a, err)
+		return nil, err
+	}
+	defer release()
 	sk, err := s.Skill(ref)
 	if err != nil {
 		s.auditRefusal(ref, req, a, err)

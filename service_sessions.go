@@ -1,0 +1,157 @@
+package sandboxrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/session"
+)
+
+// ErrNoSessions is wrapped when a request uses sessions and the Service
+// keeps none; it matches ErrRefused too.
+var ErrNoSessions = errors.New("no sessions")
+
+// sweepEvery is how often sessions idle past their TTL are looked for.
+const sweepEvery = time.Minute
+
+// sessionsRoot is where the Service keeps sessions: Config.SessionsRoot,
+// else the policy's sessions.root; "" keeps none.
+func sessionsRoot(cfg Config, pol *policy.Operator) string {
+	if cfg.SessionsRoot != "" {
+		return cfg.SessionsRoot
+	}
+	return pol.Sessions.Root.Value
+}
+
+// openSessions opens the session store, or returns why sessions are
+// refused: nil store and nil error when none were asked for.
+func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
+	root := sessionsRoot(cfg, pol)
+	if root == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("sessions root %q: %w", root, err)
+	}
+	if pol.Backend.Kind() == policy.BackendKubernetes {
+		if err := checkKubeSessions(abs, pol); err != nil {
+			return nil, err
+		}
+	}
+	// 0711: the sandbox user (another uid) must reach a session's folder
+	// through it; listing the root is the server's alone.
+	if err := os.MkdirAll(abs, 0o711); err != nil {
+		return nil, fmt.Errorf("create the sessions root %s: %w (give serve --sessions a folder this user may create)", abs, err)
+	}
+	// The folders under it are mounted into sandboxes: the same rules as a
+	// workspace's apply (never a system tree, never beside the engine's
+	// socket).
+	if _, err := policy.ResolveWorkspace(abs, os.Getenv("DOCKER_HOST")); err != nil {
+		return nil, fmt.Errorf("sessions root: %w", err)
+	}
+	r := pol.Sessions
+	lim := session.Limits{
+		TTL:           time.Duration(r.TTL.Value),
+		MaxTTL:        time.Duration(r.MaxTTL.Value),
+		Quota:         int64(r.Quota.Value),
+		MaxPerOwner:   int(r.MaxPerToken.Value),
+		MaxTotalBytes: int64(r.MaxTotalBytes.Value),
+	}
+	st, err := session.Open(abs, lim, session.WithLogger(cfg.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("open sessions: %w", err)
+	}
+	return st, nil
+}
+
+// checkKubeSessions: a pod reaches a session's folder only through a volume
+// claim, and a run on Kubernetes cannot write its workspace.
+func checkKubeSessions(root string, pol *policy.Operator) error {
+	under := false
+	for _, c := range pol.Kubernetes.Claims {
+		if policy.PathWithin(root, c.Path) {
+			under = true
+		}
+	}
+	if !under {
+		return refused(fmt.Errorf("%w: the sessions root %s is under no kubernetes.claims entry: pods reach workspaces only through a claim; add one whose path holds it, or move sessions.root under one", ErrNoSessions, root))
+	}
+	if pol.Sessions.Write.Value {
+		return refused(fmt.Errorf("%w: the kubernetes backend cannot hand a run's writes back to a session; set sessions.write: false in the policy for read-only sessions", ErrNoSessions))
+	}
+	return nil
+}
+
+// Sessions is the Service's session store, for the front ends' file and
+// session calls. It fails (matching ErrNoSessions and ErrRefused) when the
+// Service keeps none, with the reason and the fix.
+func (s *Service) Sessions() (*session.Store, error) {
+	if s.sessErr != nil {
+		return nil, s.sessErr
+	}
+	if s.sessions == nil {
+		return nil, refused(fmt.Errorf("%w: this server keeps no sessions: start it with --sessions DIR, or set sessions.root in the policy", ErrNoSessions))
+	}
+	return s.sessions, nil
+}
+
+// sweepSessions removes idle sessions every sweepEvery until stop closes.
+func (s *Service) sweepSessions(stop <-chan struct{}) {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if gone := s.sessions.Sweep(); len(gone) > 0 {
+				s.log.Info("removed idle sessions", "count", len(gone))
+			}
+		}
+	}
+}
+
+// sessionRun takes the session a request names for the length of one run:
+// runs in a session are serialized, its folder becomes /workspace, and the
+// run is cancelled if the session is deleted meanwhile. The returned
+// context is the run's; done releases the session.
+func (s *Service) sessionRun(ctx context.Context, req *Request) (context.Context, func(), error) {
+	if req.Session == "" {
+		return ctx, func() {}, nil
+	}
+	if req.Workspace != "" {
+		return ctx, nil, refused(errors.New("a run names a session or a workspace folder, not both"))
+	}
+	st, err := s.Sessions()
+	if err != nil {
+		return ctx, nil, err
+	}
+	lease, err := st.Acquire(ctx, req.Owner, req.Session)
+	if err != nil {
+		return ctx, nil, sessionError(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(lease.Ctx, cancel)
+	req.lease = lease
+	req.Workspace = lease.Dir
+	return ctx, func() {
+		stop()
+		cancel()
+		lease.Release()
+	}, nil
+}
+
+// sessionError marks what a session refuses (a missing session, a limit,
+// a bad path) as a refusal: nothing ran.
+func sessionError(err error) error {
+	if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrLimit) || errors.Is(err, session.ErrBadPath) {
+		return refused(err)
+	}
+	return err
+}
