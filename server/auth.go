@@ -2,8 +2,10 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,14 +66,16 @@ func (t *Tokens) Empty() bool { return t == nil || len(t.digests) == 0 }
 var errUnauthorized = errors.New("missing or unknown bearer token: send Authorization: Bearer <token>")
 
 // check compares the request's bearer token against every accepted digest,
-// in time independent of which one (if any) matches.
-func (t *Tokens) check(r *http.Request) error {
+// in time independent of which one (if any) matches, and returns the
+// caller's owner name for sessions: the token's digest in hex, or "" when
+// the server takes no tokens.
+func (t *Tokens) check(r *http.Request) (string, error) {
 	if t.Empty() {
-		return nil
+		return "", nil
 	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		return errUnauthorized
+		return "", errUnauthorized
 	}
 	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 	match := 0
@@ -79,19 +83,28 @@ func (t *Tokens) check(r *http.Request) error {
 		match |= subtle.ConstantTimeCompare(got[:], d[:])
 	}
 	if match != 1 {
-		return errUnauthorized
+		return "", errUnauthorized
 	}
-	return nil
+	return hex.EncodeToString(got[:]), nil
+}
+
+type ownerKey struct{}
+
+// owner is who made r, as requireToken found it: sessions belong to it.
+func owner(r *http.Request) string {
+	o, _ := r.Context().Value(ownerKey{}).(string)
+	return o
 }
 
 // requireToken wraps h so that only requests with an accepted token reach it.
 func (t *Tokens) requireToken(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := t.check(r); err != nil {
+		who, err := t.check(r)
+		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sandboxrun"`)
 			writeError(w, http.StatusUnauthorized, err)
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, who)))
 	})
 }

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -33,7 +30,9 @@ type execBody struct {
 	Timeout   json.RawMessage   `json:"timeout,omitempty"`
 	MemoryMiB int64             `json:"memory_mib,omitempty"`
 	CPUs      float64           `json:"cpus,omitempty"`
-	Workspace string            `json:"workspace,omitempty"`
+	Session   string            `json:"session,omitempty"`
+	// Workspace is refused with directions: workspace ids became sessions.
+	Workspace json.RawMessage `json:"workspace,omitempty"`
 }
 
 // errBadRequest marks a body the server cannot use; the message says why.
@@ -96,13 +95,10 @@ func (b execBody) timeout() (time.Duration, error) {
 	return d, nil
 }
 
-// workspaceID is how a remote caller names a workspace: never a path.
-var workspaceID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
-// request turns a body into a Service request. A workspace id becomes a
-// folder under root, created on first use; without one the run has no
-// workspace (an empty, read-only /workspace).
-func (b execBody) request(root string) (sandboxrun.Request, error) {
+// request turns a body into a Service request. A session id makes the
+// session's folder the run's /workspace; without one the run has an empty,
+// read-only /workspace.
+func (b execBody) request(owner string) (sandboxrun.Request, error) {
 	timeout, err := b.timeout()
 	if err != nil {
 		return sandboxrun.Request{}, err
@@ -110,21 +106,9 @@ func (b execBody) request(root string) (sandboxrun.Request, error) {
 	if b.MemoryMiB < 0 || b.CPUs < 0 {
 		return sandboxrun.Request{}, badRequest("memory_mib and cpus must not be negative")
 	}
-	req := sandboxrun.Request{Args: b.Args, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs}
-	if b.Workspace == "" {
-		return req, nil
+	if len(b.Workspace) > 0 {
+		return sandboxrun.Request{}, badRequest("\"workspace\" is gone: create a session (POST /v1/sessions), put files in it, and pass \"session\": ID")
 	}
-	if !workspaceID.MatchString(b.Workspace) {
-		return req, badRequest("workspace %q: use 1-63 lowercase letters, digits and '-', starting with a letter or digit", b.Workspace)
-	}
-	if root == "" {
-		return req, badRequest("this server keeps no workspaces (start it with --workspaces DIR); leave \"workspace\" out")
-	}
-	dir := filepath.Join(root, b.Workspace)
-	// 0755: the sandbox user reads a read-only workspace through the bind mount.
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) { //nolint:gosec // read by the sandbox user
-		return req, fmt.Errorf("create workspace %s: %w", b.Workspace, err)
-	}
-	req.Workspace = dir
-	return req, nil
+	return sandboxrun.Request{Args: b.Args, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs,
+		Session: b.Session, Owner: owner}, nil
 }

@@ -24,9 +24,6 @@ type Options struct {
 	// QueueWait is the longest a request waits for a slot (default 30s);
 	// then it is answered 429.
 	QueueWait time.Duration
-	// WorkspaceRoot holds the workspaces requests name by id; empty
-	// refuses workspace ids.
-	WorkspaceRoot string
 	// Metrics, when set, are served at /metrics and told every outcome
 	// (pass the same value as the Service's Observer).
 	Metrics *Metrics
@@ -75,7 +72,7 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler is the server's whole HTTP surface.
-func (s *Server) Handler() http.Handler { return s.logRequests(s.mux) }
+func (s *Server) Handler() http.Handler { return s.logRequests(s.guardFilePaths(s.mux)) }
 
 func (s *Server) routes() {
 	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(h) }
@@ -95,6 +92,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/skills/{name}/python", auth(s.execute("code", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
 		return s.o.Service.RunPython(ctx, name, []byte(b.Code), req)
 	})))
+	s.sessionRoutes(auth)
 	if s.o.Metrics != nil {
 		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))
 	}
@@ -154,7 +152,7 @@ func (s *Server) execute(need string, op operation) http.Handler {
 			finish(w, nil, nil, err)
 			return
 		}
-		req, err := b.request(s.o.WorkspaceRoot)
+		req, err := b.request(owner(r))
 		if err != nil {
 			finish(w, nil, nil, err)
 			return

@@ -148,7 +148,7 @@ func TestErrorsHaveTheirStatus(t *testing.T) {
 		{"not JSON", "/v1/skills/hello/exec", `command=id`, 400, "JSON"},
 		{"two values", "/v1/skills/hello/exec", `{"command": "echo"} {}`, 400, "more than one"},
 		{"workspace as a path", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "workspace": "/etc"}`, 400, "workspace"},
-		{"workspace without a root", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "workspace": "w1"}`, 400, "--workspaces"},
+		{"workspace ids became sessions", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "workspace": "w1"}`, 400, "POST /v1/sessions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

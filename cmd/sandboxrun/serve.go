@@ -27,6 +27,7 @@ type serveFlags struct {
 	maxQueued  int
 	queueWait  time.Duration
 	workspaces string
+	sessions   string
 	warmPool   int
 	warmIdle   time.Duration
 	drain      time.Duration
@@ -37,7 +38,7 @@ type serveFlags struct {
 func newServeCmd(g *globals, s streams) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--workspaces DIR] [--drain D]",
+		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--sessions DIR] [--drain D]",
 		Short: "Serve the HTTP API agent hosts call (JSON, NDJSON or SSE streams, Prometheus metrics)",
 		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
 run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
@@ -50,15 +51,18 @@ anywhere but loopback or a unix socket needs --tokens FILE (one bearer token
 per line, at least 16 characters); with tokens every endpoint but /healthz and
 /readyz requires 'Authorization: Bearer TOKEN'.
 
-Requests name skills by name, never by path, and a workspace by id
-([a-z0-9-], under --workspaces, created on first use); without one a run gets
-an empty read-only /workspace. The operator policy (--policy) governs every
+Requests name skills by name, never by path. With --sessions DIR (or the
+policy's sessions.root) callers create sessions (POST /v1/sessions), put
+files in them, run scripts with the session's folder as a writable
+/workspace, and fetch what the runs made; sessions survive a restart and are
+removed when idle past their TTL. Without a session a run gets an empty
+read-only /workspace. The operator policy (--policy) governs every
 request. On SIGTERM or SIGINT the server stops accepting, lets running
 executions finish for up to --drain, cancels the rest (their containers are
 removed), removes its warm containers and exits 0. Containers left by a
 server that was killed are removed when the next one starts.`,
 		Example: `  sandboxrun serve --skills ./skills
-  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --warm-pool 2
+  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions
   curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,7 +75,9 @@ server that was killed are removed when the next one starts.`,
 	fs.IntVar(&f.maxRunning, "max-running", 4, "executions at once")
 	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
 	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
-	fs.StringVar(&f.workspaces, "workspaces", "", "folder holding the workspaces requests name by id (default: workspace ids refused)")
+	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
+	fs.StringVar(&f.workspaces, "workspaces", "", "replaced by --sessions")
+	_ = fs.MarkHidden("workspaces")
 	fs.IntVar(&f.warmPool, "warm-pool", 0, "containers kept started ahead of time per configuration (0: off)")
 	fs.DurationVar(&f.warmIdle, "warm-idle", 5*time.Minute, "how long a warm container may wait for a run")
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long running executions may take to finish")
@@ -92,9 +98,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		return usageError("--max-running must be at least 1 and --max-queued at least 0")
 	}
 	if f.workspaces != "" {
-		if fi, err := os.Stat(f.workspaces); err != nil || !fi.IsDir() {
-			return usageError("--workspaces %s: not a folder; create it first", f.workspaces)
-		}
+		return usageError("--workspaces is replaced by sessions: start with --sessions DIR, and have callers create a session (POST /v1/sessions) and pass \"session\": ID")
 	}
 	roots, err := g.existingRoots()
 	if err != nil {
@@ -122,6 +126,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		MaxConcurrent: f.maxRunning,
 		WarmPool:      f.warmPool,
 		WarmIdle:      f.warmIdle,
+		SessionsRoot:  f.sessions,
 	})
 	if err != nil {
 		return err
@@ -133,7 +138,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
 		Service: svc, Tokens: tokens, MaxRunning: f.maxRunning, MaxQueued: f.maxQueued,
-		QueueWait: f.queueWait, WorkspaceRoot: f.workspaces, Metrics: metrics, Logger: logger,
+		QueueWait: f.queueWait, Metrics: metrics, Logger: logger,
 		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger)),
 	})
 	if err != nil {

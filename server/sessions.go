@@ -1,0 +1,261 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/sandboxrun/sandboxrun/session"
+)
+
+// Media types of the bulk file calls.
+const (
+	mediaTar   = "application/x-tar"
+	mediaBytes = "application/octet-stream"
+)
+
+// maxSessionBody bounds the body of POST /v1/sessions.
+const maxSessionBody = 4 << 10
+
+func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
+	route := func(pattern string, h func(http.ResponseWriter, *http.Request, *session.Store)) {
+		s.mux.Handle(pattern, auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			st, err := s.o.Service.Sessions()
+			if err != nil {
+				writeError(w, sessionStatus(err), err)
+				return
+			}
+			h(w, r, st)
+		})))
+	}
+	route("POST /v1/sessions", s.createSession)
+	route("GET /v1/sessions", s.listSessions)
+	route("GET /v1/sessions/{id}", s.getSession)
+	route("DELETE /v1/sessions/{id}", s.deleteSession)
+	route("GET /v1/sessions/{id}/files", s.listFiles)
+	route("PUT /v1/sessions/{id}/files", s.putTar)
+	route("PUT /v1/sessions/{id}/files/{path...}", s.putFile)
+	route("GET /v1/sessions/{id}/files/{path...}", s.getFile)
+	route("DELETE /v1/sessions/{id}/files/{path...}", s.deleteFile)
+}
+
+// sessionStatus maps what the session store (through the Service) returned
+// to an HTTP status: another token's session is 404 like a missing one,
+// never 403, so a status tells nothing of sessions that are not yours.
+func sessionStatus(err error) int {
+	var lim *session.LimitError
+	switch {
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, session.ErrBadPath), errors.Is(err, errBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, session.ErrNotFile):
+		return http.StatusConflict
+	case errors.As(err, &lim):
+		switch lim.Limit {
+		case "sessions.max_per_token":
+			return http.StatusTooManyRequests
+		case "sessions.max_ttl", "sessions.max_depth":
+			return http.StatusBadRequest
+		}
+		return http.StatusRequestEntityTooLarge
+	}
+	return statusOf(nil, err)
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	var body struct {
+		TTL json.RawMessage `json:"ttl"`
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
+	if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&body)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"ttl\": \"30m\"} or empty: %v", err))
+		return
+	}
+	ttl, err := execBody{Timeout: body.TTL}.timeout()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, badRequest("ttl: give seconds (1800) or a duration (\"30m\")"))
+		return
+	}
+	info, err := st.Create(owner(r), ttl)
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	annotate(r, "session", info.ID)
+	writeJSON(w, http.StatusCreated, info)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(st.List(owner(r)))})
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	info, err := st.Get(owner(r), r.PathValue("id"))
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	if err := st.Delete(owner(r), r.PathValue("id")); err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) putFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	fi, err := st.PutFile(owner(r), r.PathValue("id"), r.PathValue("path"), r.Body)
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, fi)
+}
+
+func (s *Server) getFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	f, e, err := st.OpenFile(owner(r), r.PathValue("id"), r.PathValue("path"))
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", mediaBytes)
+	h.Set("Content-Length", strconv.FormatInt(e.Size, 10))
+	h.Set("ETag", `"`+e.SHA256+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if match := r.Header.Get("If-None-Match"); match != "" && match == h.Get("ETag") {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = io.CopyN(w, f, e.Size) // the client may be gone
+	}
+}
+
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	if err := st.DeleteFile(owner(r), r.PathValue("id"), r.PathValue("path")); err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listFiles lists the workspace in JSON, or streams it as a tar when the
+// client accepts application/x-tar.
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	id := r.PathValue("id")
+	if accepts(r, mediaTar) {
+		// The session's existence is checked first, so a missing one is a
+		// 404 rather than an empty tar.
+		if _, err := st.Get(owner(r), id); err != nil {
+			writeError(w, sessionStatus(err), err)
+			return
+		}
+		w.Header().Set("Content-Type", mediaTar)
+		w.WriteHeader(http.StatusOK)
+		if err := st.WriteTar(owner(r), id, w); err != nil {
+			// The status is out: the cut stream (no tar end marker) is
+			// what tells the client.
+			s.log.Warn("session tar download cut short", "session", id, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
+	files, err := st.ListFiles(owner(r), id, r.URL.Query().Get("path"))
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"files": nonNil(files)})
+}
+
+func (s *Server) putTar(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != mediaTar {
+		writeError(w, http.StatusUnsupportedMediaType, badRequest("PUT /v1/sessions/{id}/files takes a tar (Content-Type: %s); put one file with PUT /v1/sessions/{id}/files/{path}", mediaTar))
+		return
+	}
+	files, err := st.PutTar(owner(r), r.PathValue("id"), r.Body)
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"files": nonNil(files)})
+}
+
+// accepts reports whether the Accept header names media.
+func accepts(r *http.Request, media string) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == media {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// guardFilePaths refuses a file path in a session URL before the router
+// sees it: the router would clean "a/../b" and answer with a redirect to
+// another path, and a percent-encoded "..", "/", "\" or NUL must never be
+// decoded into one. The store checks the decoded path again.
+func (s *Server) guardFilePaths(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/v1/sessions/")
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		_, p, _ := strings.Cut(rest, "/")
+		p, ok = strings.CutPrefix(p, "files/")
+		if !ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		depth := session.Limits{}.WithDefaults().MaxDepth
+		if st, err := s.o.Service.Sessions(); err == nil {
+			depth = st.Limits().MaxDepth
+		}
+		_, err := session.CheckPath(p, depth)
+		if err == nil && encodedSeparator(r.URL.EscapedPath()) {
+			err = &session.PathError{Path: p, Reason: "the URL percent-encodes a '.', '/', '\\' or NUL; send the path's characters as they are, e.g. /files/out/report.csv"}
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// encodedSeparator reports whether an escaped URL path hides a dot, a
+// slash, a backslash or NUL behind percent-encoding.
+func encodedSeparator(escaped string) bool {
+	l := strings.ToLower(escaped)
+	for _, e := range []string{"%2e", "%2f", "%5c", "%00"} {
+		if strings.Contains(l, e) {
+			return true
+		}
+	}
+	return false
+}
