@@ -32,6 +32,8 @@ func statusOf(res *sandbox.Result, err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
+	case isSessionError(err):
+		return sessionStatus(err)
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, skill.ErrSkillNotFound):

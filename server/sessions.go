@@ -51,7 +51,8 @@ func sessionStatus(err error) int {
 	switch {
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, session.ErrBadPath), errors.Is(err, errBadRequest):
+	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
+		errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, session.ErrNotFile):
 		return http.StatusConflict
@@ -65,6 +66,18 @@ func sessionStatus(err error) int {
 		return http.StatusRequestEntityTooLarge
 	}
 	return statusOf(nil, err)
+}
+
+// isSessionError reports whether err is the session store's, to be
+// answered by sessionStatus.
+func isSessionError(err error) bool {
+	for _, e := range []error{session.ErrNotFound, session.ErrFileNotFound, session.ErrBadPath, session.ErrBadTar,
+		session.ErrBadTTL, session.ErrNotFile, session.ErrLimit} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
