@@ -52,6 +52,8 @@ type PythonResult struct {
 	ReturnCode int    `json:"returncode"`
 	TimedOut   bool   `json:"timed_out"`
 	Error      string `json:"error,omitempty"`
+	// Files are what the run changed in its writable workspace.
+	Files []sandbox.FileChange `json:"files,omitempty"`
 }
 
 // NewPythonResult shapes what RunPython returned for an agent: a finished
@@ -73,6 +75,7 @@ func NewPythonResult(skillName string, res *sandbox.Result, err error) PythonRes
 		ReturnCode: res.ExitCode,
 		TimedOut:   res.TimedOut,
 		Error:      res.Error,
+		Files:      res.Files,
 	}
 	switch {
 	case err != nil:

@@ -26,6 +26,7 @@ type handlers struct {
 	log      *slog.Logger
 	interval time.Duration
 	base     context.Context // the server's lifetime, not a request's
+	files    files           // where file tools and runs work
 
 	mu     sync.Mutex
 	listed map[string]string // resource URI -> description, as registered
@@ -112,7 +113,7 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 		return nil, nil, h.toolError(in.Skill, err)
 	}
 	pr := sandboxrun.NewPythonResult(in.Skill, res, err)
-	return textResult(pythonText(&pr), pr.ReturnCode != 0 || pr.Error != ""), &pr, nil
+	return textResult(pythonText(&pr)+filesText(pr.Files), pr.ReturnCode != 0 || pr.Error != ""), &pr, nil
 }
 
 // run makes one Service call: cancelled when the request is (the client
@@ -123,6 +124,9 @@ func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.base, cancel)()
+	if err := h.files.runIn(req, &r); err != nil {
+		return nil, err
+	}
 	defer h.watch(ctx, req, what, &r)()
 	return call(ctx, r)
 }

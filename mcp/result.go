@@ -34,6 +34,7 @@ func runOutput(res *sandbox.Result, err error) *RunOutput {
 		Signal:          res.Signal,
 		DurationMS:      res.DurationMS,
 		Error:           res.Error,
+		Files:           res.Files,
 	}
 	if err != nil && out.Error == "" {
 		out.Error = err.Error()
@@ -56,6 +57,25 @@ func runText(o *RunOutput, res *sandbox.Result) string {
 	b.WriteString("\n")
 	writeStream(&b, "stdout", o.Stdout, o.StdoutTruncated, res.StdoutBytes)
 	writeStream(&b, "stderr", o.Stderr, o.StderrTruncated, res.StderrBytes)
+	b.WriteString(filesText(o.Files))
+	return b.String()
+}
+
+// filesText says which workspace files a run changed, so a model knows
+// what read_file can fetch.
+func filesText(files []sandbox.FileChange) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("--- files changed in /workspace ---\n")
+	for _, f := range files {
+		if f.Change == sandbox.FileDeleted {
+			fmt.Fprintf(&b, "%s: deleted\n", f.Path)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s (%d bytes)\n", f.Path, f.Change, f.Size)
+	}
 	return b.String()
 }
 

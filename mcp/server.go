@@ -23,7 +23,8 @@ const MaxMessageBytes = 2*policy.MaxArgsBytes + 1<<20
 const instructions = "sandboxrun runs Agent Skills in isolated, ephemeral sandboxes. " +
 	"Call list_skills to see the skills, activate_skill to read one's instructions, then run its scripts with run_skill_script, " +
 	"the commands its instructions give with run_skill_command (checked against the skill's allowed-tools), or Python with run_python. " +
-	"Every run gets a fresh sandbox: files written in one run are gone in the next. " +
+	"Every run gets a fresh sandbox, but /workspace (its working directory) is kept for this connection: " +
+	"put input files there with write_file, and fetch what runs write there with list_files and read_file. " +
 	"A skill's files are also resources: skill://NAME/SKILL.md and skill://NAME/PATH."
 
 type options struct {
@@ -75,7 +76,7 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
 		&mcpsdk.ServerOptions{Instructions: instructions, Logger: o.log},
 	)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base}
+	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: newWorkspaces(svc)}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t
@@ -85,6 +86,9 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	mcpsdk.AddTool(srv, tools[ToolRunScript], h.runScript)
 	mcpsdk.AddTool(srv, tools[ToolRunCommand], h.runCommand)
 	mcpsdk.AddTool(srv, tools[ToolRunPython], h.runPython)
+	mcpsdk.AddTool(srv, tools[ToolWriteFile], h.writeFile)
+	mcpsdk.AddTool(srv, tools[ToolReadFile], h.readFile)
+	mcpsdk.AddTool(srv, tools[ToolListFiles], h.listFiles)
 	h.addResources(srv)
 	return srv
 }

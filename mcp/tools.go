@@ -8,6 +8,8 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // The tools' inputs and outputs. Their JSON schemas are derived from these
@@ -87,6 +89,8 @@ type RunOutput struct {
 	Signal          string `json:"signal,omitempty" jsonschema:"the signal that killed the process, e.g. SIGKILL"`
 	DurationMS      int64  `json:"duration_ms"`
 	Error           string `json:"error,omitempty" jsonschema:"why the run failed, when it did"`
+	// Files are what the run changed in the workspace.
+	Files []sandbox.FileChange `json:"files,omitempty" jsonschema:"files the run created, modified or deleted in /workspace; read_file fetches them"`
 }
 
 // Tool names, as a model calls them.
@@ -97,6 +101,9 @@ const (
 	ToolRunCommand    = "run_skill_command"
 	ToolRunPython     = "run_python"
 )
+
+// workspaceNote tells a model what persists between calls.
+const workspaceNote = " /workspace is your workspace (the working directory): files you put there with write_file, and files a run writes there, are kept for later calls; list_files and read_file see them."
 
 const (
 	descListSkills = "List the skills available here: each one's name and a description of what it does and when to use it. " +
@@ -128,6 +135,9 @@ func Tools() []*mcpsdk.Tool {
 		newTool[RunScriptInput, RunOutput](ToolRunScript, "Run a skill script in a sandbox", descRunScript, nil),
 		newTool[RunCommandInput, RunOutput](ToolRunCommand, "Run a command in a skill's sandbox", descRunCommand, nil),
 		newTool[RunPythonInput, sandboxrun.PythonResult](ToolRunPython, "Run Python in a skill's sandbox", descRunPython, nil),
+		newTool[WriteFileInput, session.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
+		newTool[ReadFileInput, ReadFileOutput](ToolReadFile, "Read a file of the workspace", descReadFile, readOnly),
+		newTool[ListFilesInput, ListFilesOutput](ToolListFiles, "List the workspace's files", descListFiles, readOnly),
 	}
 }
 

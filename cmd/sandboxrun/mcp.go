@@ -12,19 +12,25 @@ import (
 )
 
 func newMCPCmd(g *globals, s streams) *cobra.Command {
-	var auditLog, ociRuntime string
+	var auditLog, ociRuntime, sessions string
 	cmd := &cobra.Command{
-		Use:   "mcp [--skills DIR] [--policy FILE] [--audit-log FILE] [--oci-runtime NAME]",
+		Use:   "mcp [--skills DIR] [--policy FILE] [--sessions DIR] [--audit-log FILE] [--oci-runtime NAME]",
 		Short: "Serve the skills and sandboxed runs to an MCP host over stdio",
 		Long: `mcp is a Model Context Protocol server on stdin/stdout, for agent hosts
 (Claude Code, Claude Desktop, IDEs) to start as a subprocess. It offers the
-tools list_skills, activate_skill, run_skill_script, run_skill_command and
-run_python, and each skill's files as resources skill://NAME/PATH.
+tools list_skills, activate_skill, run_skill_script, run_skill_command,
+run_python, write_file, read_file and list_files, and each skill's files as
+resources skill://NAME/PATH.
 
 Every run goes through the same checks as run, exec and python: the operator
 policy (--policy), the skill's allowed-tools, a fresh sandbox, the audit log.
-The model names skills and files inside them, never host paths, and runs have
-no workspace. Logs go to stderr; stdout carries the protocol only.
+The model names skills and files inside them, never host paths. The
+connection has a workspace of its own, a session: its folder is every run's
+/workspace (writable unless the policy's sessions.write is false), the file
+tools put files in and read what runs made, and it is removed when the host
+disconnects. It lives under --sessions DIR (default: the policy's
+sessions.root, else a private temporary folder removed at exit). Logs go to
+stderr; stdout carries the protocol only.
 
 Give --skills as an absolute path: hosts start servers in a folder of their
 choosing. The server stops when the host closes its stdin, cancelling runs in
@@ -33,7 +39,15 @@ flight and removing their sandboxes.`,
   sandboxrun mcp --skills ~/skills --policy /etc/sandboxrun/policy.yaml --audit-log ~/.sandboxrun/audit.jsonl`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			svc, err := remoteService(g, s, auditLog, ociRuntime)
+			if sessions == "" && g.pol.Sessions.Root.Value == "" {
+				tmp, err := privateSessions()
+				if err != nil {
+					return withCode(exitEnv, err)
+				}
+				defer os.RemoveAll(tmp)
+				sessions = tmp
+			}
+			svc, err := remoteService(g, s, auditLog, ociRuntime, sessions)
 			if err != nil {
 				return err
 			}
@@ -41,6 +55,7 @@ flight and removing their sandboxes.`,
 			return mcp.ServeStdio(cmd.Context(), svc, s.in, s.out, mcp.WithLogger(g.logger))
 		},
 	}
+	cmd.Flags().StringVar(&sessions, "sessions", "", "folder for the connection's workspace (default: the policy's sessions.root, else a temporary folder removed at exit)")
 	cmd.Flags().StringVar(&auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per run or refusal to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	cmd.Flags().StringVar(&ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for every sandbox, e.g. runsc (gVisor) (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
 	return cmd
@@ -49,7 +64,7 @@ flight and removing their sandboxes.`,
 // remoteService builds the Service for callers who are models: skills by
 // name only, from a skills root that must exist (a server that would answer
 // every call with "no skills" is a mistake to report at start).
-func remoteService(g *globals, s streams, auditLog, ociRuntime string) (*sandboxrun.Service, error) {
+func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string) (*sandboxrun.Service, error) {
 	roots, err := g.existingRoots()
 	if err != nil {
 		return nil, err
@@ -69,9 +84,26 @@ func remoteService(g *globals, s streams, auditLog, ociRuntime string) (*sandbox
 		Audit:      log,
 		Logger:     g.logger,
 		Progress:   s.err,
+
+		SessionsRoot: sessions,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the MCP server: %w", err)
 	}
 	return svc, nil
+}
+
+// privateSessions makes a folder for one stdio server's sessions, which
+// end with it. Others may traverse it (0711) so that a read-only session
+// folder can be mounted for the sandbox user, but not list it.
+func privateSessions() (string, error) {
+	dir, err := os.MkdirTemp("", "sandboxrun-mcp-")
+	if err != nil {
+		return "", fmt.Errorf("make a folder for the MCP workspace: %w (set TMPDIR, or pass --sessions DIR)", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil { //nolint:gosec // traversal only, see above
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
