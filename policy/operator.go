@@ -54,8 +54,8 @@ type Operator struct {
 	Egress         EgressRules       `yaml:"egress" json:"egress"`
 	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
 	// Sessions govern the workspaces a server keeps across calls.
-	Sessions SessionRules `yaml:"sessions" json:"sessions"`
-	Runtime        Setting[string]   `yaml:"runtime" json:"runtime"`
+	Sessions SessionRules    `yaml:"sessions" json:"sessions"`
+	Runtime  Setting[string] `yaml:"runtime" json:"runtime"`
 	// RunnerProfile is the runner profile every sandbox starts from
 	// (documents, office); empty for the plain runner.
 	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
