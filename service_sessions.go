@@ -62,6 +62,8 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 		Quota:         int64(r.Quota.Value),
 		MaxPerOwner:   int(r.MaxPerToken.Value),
 		MaxTotalBytes: int64(r.MaxTotalBytes.Value),
+		MaxFiles:      int(r.MaxFiles.Value),
+		MaxDepth:      int(r.MaxDepth.Value),
 	}
 	st, err := session.Open(abs, lim, session.WithLogger(cfg.Logger))
 	if err != nil {

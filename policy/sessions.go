@@ -15,6 +15,8 @@ const (
 	DefaultSessionQuota     = 1 << 30
 	DefaultSessionsPerToken = 32
 	DefaultSessionsTotal    = 10 << 30
+	DefaultSessionMaxFiles  = 10000
+	DefaultSessionMaxDepth  = 32
 )
 
 // SessionRules govern the sessions a server keeps for remote callers: a
@@ -36,9 +38,11 @@ type SessionRules struct {
 	Quota         Setting[Size]     `yaml:"quota" json:"quota"`
 	MaxPerToken   Setting[Count]    `yaml:"max_per_token" json:"max_per_token"`
 	MaxTotalBytes Setting[Size]     `yaml:"max_total_bytes" json:"max_total_bytes"`
+	MaxFiles      Setting[Count]    `yaml:"max_files" json:"max_files"`
+	MaxDepth      Setting[Count]    `yaml:"max_depth" json:"max_depth"`
 }
 
-var sessionKeys = []string{"root", "write", "ttl", "max_ttl", "quota", "max_per_token", "max_total_bytes"}
+var sessionKeys = []string{"root", "write", "ttl", "max_ttl", "quota", "max_per_token", "max_total_bytes", "max_files", "max_depth"}
 
 // UnmarshalYAML refuses unknown keys.
 func (r *SessionRules) UnmarshalYAML(n *yaml.Node) error {
@@ -61,6 +65,8 @@ func (r *SessionRules) setBuiltins() {
 	r.Quota.orBuiltin(Size(DefaultSessionQuota))
 	r.MaxPerToken.orBuiltin(Count(DefaultSessionsPerToken))
 	r.MaxTotalBytes.orBuiltin(Size(DefaultSessionsTotal))
+	r.MaxFiles.orBuiltin(Count(DefaultSessionMaxFiles))
+	r.MaxDepth.orBuiltin(Count(DefaultSessionMaxDepth))
 }
 
 func (r *SessionRules) validate() []error {
@@ -82,6 +88,9 @@ func (r *SessionRules) validate() []error {
 	if !r.MaxTotalBytes.Set {
 		total = Size(DefaultSessionsTotal)
 	}
+	if r.MaxDepth.Set && r.MaxDepth.Value > 1024 {
+		errs = append(errs, fmt.Errorf("line %d: sessions.max_depth %v: use at most 1024 (a path is at most 4096 bytes)", r.MaxDepth.Line, r.MaxDepth.Value))
+	}
 	if (r.Quota.Set || r.MaxTotalBytes.Set) && quota > total {
 		errs = append(errs, fmt.Errorf("line %d: sessions.quota %v is above sessions.max_total_bytes %v; one session could never fill it", max(r.Quota.Line, r.MaxTotalBytes.Line), quota, total))
 	}
@@ -101,5 +110,7 @@ func (r *SessionRules) entries() []Entry {
 		{"sessions.quota", r.Quota.Value.String(), r.Quota.from()},
 		{"sessions.max_per_token", r.MaxPerToken.Value.String(), r.MaxPerToken.from()},
 		{"sessions.max_total_bytes", r.MaxTotalBytes.Value.String(), r.MaxTotalBytes.from()},
+		{"sessions.max_files", r.MaxFiles.Value.String(), r.MaxFiles.from()},
+		{"sessions.max_depth", r.MaxDepth.Value.String(), r.MaxDepth.from()},
 	}
 }

@@ -21,7 +21,10 @@ func TestSessionRules(t *testing.T) {
 			require.Equal(t, Size(1<<30), r.Quota.Value)
 			require.Equal(t, Count(32), r.MaxPerToken.Value)
 			require.Equal(t, Size(10<<30), r.MaxTotalBytes.Value)
+			require.Equal(t, Count(10000), r.MaxFiles.Value)
+			require.Equal(t, Count(32), r.MaxDepth.Value)
 		}},
+		{name: "depth too deep", yaml: "sessions:\n  max_depth: 2000\n", err: "sessions.max_depth 2000: use at most 1024"},
 		{name: "all set", yaml: "sessions:\n  root: /srv/s\n  write: false\n  ttl: 10m\n  max_ttl: 1h\n  quota: 64Mi\n  max_per_token: 3\n  max_total_bytes: 1Gi\n",
 			check: func(t *testing.T, r SessionRules) {
 				require.Equal(t, "/srv/s", r.Root.Value)
