@@ -49,6 +49,7 @@ func newSession(t *testing.T, url, tok string) string {
 	t.Helper()
 	r := call(t, "POST", url+"/v1/sessions", `{"ttl": "10m"}`, as(tok)...)
 	require.Equal(t, http.StatusCreated, r.status, string(r.body))
+	requireSchema(t, "Session", r.body)
 	var info struct {
 		ID         string `json:"id"`
 		BytesLimit int64  `json:"bytes_limit"`
@@ -71,6 +72,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, string(r.body))
 	sum := sha256.Sum256(all)
 	require.JSONEq(t, `{"path": "in/every-byte.bin", "size": 512, "sha256": "`+hex.EncodeToString(sum[:])+`"}`, string(r.body))
+	requireSchema(t, "StoredFile", r.body)
 
 	r = call(t, "GET", base+"/files/in/every-byte.bin", "", as(tokenA)...)
 	require.Equal(t, http.StatusOK, r.status)
@@ -84,6 +86,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 		Files []struct{ Path, Type, SHA256 string } `json:"files"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &list))
+	requireSchema(t, "FileList", r.body)
 	require.Len(t, list.Files, 2)
 	require.Equal(t, "in", list.Files[0].Path)
 	require.Equal(t, "dir", list.Files[0].Type)
@@ -102,6 +105,7 @@ func TestSessionFilesRoundTrip(t *testing.T) {
 	other := newSession(t, url, tokenA)
 	r = call(t, "PUT", url+"/v1/sessions/"+other+"/files", string(r.body), append(as(tokenA), "Content-Type", "application/x-tar")...)
 	require.Equal(t, http.StatusCreated, r.status, string(r.body))
+	requireSchema(t, "StoredFiles", r.body)
 	r = call(t, "GET", url+"/v1/sessions/"+other+"/files/in/every-byte.bin", "", as(tokenA)...)
 	require.Equal(t, all, r.body)
 
@@ -136,6 +140,10 @@ func TestSessionsAreTheirOwners(t *testing.T) {
 	require.Empty(t, eng.workspaces)
 	r = call(t, "GET", url+"/v1/sessions", "", as(tokenB)...)
 	require.JSONEq(t, `{"sessions": []}`, string(r.body))
+	r = call(t, "GET", url+"/v1/sessions", "", as(tokenA)...)
+	requireSchema(t, "SessionList", r.body)
+	r = call(t, "GET", base, "", as(tokenB)...)
+	requireSchema(t, "Error", r.body)
 	r = call(t, "GET", base+"/files/secret.txt", "", as(tokenA)...)
 	require.Equal(t, "mine", string(r.body), "untouched by the other token")
 }
