@@ -83,7 +83,15 @@ type moved struct {
 	backup string // a file or link replaced, moved aside in the stage
 }
 
+// moveFault, when set (tests only), fails moving p in, to exercise undo.
+var moveFault func(p string) error
+
 func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (moved, error) {
+	if moveFault != nil {
+		if err := moveFault(p); err != nil {
+			return moved{}, err
+		}
+	}
 	if plan.kind[p] == 'd' {
 		if existed {
 			return moved{}, nil
