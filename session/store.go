@@ -132,4 +132,3 @@ func (s *Store) Close() error {
 	s.closeFiles()
 	return nil
 }
-
