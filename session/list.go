@@ -48,6 +48,9 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 		}
 		if fi.IsDir() {
 			sub, err := openSubdir(r, name, fi)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the listing (a run in progress)
+			}
 			if err != nil {
 				return fmt.Errorf("listing %q: %w", rel, err)
 			}

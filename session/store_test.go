@@ -364,3 +364,18 @@ func TestMetaValidation(t *testing.T) {
 		require.False(t, validID(bad), bad)
 	}
 }
+
+func TestCloseWithLeaseHeld(t *testing.T) {
+	s := openStore(t, Limits{})
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close twice is fine")
+	l.Release() // after Close: no panic, nothing written
+	_, err = s.Create(owner, 0)
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = s.Acquire(context.Background(), owner, id)
+	require.ErrorIs(t, err, ErrClosed)
+	require.Empty(t, s.Sweep())
+}
