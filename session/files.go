@@ -140,7 +140,9 @@ func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
 			err = renameAt(ws, tmp, parent, base)
 			if err == nil {
 				landed = true
-				err = errors.Join(s.syncDir(parent), s.syncDir(ws))
+				// The new name must survive a crash; the temp name's removal
+				// need not (Open removes temp leftovers).
+				err = s.syncDir(parent)
 			}
 			parent.Close()
 		}

@@ -104,6 +104,7 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		used, entries, err = s.usage(ss.id, true)
 	}
 	s.mu.Lock()
+	save := false
 	if !ss.deleted && !s.closed {
 		if recount && err == nil {
 			s.setUsedLocked(ss, used)
@@ -111,10 +112,14 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		} else if recount {
 			s.opt.logger.Warn("session usage not recounted", "session_id", ss.id, "error", err)
 		}
-		ss.lastUsed = s.opt.now()
+		save = s.touchLocked(ss)
 	}
 	s.mu.Unlock()
-	s.persist(ss) // before letting the next holder in: its counts are on disk
+	if save {
+		// Only the last use needs saving (throttled like every touch): Open
+		// recounts the bytes anyway, so an upload costs no metadata fsync.
+		s.persist(ss)
+	}
 	s.mu.Lock()
 	ss.busy = false
 	s.mu.Unlock()
