@@ -228,7 +228,10 @@ func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
 		f, e, err = openRegular(parent, base, clean)
 		return err
 	})
-	return f, e, err
+	if err != nil {
+		return nil, Entry{}, err // a nil interface, not a nil *os.File in one
+	}
+	return f, e, nil
 }
 
 // openRegular opens name in parent if it is a regular file, with its hash.
