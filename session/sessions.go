@@ -10,7 +10,10 @@ import (
 	"time"
 )
 
-// sess is one session in memory. Fields below mu are guarded by Store.mu.
+// sess is one session in memory. id to ttl, the channels and ctx are set
+// at creation; the fields from lastUsed on are guarded by Store.mu. ctx is
+// kept (against the usual rule) because it is the session's lifetime: a
+// cancellation scope every Lease.Ctx derives from.
 type sess struct {
 	id      string
 	owner   string
@@ -61,26 +64,49 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 			Hint: fmt.Sprintf("a session's ttl may be at most %v: ask for less, or raise sessions.max_ttl in the operator policy", s.lim.MaxTTL)}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return Info{}, ErrClosed
 	}
-	n := 0
+	n := s.creating[owner]
 	for id, ss := range s.sessions {
 		if _, err := s.lookupLocked(owner, id); err == nil && ss.owner == owner {
 			n++ // expired ones awaiting the sweep do not count
 		}
 	}
 	if n >= s.lim.MaxPerOwner {
+		s.mu.Unlock()
 		return Info{}, &LimitError{Limit: LimitPerOwner, Value: int64(s.lim.MaxPerOwner),
 			Hint: "delete a session you no longer need, or raise sessions.max_per_token in the operator policy"}
 	}
+	// Counted as created while the folder and metadata are made outside the
+	// mutex (an fsync must not stall every other session).
+	s.creating[owner]++
 	now := s.opt.now()
+	s.mu.Unlock()
+
 	ss := newSess(newID(), owner, now, now, ttl)
-	// Folder first, metadata second: a crash in between leaves a folder
-	// without metadata, which Open removes.
+	ss.savedUsed = now
+	err := s.makeSession(ss)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.creating[owner]--; s.creating[owner] == 0 {
+		delete(s.creating, owner)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	s.sessions[ss.id] = ss
+	return s.infoLocked(ss), nil
+}
+
+// makeSession writes a new session to disk: folder first, metadata second,
+// so a crash in between leaves a folder without metadata, which Open
+// removes.
+func (s *Store) makeSession(ss *sess) error {
 	if err := s.wsDir.Mkdir(ss.id, dirPerm); err != nil {
-		return Info{}, fmt.Errorf("creating session folder under %s: %w", s.root, err)
+		return fmt.Errorf("creating session folder under %s: %w", s.root, err)
 	}
 	err := chmodNoFollow(s.wsDir, ss.id, dirPerm|os.ModeDir)
 	if err != nil {
@@ -90,11 +116,8 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 	}
 	if err != nil {
 		_ = s.wsDir.RemoveAll(ss.id)
-		return Info{}, err
 	}
-	ss.savedUsed = now
-	s.sessions[ss.id] = ss
-	return s.infoLocked(ss), nil
+	return err
 }
 
 func newSess(id, owner string, created, lastUsed time.Time, ttl time.Duration) *sess {

@@ -28,7 +28,8 @@ type Store struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sess
-	total    int64 // bytes of all sessions, in-flight writes included
+	creating map[string]int // per owner: Creates in progress
+	total    int64          // bytes of all sessions, in-flight writes included
 	closed   bool
 }
 
@@ -45,7 +46,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions root %q: %w", root, err)
 	}
-	s := &Store{root: abs, lim: lim.WithDefaults(), opt: o, sessions: map[string]*sess{}}
+	s := &Store{root: abs, lim: lim.WithDefaults(), opt: o, sessions: map[string]*sess{}, creating: map[string]int{}}
 	if err := s.openDirs(); err != nil {
 		s.closeFiles()
 		return nil, err

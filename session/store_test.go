@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -378,4 +379,30 @@ func TestCloseWithLeaseHeld(t *testing.T) {
 	_, err = s.Acquire(context.Background(), owner, id)
 	require.ErrorIs(t, err, ErrClosed)
 	require.Empty(t, s.Sweep())
+}
+
+func TestConcurrentCreatesRespectPerOwner(t *testing.T) {
+	s := openStore(t, Limits{MaxPerOwner: 3})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Create(owner, 0); err == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			} else {
+				require.ErrorIs(t, err, ErrLimit)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 3, ok)
+	require.Len(t, s.List(owner), 3)
+	entries, err := os.ReadDir(filepath.Join(s.Root(), "ws"))
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "refused creates leave no folder")
 }
