@@ -51,7 +51,7 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer ws.Close()
+	defer closeRoot(ws)
 	return fn(ss, ws)
 }
 
@@ -71,7 +71,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer ws.Close()
+	defer closeRoot(ws)
 	return fn(ws)
 }
 
@@ -144,7 +144,7 @@ func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
 				// need not (Open removes temp leftovers).
 				err = s.syncDir(parent)
 			}
-			parent.Close()
+			closeRoot(parent)
 		}
 		if !landed {
 			removeMade(ws, made)
@@ -224,7 +224,7 @@ func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
 		if err != nil {
 			return err
 		}
-		defer parent.Close()
+		defer closeRoot(parent)
 		f, e, err = openRegular(parent, base, clean)
 		return err
 	})
@@ -286,7 +286,7 @@ func (s *Store) DeleteFile(owner, id, p string) error {
 		if err != nil {
 			return err
 		}
-		defer parent.Close()
+		defer closeRoot(parent)
 		fi, err := parent.Lstat(base)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -62,7 +62,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 // root's lock.
 func (s *Store) openDirs() error {
 	fix := fmt.Sprintf("create it, or make it writable by this user (uid %d), or choose another sessions root", os.Getuid())
-	if err := os.MkdirAll(s.root, 0o755); err != nil {
+	if err := os.MkdirAll(s.root, 0o755); err != nil { //nolint:gosec // the session folders under it are mounted for the sandbox user
 		return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
 	}
 	for _, d := range []struct {
@@ -92,7 +92,7 @@ func (s *Store) openDirs() error {
 		return fmt.Errorf("sessions root %q: %w", s.root, err)
 	}
 	if err := unix.Flock(int(s.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%v): stop it, or give each server its own sessions root", s.root, err)
+		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%w): stop it, or give each server its own sessions root", s.root, err)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 		r, _, err := descend(ws, d, false)
 		if err == nil {
 			err = s.syncDir(r)
-			r.Close()
+			closeRoot(r)
 		}
 		if err != nil { // the files are in place; only their durability is in doubt
 			s.opt.logger.Warn("tar upload not fsynced", "session_id", ss.id, "folder", d, "error", err)
@@ -98,7 +98,7 @@ func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (m
 		}
 		parent, made, err := descend(ws, p, true)
 		if parent != nil {
-			parent.Close()
+			closeRoot(parent)
 		}
 		if len(made) > 0 {
 			return moved{path: p, dir: true}, err
@@ -110,7 +110,7 @@ func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (m
 	if err != nil {
 		return moved{}, err
 	}
-	defer parent.Close()
+	defer closeRoot(parent)
 	m := moved{path: p}
 	if existed {
 		m.backup = "b" + strconv.Itoa(i)
@@ -145,6 +145,6 @@ func undo(ws, stage *os.Root, done []moved) {
 		if m.backup != "" && (err == nil || errors.Is(err, errNotExist)) {
 			_ = renameAt(stage, m.backup, parent, base)
 		}
-		parent.Close()
+		closeRoot(parent)
 	}
 }
