@@ -112,12 +112,13 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		} else if recount {
 			s.opt.logger.Warn("session usage not recounted", "session_id", ss.id, "error", err)
 		}
-		save = s.touchLocked(ss)
+		// After a run (recount) the metadata is saved; after an upload only
+		// on the touch throttle: Open recounts the bytes anyway, so an
+		// upload costs no metadata fsync.
+		save = s.touchLocked(ss) || recount
 	}
 	s.mu.Unlock()
 	if save {
-		// Only the last use needs saving (throttled like every touch): Open
-		// recounts the bytes anyway, so an upload costs no metadata fsync.
 		s.persist(ss)
 	}
 	s.mu.Lock()

@@ -406,3 +406,18 @@ func TestConcurrentCreatesRespectPerOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 3, "refused creates leave no folder")
 }
+
+func TestReleasePersists(t *testing.T) {
+	clk := newClock()
+	s := openStore(t, Limits{}, WithClock(clk.Now))
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "out"), make([]byte, 42), 0o644))
+	clk.Add(time.Second)
+	l.Release()
+	m, err := readMeta(s.metaDir, id+".json")
+	require.NoError(t, err)
+	require.Equal(t, int64(42), m.BytesUsed)
+	require.True(t, clk.Now().Equal(m.LastUsed))
+}
