@@ -51,7 +51,7 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer ws.Close()
+	defer closeRoot(ws)
 	return fn(ss, ws)
 }
 
@@ -71,7 +71,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer ws.Close()
+	defer closeRoot(ws)
 	return fn(ws)
 }
 
@@ -140,9 +140,11 @@ func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
 			err = renameAt(ws, tmp, parent, base)
 			if err == nil {
 				landed = true
-				err = errors.Join(s.syncDir(parent), s.syncDir(ws))
+				// The new name must survive a crash; the temp name's removal
+				// need not (Open removes temp leftovers).
+				err = s.syncDir(parent)
 			}
-			parent.Close()
+			closeRoot(parent)
 		}
 		if !landed {
 			removeMade(ws, made)
@@ -222,11 +224,14 @@ func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
 		if err != nil {
 			return err
 		}
-		defer parent.Close()
+		defer closeRoot(parent)
 		f, e, err = openRegular(parent, base, clean)
 		return err
 	})
-	return f, e, err
+	if err != nil {
+		return nil, Entry{}, err // a nil interface, not a nil *os.File in one
+	}
+	return f, e, nil
 }
 
 // openRegular opens name in parent if it is a regular file, with its hash.
@@ -281,7 +286,7 @@ func (s *Store) DeleteFile(owner, id, p string) error {
 		if err != nil {
 			return err
 		}
-		defer parent.Close()
+		defer closeRoot(parent)
 		fi, err := parent.Lstat(base)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

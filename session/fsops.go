@@ -113,15 +113,19 @@ func openSubdir(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error) 
 	}
 	got, err := sub.Stat(".")
 	if err != nil {
-		sub.Close()
+		closeRoot(sub)
 		return nil, err
 	}
 	if !os.SameFile(fi, got) {
-		sub.Close()
+		closeRoot(sub)
 		return nil, fmt.Errorf("%s changed while being opened (replaced by a link?): try again", name)
 	}
 	return sub, nil
 }
+
+// closeRoot closes a directory handle: a failed close of one loses
+// nothing, so there is nothing to report.
+func closeRoot(r *os.Root) { _ = r.Close() }
 
 // linkError describes a symlink met where the API needs a folder or file:
 // it is shown, never followed.
@@ -159,7 +163,7 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 			}
 		}
 		if err != nil {
-			cur.Close()
+			closeRoot(cur)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, made, fmt.Errorf("%w: %q does not exist", ErrFileNotFound, done)
 			}
@@ -168,14 +172,14 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := cur.Readlink(name)
-			cur.Close()
+			closeRoot(cur)
 			return nil, made, badPath(done, "it is a symlink to %q, and the file API never follows links: delete the link, or use the real folder's path", target)
 		case !fi.IsDir():
-			cur.Close()
+			closeRoot(cur)
 			return nil, made, badPath(done, "it is %s, not a folder: delete it first or choose another path", describeMode(fi.Mode()))
 		}
 		next, err := openSubdir(cur, name, fi)
-		cur.Close()
+		closeRoot(cur)
 		if err != nil {
 			return nil, made, fmt.Errorf("opening %q: %w", done, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func tarBytes(t testing.TB, files ...tarFile) []byte {
@@ -32,28 +34,33 @@ func FuzzPutTar(f *testing.F) {
 	f.Add(renamed(f, tar.TypeXHeader, "../../evil"))
 	f.Add(renamed(f, tar.TypeGNULongName, "ok.txt"))
 	f.Add([]byte("garbage"))
+	// One store per fuzzing process, a fresh session per input: opening a
+	// store per input made each exec cost tens of milliseconds.
+	dir := f.TempDir()
+	outside := filepath.Join(dir, "outside")
+	if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("top secret"), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	s, err := Open(filepath.Join(dir, "root"), Limits{Quota: 1 << 20, MaxFiles: 64, MaxDepth: 8}, withoutSync())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = s.Close() })
+	other := create(f, s)
+	put(f, s, other, "o", "other")
+	outBefore := treeHash(f, outside)
+	otherBefore := treeHash(f, wsPath(s, other))
+
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		outside := filepath.Join(dir, "outside")
-		if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("top secret"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := Open(filepath.Join(dir, "root"), Limits{Quota: 1 << 20, MaxFiles: 64, MaxDepth: 8}, withoutSync())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		id, other := create(t, s), create(t, s)
+		id := create(t, s)
+		defer func() { require.NoError(t, s.Delete(owner, id)) }()
 		put(t, s, id, "keep/file", "keep")
-		put(t, s, other, "o", "other")
 		if err := os.Symlink("../../../outside", filepath.Join(wsPath(s, id), "link")); err != nil {
 			t.Fatal(err)
 		}
-		outBefore := treeHash(t, outside)
-		otherBefore := treeHash(t, wsPath(s, other))
 		before := treeHash(t, wsPath(s, id))
 
 		files, err := s.PutTar(owner, id, bytes.NewReader(data))

@@ -104,6 +104,7 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		used, entries, err = s.usage(ss.id, true)
 	}
 	s.mu.Lock()
+	save := false
 	if !ss.deleted && !s.closed {
 		if recount && err == nil {
 			s.setUsedLocked(ss, used)
@@ -111,10 +112,15 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		} else if recount {
 			s.opt.logger.Warn("session usage not recounted", "session_id", ss.id, "error", err)
 		}
-		ss.lastUsed = s.opt.now()
+		// After a run (recount) the metadata is saved; after an upload only
+		// on the touch throttle: Open recounts the bytes anyway, so an
+		// upload costs no metadata fsync.
+		save = s.touchLocked(ss) || recount
 	}
 	s.mu.Unlock()
-	s.persist(ss) // before letting the next holder in: its counts are on disk
+	if save {
+		s.persist(ss)
+	}
 	s.mu.Lock()
 	ss.busy = false
 	s.mu.Unlock()

@@ -48,11 +48,14 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 		}
 		if fi.IsDir() {
 			sub, err := openSubdir(r, name, fi)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the listing (a run in progress)
+			}
 			if err != nil {
 				return fmt.Errorf("listing %q: %w", rel, err)
 			}
 			err = walk(sub, rel, maxDepth, fn)
-			sub.Close()
+			closeRoot(sub)
 			if err != nil {
 				return err
 			}
@@ -117,7 +120,7 @@ func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
 		if err != nil || start == nil {
 			return err
 		}
-		defer start.Close()
+		defer closeRoot(start)
 		return walk(start, clean, s.lim.MaxDepth, add)
 	})
 	if err != nil {
@@ -138,7 +141,7 @@ func (s *Store) listStart(ws *os.Root, clean string, fn visit) (*os.Root, error)
 	if err != nil {
 		return nil, err
 	}
-	defer parent.Close()
+	defer closeRoot(parent)
 	fi, err := parent.Lstat(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q", ErrFileNotFound, clean)

@@ -32,7 +32,7 @@ func validID(id string) bool {
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+		if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
 			return false
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer r.Close()
+	defer closeRoot(r)
 	var (
 		bytes   int64
 		entries int

@@ -1,14 +1,10 @@
 package session
 
 import (
-	"context"
-	"crypto/subtle"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,47 +28,9 @@ type Store struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sess
-	total    int64 // bytes of all sessions, in-flight writes included
+	creating map[string]int // per owner: Creates in progress
+	total    int64          // bytes of all sessions, in-flight writes included
 	closed   bool
-}
-
-// sess is one session in memory. Fields below mu are guarded by Store.mu.
-type sess struct {
-	id      string
-	owner   string
-	created time.Time
-	ttl     time.Duration
-
-	// lock serializes runs and file mutations: whoever has sent into it
-	// holds the session.
-	lock chan struct{}
-	// gone is closed when the session is deleted, to wake Acquire waiters.
-	gone   chan struct{}
-	ctx    context.Context // parent of Lease.Ctx; cancelled on delete
-	cancel context.CancelFunc
-
-	lastUsed  time.Time
-	savedUsed time.Time // lastUsed as last persisted
-	used      int64     // bytes of regular files
-	entries   int       // files, folders, links
-	pending   int64     // bytes charged by writes in flight
-	busy      bool      // lock held (a lease or a file mutation)
-	deleted   bool
-
-	metaMu sync.Mutex // orders this session's metadata writes; not under mu
-}
-
-func (ss *sess) expiresAt() time.Time { return ss.lastUsed.Add(ss.ttl) }
-
-// Info is what a caller sees of a session.
-type Info struct {
-	ID         string        `json:"id"`
-	Owner      string        `json:"-"`
-	CreatedAt  time.Time     `json:"created_at"`
-	ExpiresAt  time.Time     `json:"expires_at"`
-	TTL        time.Duration `json:"-"`
-	BytesUsed  int64         `json:"bytes_used"`
-	BytesLimit int64         `json:"bytes_limit"`
 }
 
 // Open opens the store at root, creating it if needed, and recovers from
@@ -88,7 +46,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sessions root %q: %w", root, err)
 	}
-	s := &Store{root: abs, lim: lim.WithDefaults(), opt: o, sessions: map[string]*sess{}}
+	s := &Store{root: abs, lim: lim.WithDefaults(), opt: o, sessions: map[string]*sess{}, creating: map[string]int{}}
 	if err := s.openDirs(); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -104,7 +62,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 // root's lock.
 func (s *Store) openDirs() error {
 	fix := fmt.Sprintf("create it, or make it writable by this user (uid %d), or choose another sessions root", os.Getuid())
-	if err := os.MkdirAll(s.root, 0o755); err != nil {
+	if err := os.MkdirAll(s.root, 0o755); err != nil { //nolint:gosec // the session folders under it are mounted for the sandbox user
 		return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
 	}
 	for _, d := range []struct {
@@ -134,7 +92,7 @@ func (s *Store) openDirs() error {
 		return fmt.Errorf("sessions root %q: %w", s.root, err)
 	}
 	if err := unix.Flock(int(s.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%v): stop it, or give each server its own sessions root", s.root, err)
+		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%w): stop it, or give each server its own sessions root", s.root, err)
 	}
 	return nil
 }
@@ -174,164 +132,4 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.closeFiles()
 	return nil
-}
-
-// Create makes a session for owner with the idle TTL ttl (0: Limits.TTL).
-func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
-	switch {
-	case ttl < 0:
-		return Info{}, fmt.Errorf("%w: %v is negative: give a positive duration such as 30m, or none for the default %v", ErrBadTTL, ttl, s.lim.TTL)
-	case ttl == 0:
-		ttl = s.lim.TTL
-	case ttl > s.lim.MaxTTL:
-		return Info{}, &LimitError{Limit: LimitMaxTTL, Value: int64(s.lim.MaxTTL),
-			Hint: fmt.Sprintf("a session's ttl may be at most %v: ask for less, or raise sessions.max_ttl in the operator policy", s.lim.MaxTTL)}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return Info{}, ErrClosed
-	}
-	n := 0
-	for id, ss := range s.sessions {
-		if _, err := s.lookupLocked(owner, id); err == nil && ss.owner == owner {
-			n++ // expired ones awaiting the sweep do not count
-		}
-	}
-	if n >= s.lim.MaxPerOwner {
-		return Info{}, &LimitError{Limit: LimitPerOwner, Value: int64(s.lim.MaxPerOwner),
-			Hint: "delete a session you no longer need, or raise sessions.max_per_token in the operator policy"}
-	}
-	now := s.opt.now()
-	ss := newSess(newID(), owner, now, now, ttl)
-	// Folder first, metadata second: a crash in between leaves a folder
-	// without metadata, which Open removes.
-	if err := s.wsDir.Mkdir(ss.id, dirPerm); err != nil {
-		return Info{}, fmt.Errorf("creating session folder under %s: %w", s.root, err)
-	}
-	err := chmodNoFollow(s.wsDir, ss.id, dirPerm|os.ModeDir)
-	if err != nil {
-		err = fmt.Errorf("creating session folder under %s: %w", s.root, err)
-	} else {
-		err = s.writeMeta(ss.meta())
-	}
-	if err != nil {
-		_ = s.wsDir.RemoveAll(ss.id)
-		return Info{}, err
-	}
-	ss.savedUsed = now
-	s.sessions[ss.id] = ss
-	return s.infoLocked(ss), nil
-}
-
-func newSess(id, owner string, created, lastUsed time.Time, ttl time.Duration) *sess {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &sess{id: id, owner: owner, created: created, ttl: ttl, lastUsed: lastUsed,
-		lock: make(chan struct{}, 1), gone: make(chan struct{}), ctx: ctx, cancel: cancel}
-}
-
-func (ss *sess) meta() meta {
-	return meta{Version: metaVersion, ID: ss.id, Owner: ss.owner, CreatedAt: ss.created,
-		LastUsed: ss.lastUsed, TTL: ss.ttl, BytesUsed: ss.used}
-}
-
-func (s *Store) infoLocked(ss *sess) Info {
-	return Info{ID: ss.id, Owner: ss.owner, CreatedAt: ss.created, ExpiresAt: ss.expiresAt(),
-		TTL: ss.ttl, BytesUsed: ss.used, BytesLimit: s.lim.Quota}
-}
-
-// lookupLocked finds owner's live session id. Everything that is not
-// (unknown, malformed, expired, deleted, another owner's) is ErrNotFound.
-func (s *Store) lookupLocked(owner, id string) (*sess, error) {
-	if s.closed {
-		return nil, ErrClosed
-	}
-	ss, ok := s.sessions[id]
-	if !ok || !validID(id) || ss.deleted ||
-		subtle.ConstantTimeCompare([]byte(ss.owner), []byte(owner)) != 1 ||
-		(!ss.busy && s.opt.now().After(ss.expiresAt())) {
-		return nil, fmt.Errorf("%w: %q (it may have expired or been deleted; create a new one)", ErrNotFound, shorten(id))
-	}
-	return ss, nil
-}
-
-// touchLocked records a use and reports whether the metadata should be
-// written (s.persist, after unlocking). That is at most every minute (or
-// tenth of the TTL), so a burst of reads does not fsync each time; a crash
-// may then shorten a session's life by that much, never lengthen it.
-func (s *Store) touchLocked(ss *sess) bool {
-	ss.lastUsed = s.opt.now()
-	return ss.lastUsed.Sub(ss.savedUsed) >= min(time.Minute, ss.ttl/10)
-}
-
-// persist writes ss's metadata outside Store.mu, so an fsync never stalls
-// other sessions; ss.metaMu keeps one session's writes in order. A failure
-// is logged: the session still works and the next write retries.
-func (s *Store) persist(ss *sess) {
-	ss.metaMu.Lock()
-	defer ss.metaMu.Unlock()
-	s.mu.Lock()
-	if ss.deleted || s.closed {
-		s.mu.Unlock()
-		return
-	}
-	m := ss.meta()
-	s.mu.Unlock()
-	if err := s.writeMeta(m); err != nil {
-		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
-		return
-	}
-	s.mu.Lock()
-	if m.LastUsed.After(ss.savedUsed) {
-		ss.savedUsed = m.LastUsed
-	}
-	s.mu.Unlock()
-}
-
-// persistLocked is persist for callers that hold Store.mu and have no
-// concurrency to fear (Open, Close).
-func (s *Store) persistLocked(ss *sess) {
-	if err := s.writeMeta(ss.meta()); err != nil {
-		s.opt.logger.Warn("session metadata not saved", "session_id", ss.id, "error", err)
-		return
-	}
-	ss.savedUsed = ss.lastUsed
-}
-
-// Get returns owner's session id and touches its last use.
-func (s *Store) Get(owner, id string) (Info, error) {
-	s.mu.Lock()
-	ss, err := s.lookupLocked(owner, id)
-	if err != nil {
-		s.mu.Unlock()
-		return Info{}, err
-	}
-	save := s.touchLocked(ss)
-	info := s.infoLocked(ss)
-	s.mu.Unlock()
-	if save {
-		s.persist(ss)
-	}
-	return info, nil
-}
-
-// List returns owner's live sessions, oldest first.
-func (s *Store) List(owner string) []Info {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Info
-	for id, ss := range s.sessions {
-		if ss.owner == owner {
-			if _, err := s.lookupLocked(owner, id); err == nil {
-				out = append(out, s.infoLocked(ss))
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.Before(out[j].CreatedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
 }

@@ -3,9 +3,11 @@ package session
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,4 +322,102 @@ func TestReservedNamesCannotHideBytes(t *testing.T) {
 	info, err := s.Get(owner, id)
 	require.NoError(t, err)
 	require.Equal(t, int64(10), info.BytesUsed)
+}
+
+// TestDeleteDuringUpload: an upload in flight stops at its next chunk and
+// leaves nothing; Delete waits for it.
+func TestDeleteDuringUpload(t *testing.T) {
+	s := openStore(t, Limits{})
+	id := create(t, s)
+	pr, pw := io.Pipe()
+	putErr := make(chan error, 1)
+	go func() {
+		_, err := s.PutFile(owner, id, "big", pr)
+		putErr <- err
+	}()
+	_, err := pw.Write(make([]byte, 1000))
+	require.NoError(t, err)
+	delErr := make(chan error, 1)
+	go func() { delErr <- s.Delete(owner, id) }()
+	time.Sleep(50 * time.Millisecond)
+	go func() { _, _ = pw.Write(make([]byte, 1000)); pw.Close() }()
+	require.ErrorIs(t, <-putErr, ErrNotFound)
+	require.NoError(t, <-delErr)
+	require.NoDirExists(t, wsPath(s, id))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Zero(t, s.total, "no bytes left charged")
+}
+
+func TestMetaValidation(t *testing.T) {
+	id := newID()
+	good := meta{Version: metaVersion, ID: id, Owner: "o", CreatedAt: time.Now(), LastUsed: time.Now(), TTL: time.Minute}
+	require.NoError(t, good.validate(id+".json"))
+	for name, m := range map[string]meta{
+		"version": {Version: 9, ID: id, CreatedAt: good.CreatedAt, LastUsed: good.LastUsed, TTL: time.Minute},
+		"id":      {Version: metaVersion, ID: newID(), CreatedAt: good.CreatedAt, LastUsed: good.LastUsed, TTL: time.Minute},
+		"ttl":     {Version: metaVersion, ID: id, CreatedAt: good.CreatedAt, LastUsed: good.LastUsed},
+		"times":   {Version: metaVersion, ID: id, TTL: time.Minute},
+	} {
+		require.Error(t, m.validate(id+".json"), name)
+	}
+	for _, bad := range []string{"", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", strings.Repeat("a", 25), strings.Repeat("1", 26), "../../../../../../../../etc"} {
+		require.False(t, validID(bad), bad)
+	}
+}
+
+func TestCloseWithLeaseHeld(t *testing.T) {
+	s := openStore(t, Limits{})
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "Close twice is fine")
+	l.Release() // after Close: no panic, nothing written
+	_, err = s.Create(owner, 0)
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = s.Acquire(context.Background(), owner, id)
+	require.ErrorIs(t, err, ErrClosed)
+	require.Empty(t, s.Sweep())
+}
+
+func TestConcurrentCreatesRespectPerOwner(t *testing.T) {
+	s := openStore(t, Limits{MaxPerOwner: 3})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Create(owner, 0); err == nil {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			} else {
+				require.ErrorIs(t, err, ErrLimit)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 3, ok)
+	require.Len(t, s.List(owner), 3)
+	entries, err := os.ReadDir(filepath.Join(s.Root(), "ws"))
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "refused creates leave no folder")
+}
+
+func TestReleasePersists(t *testing.T) {
+	clk := newClock()
+	s := openStore(t, Limits{}, WithClock(clk.Now))
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "out"), make([]byte, 42), 0o644))
+	clk.Add(time.Second)
+	l.Release()
+	m, err := readMeta(s.metaDir, id+".json")
+	require.NoError(t, err)
+	require.Equal(t, int64(42), m.BytesUsed)
+	require.True(t, clk.Now().Equal(m.LastUsed))
 }

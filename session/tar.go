@@ -57,12 +57,12 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 		if err := ws.Mkdir(stageName, 0o700); err != nil {
 			return fmt.Errorf("staging the tar: %w", err)
 		}
-		defer ws.RemoveAll(stageName)
+		defer func() { _ = ws.RemoveAll(stageName) }()
 		stage, err := ws.OpenRoot(stageName)
 		if err != nil {
 			return fmt.Errorf("staging the tar: %w", err)
 		}
-		defer stage.Close()
+		defer closeRoot(stage)
 		c := s.newCharger(ss, 0)
 		plan, err := s.readTar(ws, stage, c, r)
 		if err != nil {
@@ -91,11 +91,11 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 	tr := tar.NewReader(r)
 	for i := 1; ; i++ {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading entry %d: %v: send a tar archive (ustar, pax or gnu)", ErrBadTar, i, err)
+			return nil, fmt.Errorf("%w: reading entry %d: %w: send a tar archive (ustar, pax or gnu)", ErrBadTar, i, err)
 		}
 		name := hdr.Name
 		switch hdr.Typeflag {

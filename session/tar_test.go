@@ -3,6 +3,7 @@ package session
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -263,4 +264,39 @@ func renamed(t testing.TB, typ byte, name string) []byte {
 	}
 	copy(b[148:156], fmt.Sprintf("%06o\x00 ", chk))
 	return b
+}
+
+// TestPutTarUndo fails the move into the workspace half way: what was
+// moved in goes, what was replaced comes back.
+func TestPutTarUndo(t *testing.T) {
+	s := openStore(t, Limits{})
+	id := create(t, s)
+	put(t, s, id, "b/3", "old three")
+	put(t, s, id, "a/keep", "keep")
+	require.NoError(t, os.Symlink("a", filepath.Join(wsPath(s, id), "c"))) // replaced by a file, then restored
+	before := treeHash(t, wsPath(s, id))
+	info0, err := s.Get(owner, id)
+	require.NoError(t, err)
+
+	moveFault = func(p string) error {
+		if p == "z" {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	t.Cleanup(func() { moveFault = nil })
+	_, err = s.PutTar(owner, id, tarOf(t,
+		tarFile{name: "a/1", body: "one"},
+		tarFile{name: "b/3", body: "new three"},
+		tarFile{name: "c", body: "was a link"},
+		tarFile{name: "new/dir/x", body: "x"},
+		tarFile{name: "z", body: "never"},
+	))
+	require.ErrorContains(t, err, "injected failure")
+	require.Equal(t, before, treeHash(t, wsPath(s, id)), "undo restores the workspace")
+	require.Equal(t, "old three", readAll(t, s, id, "b/3"))
+	info1, err := s.Get(owner, id)
+	require.NoError(t, err)
+	require.Equal(t, info0.BytesUsed, info1.BytesUsed)
+	requireNoTemp(t, s, id)
 }

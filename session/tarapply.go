@@ -67,7 +67,7 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 		r, _, err := descend(ws, d, false)
 		if err == nil {
 			err = s.syncDir(r)
-			r.Close()
+			closeRoot(r)
 		}
 		if err != nil { // the files are in place; only their durability is in doubt
 			s.opt.logger.Warn("tar upload not fsynced", "session_id", ss.id, "folder", d, "error", err)
@@ -83,14 +83,22 @@ type moved struct {
 	backup string // a file or link replaced, moved aside in the stage
 }
 
+// moveFault, when set (tests only), fails moving p in, to exercise undo.
+var moveFault func(p string) error
+
 func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (moved, error) {
+	if moveFault != nil {
+		if err := moveFault(p); err != nil {
+			return moved{}, err
+		}
+	}
 	if plan.kind[p] == 'd' {
 		if existed {
 			return moved{}, nil
 		}
 		parent, made, err := descend(ws, p, true)
 		if parent != nil {
-			parent.Close()
+			closeRoot(parent)
 		}
 		if len(made) > 0 {
 			return moved{path: p, dir: true}, err
@@ -102,7 +110,7 @@ func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (m
 	if err != nil {
 		return moved{}, err
 	}
-	defer parent.Close()
+	defer closeRoot(parent)
 	m := moved{path: p}
 	if existed {
 		m.backup = "b" + strconv.Itoa(i)
@@ -137,6 +145,6 @@ func undo(ws, stage *os.Root, done []moved) {
 		if m.backup != "" && (err == nil || errors.Is(err, errNotExist)) {
 			_ = renameAt(stage, m.backup, parent, base)
 		}
-		parent.Close()
+		closeRoot(parent)
 	}
 }
