@@ -34,6 +34,10 @@ type execBody struct {
 	MemoryMiB int64             `json:"memory_mib,omitempty"`
 	CPUs      float64           `json:"cpus,omitempty"`
 	Workspace string            `json:"workspace,omitempty"`
+	// Argv are the script's (or the code's) command-line arguments, as
+	// `sandboxrun run SKILL SCRIPT -- ARG...` passes them; bounded by
+	// policy.CheckArgv. Not on exec: a command carries its own.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // errBadRequest marks a body the server cannot use; the message says why.
@@ -67,6 +71,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, 
 	}
 	if !given[need] {
 		return b, badRequest("%q is required", need)
+	}
+	if need == "command" && len(b.Argv) > 0 {
+		return b, badRequest(`"argv" does not belong to this endpoint: a command carries its own arguments, write them into "command"`)
 	}
 	return b, nil
 }
@@ -110,7 +117,7 @@ func (b execBody) request(root string) (sandboxrun.Request, error) {
 	if b.MemoryMiB < 0 || b.CPUs < 0 {
 		return sandboxrun.Request{}, badRequest("memory_mib and cpus must not be negative")
 	}
-	req := sandboxrun.Request{Args: b.Args, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs}
+	req := sandboxrun.Request{Args: b.Args, Argv: b.Argv, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs}
 	if b.Workspace == "" {
 		return req, nil
 	}
