@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/userdir"
 )
 
 // Concurrent runs of a skill whose image is missing must build it once.
@@ -155,28 +156,5 @@ func sameFile(f *os.File, path string) bool {
 	return err == nil && os.SameFile(held, now)
 }
 
-// lockDir is $XDG_RUNTIME_DIR/sandboxrun when that is set, else a
-// per-user folder in the temp directory. The folder must belong to this
-// user and be closed to others: in a shared /tmp, someone else's folder (or
-// a symlink they planted) could block or redirect our locks.
-func lockDir() (string, error) {
-	uid := os.Getuid()
-	dir := filepath.Join(os.TempDir(), "sandboxrun-locks-"+strconv.Itoa(uid))
-	if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" && filepath.IsAbs(xdg) {
-		// The user's own runtime folder; what we create in it is checked below.
-		if fi, err := os.Stat(xdg); err == nil && fi.IsDir() { //nolint:gosec // see above
-			dir = filepath.Join(xdg, "sandboxrun")
-		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) { //nolint:gosec // ownership and mode are checked next
-		return "", fmt.Errorf("creating the lock folder %s: %w", dir, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Lstat(dir, &st); err != nil {
-		return "", fmt.Errorf("checking the lock folder %s: %w", dir, err)
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o022 != 0 {
-		return "", fmt.Errorf("lock folder %s is not a folder owned by uid %d and closed to others; remove it and retry", dir, uid)
-	}
-	return dir, nil
-}
+// lockDir is the per-user folder of build locks (userdir.Private).
+func lockDir() (string, error) { return userdir.Private("locks") }

@@ -152,9 +152,9 @@ func TestLockBuild(t *testing.T) {
 	t.Run("released locks leave no file and no folder behind", func(t *testing.T) {
 		u, err := lockBuild(context.Background(), "sandboxrun/skill-c:1", rep)
 		require.NoError(t, err)
-		require.DirExists(t, filepath.Join(xdg, "sandboxrun"))
+		require.DirExists(t, filepath.Join(xdg, "sandboxrun-locks"))
 		u()
-		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun"))
+		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun-locks"))
 	})
 
 	t.Run("many contenders hold the lock one at a time", func(t *testing.T) {
@@ -182,14 +182,14 @@ func TestLockBuild(t *testing.T) {
 		}
 		wg.Wait()
 		require.Equal(t, int32(1), maxHolders.Load(), "two holders at once: a lock on an unlinked file was taken as valid")
-		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun"))
+		require.NoDirExists(t, filepath.Join(xdg, "sandboxrun-locks"))
 	})
 }
 
 func TestLockDirRefusesAnOpenFolder(t *testing.T) {
 	xdg := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", xdg)
-	dir := filepath.Join(xdg, "sandboxrun")
+	dir := filepath.Join(xdg, "sandboxrun-locks")
 	require.NoError(t, os.Mkdir(dir, 0o700))
 	require.NoError(t, os.Chmod(dir, 0o777))
 	_, err := lockDir()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Interfaces are inspected, never used: no test sends traffic anywhere
@@ -48,6 +50,34 @@ print(json.dumps({
 		require.NotEqual(t, host, got.NetNS, "the sandbox must not share the host's network namespace")
 		require.NotZero(t, got.LoFlags&unix.IFF_UP, "lo is up")
 		require.Equal(t, "ping", got.Echo, "loopback carries traffic inside the sandbox")
+	})
+	// That localhost resolves and connects is sandboxtest.Localhost; here,
+	// what Docker's sandbox has exactly: sandboxrun's hosts file, read-only
+	// by the mount and not only by its mode, and the fixed host name on
+	// loopback.
+	t.Run("hosts file without network", func(t *testing.T) {
+		res := run(t, pySpec(t, `
+import json, socket
+mount = [l.split() for l in open("/proc/self/mountinfo") if l.split()[4] == "/etc/hosts"]
+print(json.dumps({
+    "hosts": open("/etc/hosts").read(),
+    "hostname": socket.gethostname(),
+    "address": socket.gethostbyname(socket.gethostname()),
+    "options": mount[0][5].split(",") if mount else [],
+}))
+`))
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var got struct {
+			Hosts    string   `json:"hosts"`
+			Hostname string   `json:"hostname"`
+			Address  string   `json:"address"`
+			Options  []string `json:"options"`
+		}
+		require.NoError(t, json.Unmarshal(res.Output, &got))
+		require.Equal(t, sandbox.Hosts, got.Hosts, "sandboxrun's file, nothing of the host's")
+		require.Equal(t, sandbox.Hostname, got.Hostname)
+		require.Equal(t, "127.0.1.1", got.Address)
+		require.Contains(t, got.Options, "ro", "mounted read-only")
 	})
 	t.Run("on with network access", func(t *testing.T) {
 		spec := pySpec(t, code)

@@ -214,6 +214,44 @@ func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
 	require.Equal(t, out.ID, recs[1]["run_id"])
 }
 
+// TestMCPArgv runs an argparse script with its command line, as a model
+// over MCP asks for `scripts/top.py FILE --by price -n 2`, and passes argv
+// to inline Python exactly.
+func TestMCPArgv(t *testing.T) {
+	s := startMCP(t)
+
+	res := s.call(t, mcp.ToolRunScript, map[string]any{
+		"skill": "data-analysis", "script": "scripts/top.py",
+		"argv":      []string{"/skills/data-analysis/assets/sample.csv", "--by", "price", "-n", "2"},
+		"args_json": nil, "timeout_seconds": nil, // as an OpenAI strict-mode model writes it
+	})
+	require.False(t, res.IsError, resultText(res))
+	var out mcp.RunOutput
+	decodeTool(t, res, &out)
+	top, ok := out.Output.(map[string]any)
+	require.True(t, ok, "stdout: %s", out.Stdout)
+	require.Equal(t, "price", top["by"])
+	require.Len(t, top["rows"], 2)
+
+	argv := []string{"two  words", "naïve ✓ 技能", "--flag=x", "", "$(id)", "'q'"}
+	res = s.call(t, mcp.ToolRunPython, map[string]any{
+		"skill": "hello", "code": "import json, sys; print(json.dumps(sys.argv[1:]))", "argv": argv,
+	})
+	require.False(t, res.IsError, resultText(res))
+	var py sandboxrun.PythonResult
+	decodeTool(t, res, &py)
+	var got []string
+	require.NoError(t, json.Unmarshal([]byte(py.Stdout), &got), py.Stdout)
+	require.Equal(t, argv, got)
+
+	res = s.call(t, mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "argv": []string{"a\x00b"}})
+	require.True(t, res.IsError)
+	require.Contains(t, resultText(res), "argument 1 contains a NUL byte")
+	res = s.call(t, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi", "argv": []string{"x"}})
+	require.True(t, res.IsError, "a command carries its own arguments")
+	s.requireNoContainers(t)
+}
+
 // TestMCPCancellationRemovesTheSandbox cancels a call while its script runs:
 // the client's notifications/cancelled reaches the run, whose container is
 // removed, and the server keeps serving.

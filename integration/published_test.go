@@ -74,10 +74,13 @@ func TestCLICollectionLayouts(t *testing.T) {
 	require.Contains(t, r.stderr, "skipping (--strict)")
 
 	// validate finds the same skills; data files in scripts/ and example
-	// paths in a body are no errors.
+	// paths in a body are no errors, a name other hosts refuse is one
+	// (without --strict too) although the skill lists and runs.
 	r = cli(t, coll, nil, "", "validate", coll)
-	require.Equal(t, 0, r.code, r.stdout)
-	require.Equal(t, 5, strings.Count(r.stdout, ": valid ("), r.stdout)
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Equal(t, 4, strings.Count(r.stdout, ": valid ("), r.stdout)
+	require.Contains(t, r.stdout, ": INVALID (Word-Count)")
+	require.Contains(t, r.stdout, "  error: line 2: `name` \"Word-Count\" must be lowercase")
 	require.Contains(t, r.stdout, "scripts/your_stat.py`, which does not exist")
 	require.NotContains(t, r.stdout, "labels.json")
 

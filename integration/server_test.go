@@ -117,7 +117,45 @@ func serverSkill(t *testing.T, name string) string {
 		"scripts/echo.py":   "import json, sys\nprint(json.dumps({'got': json.load(sys.stdin)}))\n",
 		"scripts/wait.py":   "import time\nprint('started', flush=True)\ntime.sleep(120)\n",
 		"scripts/chunks.py": "import time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.2)\n",
+		"scripts/argv.py":   "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
 	})
+}
+
+// TestServerArgv passes a script its command line over HTTP, as
+// `sandboxrun run SKILL SCRIPT -- ARG...` does, exactly: each entry one
+// argument, never through a shell; what cannot be an argv is a 400.
+func TestServerArgv(t *testing.T) {
+	const name = "srv-argv"
+	srv := startServer(t, serverSkill(t, name))
+	argv := []string{"sample.csv", "--by", "price", "two  words", "naïve ✓ 技能", "--flag=x", "", "$(id)", "'q'"}
+	argvJSON, err := json.Marshal(argv)
+	require.NoError(t, err)
+
+	for _, tc := range []struct{ endpoint, body string }{
+		{"run", `{"script": "scripts/argv.py", "argv": ` + string(argvJSON) + `}`},
+		{"python", `{"code": "import json, sys; print(json.dumps(sys.argv[1:]))", "argv": ` + string(argvJSON) + `}`},
+	} {
+		resp, body := srv.post(t, "/v1/skills/"+name+"/"+tc.endpoint, tc.body)
+		require.Equal(t, 200, resp.StatusCode, string(body))
+		var res sandbox.Result
+		require.NoError(t, json.Unmarshal(body, &res))
+		require.True(t, res.Success, "stderr: %s", res.Stderr)
+		var got []string
+		require.NoError(t, json.Unmarshal(res.Output, &got), res.Stdout)
+		require.Equal(t, argv, got, tc.endpoint)
+	}
+
+	for _, tc := range []struct{ endpoint, body, want string }{
+		{"run", `{"script": "scripts/argv.py", "argv": ["ok", "a\u0000b"]}`, "argument 2 contains a NUL byte"},
+		{"python", `{"code": "1", "argv": ["\u0000"]}`, "argument 1 contains a NUL byte"},
+		{"run", `{"script": "scripts/argv.py", "argv": ["` + strings.Repeat("x", 128<<10) + `"]}`, "over the 131071-byte limit"},
+		{"exec", `{"command": "echo hi", "argv": ["x"]}`, `write them into \"command\"`},
+	} {
+		resp, body := srv.post(t, "/v1/skills/"+name+"/"+tc.endpoint, tc.body)
+		require.Equal(t, 400, resp.StatusCode, string(body))
+		require.Contains(t, string(body), tc.want)
+	}
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
 }
 
 func TestServerRunsSkillsInRealSandboxes(t *testing.T) {

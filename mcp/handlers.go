@@ -84,6 +84,7 @@ func (h *handlers) runScript(ctx context.Context, req *mcpsdk.CallToolRequest, i
 	if err != nil {
 		return nil, nil, err
 	}
+	r.Argv = in.Argv
 	res, err := h.run(ctx, req, in.Skill+" "+in.Script, r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
 		return h.svc.RunScript(ctx, in.Skill, in.Script, r)
 	})
@@ -106,6 +107,7 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 	if err != nil {
 		return nil, nil, err
 	}
+	r.Argv = in.Argv
 	res, err := h.run(ctx, req, in.Skill+" python", r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
 		return h.svc.RunPython(ctx, in.Skill, []byte(in.Code), r)
 	})

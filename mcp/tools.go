@@ -55,6 +55,7 @@ type RunScriptInput struct {
 	Script         string   `json:"script" jsonschema:"the script, relative to the skill folder, e.g. scripts/report.py (the sandbox path /skills/NAME/scripts/report.py works too); only files under scripts/ can run"`
 	ArgsJSON       *string  `json:"args_json,omitempty" jsonschema:"the script's arguments: one JSON object written as a string, e.g. {\"path\": \"data.csv\"}; the script reads it on stdin; null means {}"`
 	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds; null keeps the skill's own limit; above the operator's ceiling the run is refused or held to the ceiling"`
+	Argv           []string `json:"argv,omitempty" jsonschema:"the script's command-line arguments, one string each, e.g. [\"sample.csv\", \"--by\", \"price\"] for scripts/top.py sample.csv --by price; passed exactly, never through a shell; null or [] for none"`
 }
 
 // RunCommandInput runs a command line through the allowed-tools check.
@@ -69,6 +70,7 @@ type RunPythonInput struct {
 	Skill          string   `json:"skill" jsonschema:"the skill whose sandbox (packages, files, limits) the code runs in, as list_skills gives it"`
 	Code           string   `json:"code" jsonschema:"the Python source; it runs with python3, and what it prints is the answer"`
 	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds; null keeps the skill's own limit; above the operator's ceiling the run is refused or held to the ceiling"`
+	Argv           []string `json:"argv,omitempty" jsonschema:"the code's command-line arguments, its sys.argv[1:], one string each; null or [] for none"`
 }
 
 // RunOutput is the part of a sandbox.Result an agent needs; the field names
@@ -113,14 +115,15 @@ const (
 		"run the scripts with run_skill_script and the commands they describe with run_skill_command."
 	descRunScript = "Run one of a skill's scripts in a fresh, isolated sandbox: the skill folder read-only, no network unless the skill declares it, " +
 		"hard time, memory and output limits, nothing kept afterwards. Give the script relative to the skill folder (scripts/x.py) " +
-		"and its input as a JSON object in args_json; the script reads it on stdin. Returns the exit code, stdout, stderr and stdout parsed as JSON " +
+		"and its command-line arguments in argv (scripts/top.py sample.csv --by price is script scripts/top.py, argv [\"sample.csv\", \"--by\", \"price\"]) " +
+		"and/or its input as a JSON object in args_json, which the script reads on stdin. Returns the exit code, stdout, stderr and stdout parsed as JSON " +
 		"when it is JSON; a script that fails (non-zero exit, timeout, out of memory) comes back as an error result with its output."
 	descRunCommand = "Run a bash command line in the skill's sandbox, as the skill's instructions describe (e.g. python3 /skills/NAME/scripts/x.py --flag). " +
 		"Every program in the command must be allowed by the skill's allowed-tools (activate_skill lists them); command and process substitution and eval are never allowed. " +
 		"A refused command is an error naming the denied part and the allowed-tools entry that would allow it: rewrite the command with allowed programs " +
 		"(or use run_skill_script) instead of retrying it. Returns the exit code, stdout and stderr."
 	descRunPython = "Run Python code in a skill's sandbox: the skill's Python packages are installed, its folder is at /skills/NAME (read-only), " +
-		"no network unless the skill declares it, and the skill's time and memory limits apply. Print what you want to see. " +
+		"no network unless the skill declares it, and the skill's time and memory limits apply. argv becomes sys.argv[1:]. Print what you want to see. " +
 		"Returns stdout, stderr and the return code; an exception or a timeout comes back as an error result."
 )
 

@@ -137,6 +137,42 @@ func TestRunSkillScript(t *testing.T) {
 	specs = eng.ran()
 	require.Len(t, specs, 2)
 	require.Equal(t, 10*time.Second, specs[1].Limits.Timeout, "the skill's own limit")
+	require.Equal(t, []string{"python3", "/skills/hello/scripts/echo.py"}, specs[1].Argv, "no argv given, none added")
+}
+
+func TestArgvReachesTheProgramExactly(t *testing.T) {
+	eng := &fakeEngine{}
+	cs := session(t, service(t, eng))
+	argv := []string{"sample.csv", "--by", "price", "two words", "naïve ✓", "--flag=x", "", "$(id)"}
+	tests := []struct {
+		tool    string
+		args    map[string]any
+		program []string
+	}{
+		{mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "argv": argv, "args_json": nil, "timeout_seconds": nil},
+			[]string{"python3", "/skills/hello/scripts/echo.py"}},
+		{mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "import sys", "argv": argv, "timeout_seconds": nil},
+			[]string{"python3", "-"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			before := len(eng.ran())
+			res := call(t, cs, tt.tool, tt.args)
+			require.False(t, res.IsError, text(res))
+			specs := eng.ran()
+			require.Len(t, specs, before+1)
+			require.Equal(t, append(tt.program, argv...), specs[before].Argv)
+		})
+	}
+
+	// Commands carry their own arguments: the tool has no argv.
+	res := call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi", "argv": []string{"x"}})
+	require.True(t, res.IsError)
+	require.Contains(t, text(res), "argv")
+	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "1", "argv": []string{"\x00"}})
+	require.True(t, res.IsError)
+	require.Contains(t, text(res), "argument 1 contains a NUL byte")
+	require.Len(t, eng.ran(), len(tests), "refused argv never reaches the engine")
 }
 
 func TestFailedRunsAreToolErrorsWithTheirOutput(t *testing.T) {
@@ -195,7 +231,11 @@ func TestRefusedRunsNeverReachTheEngine(t *testing.T) {
 		{"negative timeout", map[string]any{"script": "scripts/echo.py", "timeout_seconds": -1}, "timeout_seconds"},
 		{"timeout over the ceiling", map[string]any{"script": "scripts/echo.py", "timeout_seconds": 100000}, "limit"},
 		{"missing field", map[string]any{}, "script"},
-		{"unknown field", map[string]any{"script": "scripts/echo.py", "argv": []string{"x"}}, "argv"},
+		{"unknown field", map[string]any{"script": "scripts/echo.py", "image": "alpine"}, "image"},
+		{"argv with a NUL byte", map[string]any{"script": "scripts/echo.py", "argv": []string{"ok", "a\x00b"}}, "argument 2 contains a NUL byte"},
+		{"argv not strings", map[string]any{"script": "scripts/echo.py", "argv": []any{1}}, "argv"},
+		{"argv not a list", map[string]any{"script": "scripts/echo.py", "argv": "a b"}, "argv"},
+		{"argv too many", map[string]any{"script": "scripts/echo.py", "argv": make([]string, 4097)}, "4097 arguments, over the limit of 4096"},
 		{"wrong type", map[string]any{"script": "scripts/echo.py", "args_json": map[string]any{"a": 1}}, "args_json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -268,3 +268,61 @@ func NoNetwork(t *testing.T, e Env) {
 	require.JSONEq(t, `["lo"]`, string(res.Output))
 	require.False(t, res.Limits.Network)
 }
+
+// localhostScript opens a listener on localhost, connects to it by name and
+// echoes a message; it reports what the names resolve to, the host name,
+// the interfaces, and whether the script can change /etc/hosts.
+const localhostScript = `import errno, json, os, socket
+out = {"interfaces": sorted(os.listdir("/sys/class/net"))}
+out["localhost"] = sorted({ai[4][0] for ai in socket.getaddrinfo("localhost", None, type=socket.SOCK_STREAM)})
+out["ip6-localhost"] = socket.getaddrinfo("ip6-localhost", None, socket.AF_INET6)[0][4][0]
+out["hostname"] = socket.gethostname()
+out["hostname_address"] = socket.gethostbyname(out["hostname"])
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.bind(("localhost", 0))
+srv.listen(1)
+port = srv.getsockname()[1]
+c = socket.create_connection(("localhost", port), timeout=5)
+conn, _ = srv.accept()
+c.sendall(b"ping")
+out["echo"] = conn.recv(4).decode()
+try:
+    open("/etc/hosts", "a").close()
+    out["hosts_write"] = 0
+except OSError as e:
+    out["hosts_write"] = e.errno
+print(json.dumps(out))
+`
+
+// Localhost checks that a sandbox without network still has the usual
+// loopback names (scripts start a server and wait for it on localhost) and
+// a host name that resolves, that a script connects to a listener it opened on
+// localhost, that none of it adds an interface, and that the script cannot
+// change the names.
+func Localhost(t *testing.T, e Env) {
+	res := e.run(t, e.spec(t, localhostScript))
+	require.True(t, res.Success, "stderr: %s; error: %s", res.Stderr, res.Error)
+	var got struct {
+		Interfaces      []string `json:"interfaces"`
+		Localhost       []string `json:"localhost"`
+		IP6Localhost    string   `json:"ip6-localhost"`
+		Hostname        string   `json:"hostname"`
+		HostnameAddress string   `json:"hostname_address"`
+		Echo            string   `json:"echo"`
+		HostsWrite      int      `json:"hosts_write"`
+	}
+	require.NoError(t, json.Unmarshal(res.Output, &got), "stdout: %s", res.Stdout)
+	require.Equal(t, []string{"lo"}, got.Interfaces, "names, not a network")
+	require.False(t, res.Limits.Network)
+	require.Contains(t, got.Localhost, "127.0.0.1")
+	for _, a := range got.Localhost {
+		require.Contains(t, []string{"127.0.0.1", "::1"}, a, "localhost is loopback only")
+	}
+	require.Equal(t, "::1", got.IP6Localhost)
+	// Where the name points is the backend's: loopback on Docker, the
+	// address a Pod is given on Kubernetes (kubelet writes /etc/hosts).
+	require.NotEmpty(t, got.Hostname)
+	require.NotEmpty(t, got.HostnameAddress, "the sandbox's own name resolves")
+	require.Equal(t, "ping", got.Echo)
+	require.Contains(t, []int{int(unix.EROFS), int(unix.EACCES)}, got.HostsWrite, "/etc/hosts is read-only to the script")
+}

@@ -67,6 +67,7 @@ func Cases() []Case {
 		{"TmpIsSizeLimited", TmpIsSizeLimited},
 		{"NonRoot", NonRoot},
 		{"NoNetwork", NoNetwork},
+		{"Localhost", Localhost},
 	}
 }
 

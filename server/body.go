@@ -33,6 +33,10 @@ type execBody struct {
 	Session   string            `json:"session,omitempty"`
 	// Workspace is refused with directions: workspace ids became sessions.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Argv are the script's (or the code's) command-line arguments, as
+	// `sandboxrun run SKILL SCRIPT -- ARG...` passes them; bounded by
+	// policy.CheckArgv. Not on exec: a command carries its own.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // errBadRequest marks a body the server cannot use; the message says why.
@@ -66,6 +70,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, 
 	}
 	if !given[need] {
 		return b, badRequest("%q is required", need)
+	}
+	if need == "command" && len(b.Argv) > 0 {
+		return b, badRequest(`"argv" does not belong to this endpoint: a command carries its own arguments, write them into "command"`)
 	}
 	return b, nil
 }
@@ -109,6 +116,6 @@ func (b execBody) request(owner string) (sandboxrun.Request, error) {
 	if len(b.Workspace) > 0 {
 		return sandboxrun.Request{}, badRequest("\"workspace\" is gone: create a session (POST /v1/sessions), put files in it, and pass \"session\": ID")
 	}
-	return sandboxrun.Request{Args: b.Args, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs,
+	return sandboxrun.Request{Args: b.Args, Argv: b.Argv, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs,
 		Session: b.Session, Owner: owner}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/server"
 )
 
@@ -107,5 +108,42 @@ func TestSchemaCheckRejectsWhatItShould(t *testing.T) {
 		"Missing": `{}`,
 	} {
 		require.Error(t, checkSchema(name, []byte(body)), name)
+	}
+}
+
+// TestOpenAPIArgv keeps the document's argv in step with what the server
+// takes: on run and python, not on exec, with policy's count bound.
+func TestOpenAPIArgv(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Type     string         `json:"type"`
+					Items    map[string]any `json:"items"`
+					MaxItems int            `json:"maxItems"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(server.OpenAPI, &doc))
+	for _, name := range []string{"RunRequest", "PythonRequest"} {
+		p, ok := doc.Components.Schemas[name].Properties["argv"]
+		require.True(t, ok, "%s has argv", name)
+		require.Equal(t, "array", p.Type)
+		require.Equal(t, map[string]any{"type": "string"}, p.Items)
+		require.Equal(t, policy.MaxArgvCount, p.MaxItems)
+	}
+	require.NotContains(t, doc.Components.Schemas["ExecRequest"].Properties, "argv", "a command carries its own arguments")
+
+	for body, ok := range map[string]bool{
+		`{"script": "scripts/x.py", "argv": ["a", ""]}`: true,
+		`{"script": "scripts/x.py", "argv": [1]}`:       false,
+		`{"script": "scripts/x.py", "argv": "a"}`:       false,
+	} {
+		if ok {
+			require.NoError(t, checkSchema("RunRequest", []byte(body)), body)
+		} else {
+			require.Error(t, checkSchema("RunRequest", []byte(body)), body)
+		}
 	}
 }

@@ -336,3 +336,53 @@ func metricsText(t *testing.T, url string) string {
 	require.Equal(t, 200, r.status)
 	return string(r.body)
 }
+
+func TestArgv(t *testing.T) {
+	f := start(t, nil, server.Options{})
+	argv := []string{"sample.csv", "--by", "price", "two words", "naïve ✓", "--flag=x", ""}
+	argvJSON, err := json.Marshal(argv)
+	require.NoError(t, err)
+	tests := []struct {
+		name, path, schema, body string
+		program                  []string
+	}{
+		{"run", "/v1/skills/hello/run", "RunRequest", `{"script": "scripts/echo.py", "argv": ` + string(argvJSON) + `}`, []string{"python3", "/skills/hello/scripts/echo.py"}},
+		{"python", "/v1/skills/hello/python", "PythonRequest", `{"code": "import sys", "argv": ` + string(argvJSON) + `}`, []string{"python3", "-"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requireSchema(t, tt.schema, []byte(tt.body))
+			r := call(t, "POST", f.url+tt.path, tt.body)
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			var res sandbox.Result
+			require.NoError(t, json.Unmarshal(r.body, &res))
+			require.Equal(t, append(tt.program, argv...), res.Command, "each argument reaches the program as one argv entry, exactly")
+		})
+	}
+
+	refusals := []struct {
+		name, path, body string
+		want             string
+	}{
+		{"on exec", "/v1/skills/hello/exec", `{"command": "echo hi", "argv": ["x"]}`, `a command carries its own arguments, write them into \"command\"`},
+		{"NUL byte", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "argv": ["ok", "a\u0000b"]}`, "argument 2 contains a NUL byte"},
+		{"NUL byte, python", "/v1/skills/hello/python", `{"code": "1", "argv": ["\u0000"]}`, "argument 1 contains a NUL byte"},
+		{"too many", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "argv": [` + strings.Repeat(`"a",`, 4096) + `"a"]}`, "4097 arguments, over the limit of 4096"},
+		{"too long", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "argv": ["` + strings.Repeat("x", 128<<10) + `"]}`, "over the 131071-byte limit"},
+		{"not strings", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "argv": [1]}`, "argv"},
+		{"not a list", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "argv": "a b"}`, "argv"},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, "POST", f.url+tt.path, tt.body)
+			require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+			requireSchema(t, "Error", r.body)
+			require.Contains(t, string(r.body), tt.want)
+		})
+	}
+	require.Equal(t, len(tests), f.eng.runs, "no refused argv reached the engine")
+
+	// An empty list on exec asks for nothing the command lacks.
+	r := call(t, "POST", f.url+"/v1/skills/hello/exec", `{"command": "echo hi", "argv": []}`)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+}

@@ -36,9 +36,12 @@
 // kept, and one that cannot name a folder (or none) is replaced by the
 // folder's name; like non-string metadata and an allowed-tools entry policy
 // cannot read, these are warnings loading reports ([Skill.Warnings]) and
-// strict mode refuses ([Skill.Strict]). [Validate] reports all of that, plus
-// the spec's remaining rules (lengths), unknown or non-spec top-level fields
-// (warnings, errors in strict mode), and checks against the files: every
+// strict mode refuses ([Skill.Strict]). [Validate] reports all of that, the
+// name's problems as errors in both modes (other hosts refuse such a skill,
+// and telling its author so is what a validator is for), plus the spec's
+// remaining rules (lengths), unknown or non-spec top-level fields and
+// non-string metadata (warnings, errors in strict mode: sandboxrun reads
+// them), and checks against the files: every
 // scripts/... path the body mentions exists and passes policy's path guard
 // (one that reads like an example is a warning), every file directly in
 // scripts/ passes it and has an interpreter (data files and subfolders are

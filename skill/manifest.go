@@ -60,7 +60,7 @@ type severity int
 
 const (
 	sevFatal  severity = iota // Load refuses the skill; an error in Validate
-	sevError                  // an error in Validate only
+	sevError                  // an error in Validate and Strict; Load still loads the skill
 	sevStrict                 // a warning, an error in strict mode
 	sevWarn                   // always a warning
 )

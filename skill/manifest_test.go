@@ -12,7 +12,7 @@ func TestNameRules(t *testing.T) {
 		name    string
 		value   string // YAML scalar as written
 		want    string // normalised name
-		problem string // substring of the strict-mode problem, "" when valid
+		problem string // substring of the validate error, "" when valid
 	}{
 		{"simple", "pdf-processing", "pdf-processing", ""},
 		{"single char", "a", "a", ""},
@@ -46,17 +46,18 @@ func TestNameRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, probs := decodeFront(t, "name: "+tt.value+"\ndescription: d\n")
 			// Name rules never make a skill unusable: they are warnings
-			// (errors in strict mode) that loading reports too.
+			// that loading reports, and errors in validate (either mode).
 			require.Empty(t, messages(probs, sevFatal))
-			strict := messages(probs, sevStrict)
+			require.Empty(t, messages(probs, sevStrict), "a name rule is an error in validate even without --strict")
+			errs := messages(probs, sevError)
 			if tt.problem == "" {
-				require.Empty(t, strict)
+				require.Empty(t, errs)
 				require.Equal(t, tt.want, m.Name)
 				return
 			}
-			requireOneContaining(t, strict, tt.problem)
+			requireOneContaining(t, errs, tt.problem)
 			for _, p := range probs {
-				if p.sev == sevStrict {
+				if p.sev == sevError {
 					require.True(t, p.loud, "%q is reported when the skill loads", p.msg)
 				}
 			}
@@ -82,7 +83,7 @@ func TestNameNFKC(t *testing.T) {
 	}
 	// Full-width capitals normalise to ASCII capitals, which break the rule.
 	_, probs := decodeFront(t, "name: ＤＥＭＯ\ndescription: d\n")
-	requireOneContaining(t, messages(probs, sevStrict), `must be lowercase; use "demo"`)
+	requireOneContaining(t, messages(probs, sevError), `must be lowercase; use "demo"`)
 }
 
 func TestDescriptionRules(t *testing.T) {

@@ -12,26 +12,28 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
-// name reads `name`. The spec's rules on the name are warnings (errors in
-// strict mode) reported whenever the skill loads: a skill that breaks them
-// still runs, under its name when that can be its folder in the sandbox
-// (/skills/<name>, policy.ValidSandboxName), else under its folder's name
-// (read decides, since only it knows the folder). The returned name is
+// name reads `name`. The spec's rules on the name are warnings whenever the
+// skill loads (a user can still run what they downloaded) but errors in
+// Validate with or without strict, because other hosts refuse such a skill
+// and a validator exists to tell its author so. The skill still runs, under
+// its name when that can be its folder in the sandbox (/skills/<name>,
+// policy.ValidSandboxName), else under its folder's name (read decides,
+// since only it knows the folder). The returned name is
 // trimmed and NFKC-normalised, as the spec's reference validator compares it;
 // "" when missing or not text.
 func (d *decoder) name(n *yaml.Node) string {
 	if isNull(n) {
-		d.addLoud(sevStrict, nil, "`name` is missing; add `name:` with the skill's folder name (lowercase letters, digits and hyphens)")
+		d.addLoud(sevError, nil, "`name` is missing; add `name:` with the skill's folder name (lowercase letters, digits and hyphens)")
 		return ""
 	}
 	raw, ok := scalarText(n)
 	if !ok {
-		d.addLoud(sevStrict, n, "`name` is a YAML %s; it must be a string such as `my-skill`", kindName(n))
+		d.addLoud(sevError, n, "`name` is a YAML %s; it must be a string such as `my-skill`", kindName(n))
 		return ""
 	}
 	name := normalizeName(raw)
 	for _, msg := range nameRuleViolations(name) {
-		d.addLoud(sevStrict, n, "%s", msg)
+		d.addLoud(sevError, n, "%s", msg)
 	}
 	if trimmed := strings.TrimSpace(raw); trimmed != name && len(nameRuleViolations(name)) == 0 {
 		d.add(sevWarn, n, "`name` %q is not NFKC-normalised; sandboxrun uses %q, write it that way", trimmed, name)
@@ -51,7 +53,7 @@ func settleName(m *Manifest, folder string) []problem {
 				"neither `name` %q nor the folder name %q can name the skill's folder in the sandbox; set `name:` to lowercase letters, digits and hyphens", m.Name, folder)}}
 		}
 		if m.Name != "" {
-			probs = append(probs, problem{sev: sevStrict, loud: true, msg: fmt.Sprintf(
+			probs = append(probs, problem{sev: sevError, loud: true, msg: fmt.Sprintf(
 				"`name` %q cannot be a folder name in the sandbox; sandboxrun uses the folder name %q", m.Name, alt)})
 		} else {
 			probs = append(probs, problem{sev: sevWarn, loud: true, msg: fmt.Sprintf(
@@ -61,7 +63,7 @@ func settleName(m *Manifest, folder string) []problem {
 		return probs
 	}
 	if len(nameRuleViolations(m.Name)) == 0 && !folderMatches(folder, m.Name) {
-		probs = append(probs, problem{sev: sevStrict, loud: true, msg: fmt.Sprintf(
+		probs = append(probs, problem{sev: sevError, loud: true, msg: fmt.Sprintf(
 			"`name` %q does not match the folder name %q; rename the folder to %q or set `name: %s` (sandboxrun finds the skill by either)", m.Name, folder, m.Name, folder)})
 	}
 	return probs

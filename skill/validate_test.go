@@ -25,8 +25,6 @@ func TestValidateStrictVersusDefault(t *testing.T) {
 		{"bad exec value", minimalFront + "metadata:\n  max_memory: \"8\"\n", false, false, ""},
 		{"spec rule", minimalFront + "compatibility: " + strings.Repeat("x", 501) + "\n", false, false, ""},
 		{"non-string metadata", minimalFront + "metadata:\n  version: 1.0\n", true, false, "`metadata.version` is not a string (YAML reads 1.0 as a number)"},
-		{"name cannot be a folder", strings.Replace(minimalFront, "name: demo", `name: "my demo"`, 1), true, false,
-			`cannot be a folder name in the sandbox; sandboxrun uses the folder name "demo"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +40,44 @@ func TestValidateStrictVersusDefault(t *testing.T) {
 				requireOneContaining(t, strict.Errors, tt.warning)
 				require.Empty(t, def.Errors)
 			}
+		})
+	}
+}
+
+// TestValidateNameErrorsWithoutStrict: a name other hosts refuse is an error
+// in validate with or without strict, as in the spec's reference validator,
+// while loading the skill (list, run) still works and only warns.
+func TestValidateNameErrorsWithoutStrict(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	tests := []struct {
+		name, folder, skillName string
+		want                    string // a fragment of the one error naming the problem
+		runsAs                  string // the name Load gives the skill
+	}{
+		{"capitals", "MySkill", "MySkill", `must be lowercase; use "myskill"`, "MySkill"},
+		{"underscore", "my_skill", "my_skill", `contains "_"`, "my_skill"},
+		{"double hyphen", "my--skill", "my--skill", "must not contain `--`", "my--skill"},
+		{"70 characters", long, long, "70 characters; the spec allows at most 64", long},
+		{"differs from folder", "demo", "other", `does not match the folder name "demo"`, "other"},
+		{"cannot be a folder", "demo", `"my demo"`, `cannot be a folder name in the sandbox; sandboxrun uses the folder name "demo"`, "demo"},
+		{"missing", "demo", `""`, "`name` is empty", "demo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeSkill(t, t.TempDir(), tt.folder, doc("name: "+tt.skillName+"\ndescription: d\n", ""), nil)
+			for _, strict := range []bool{false, true} {
+				r := Validate(dir, strict)
+				require.False(t, r.Valid, "strict=%v: %+v", strict, r)
+				requireOneContaining(t, r.Errors, tt.want)
+				for _, w := range r.Warnings {
+					require.NotContains(t, w, tt.want, "strict=%v: a name problem is an error, not a warning", strict)
+				}
+			}
+			s, err := Load(dir)
+			require.NoError(t, err, "the skill still loads")
+			require.Equal(t, tt.runsAs, s.Manifest.Name)
+			requireOneContaining(t, s.Warnings(), tt.want)
+			require.Error(t, s.Strict())
 		})
 	}
 }
@@ -63,10 +99,12 @@ func TestValidateFolderName(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeSkill(t, t.TempDir(), tt.folder, doc("name: "+tt.skillName+"\ndescription: d\n", ""), nil)
-			r := Validate(dir, true)
-			require.Equal(t, tt.valid, r.Valid, "%+v", r)
-			if !tt.valid {
-				requireOneContaining(t, r.Errors, "does not match the folder name")
+			for _, strict := range []bool{false, true} {
+				r := Validate(dir, strict)
+				require.Equal(t, tt.valid, r.Valid, "strict=%v: %+v", strict, r)
+				if !tt.valid {
+					requireOneContaining(t, r.Errors, "does not match the folder name")
+				}
 			}
 		})
 	}

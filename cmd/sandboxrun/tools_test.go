@@ -69,3 +69,58 @@ func TestToolsRefusesBadInput(t *testing.T) {
 		require.Empty(t, r.stdout)
 	}
 }
+
+// TestToolsDescribeArgv: the run tools take argv as an array of strings in
+// every format (nullable, so strict mode can require it); a command carries
+// its own arguments.
+func TestToolsDescribeArgv(t *testing.T) {
+	isolateEnv(t)
+	schemaPath := map[mcp.Format]func(tool map[string]any) (string, map[string]any){
+		mcp.FormatOpenAI: func(tool map[string]any) (string, map[string]any) {
+			f := tool["function"].(map[string]any)
+			return f["name"].(string), f["parameters"].(map[string]any)
+		},
+		mcp.FormatAnthropic: func(tool map[string]any) (string, map[string]any) {
+			return tool["name"].(string), tool["input_schema"].(map[string]any)
+		},
+		mcp.FormatMCP: func(tool map[string]any) (string, map[string]any) {
+			return tool["name"].(string), tool["inputSchema"].(map[string]any)
+		},
+	}
+	for _, f := range mcp.Formats {
+		t.Run(string(f), func(t *testing.T) {
+			r := cli(t, "", "tools", "--format", string(f))
+			r.requireCode(t, 0)
+			var tools []map[string]any
+			if f == mcp.FormatMCP {
+				var list struct {
+					Tools []map[string]any `json:"tools"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+				tools = list.Tools
+			} else {
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &tools))
+			}
+			seen := map[string]bool{}
+			for _, tool := range tools {
+				name, schema := schemaPath[f](tool)
+				props := schema["properties"].(map[string]any)
+				argv, ok := props["argv"].(map[string]any)
+				switch name {
+				case mcp.ToolRunScript, mcp.ToolRunPython:
+					require.True(t, ok, "%s takes argv", name)
+					require.ElementsMatch(t, []any{"null", "array"}, argv["type"], name)
+					require.Equal(t, map[string]any{"type": "string"}, argv["items"], name)
+					require.NotEmpty(t, argv["description"], name)
+					if f == mcp.FormatOpenAI {
+						require.Contains(t, schema["required"], "argv", "strict mode requires every property")
+					}
+					seen[name] = true
+				default:
+					require.False(t, ok, "%s takes no argv", name)
+				}
+			}
+			require.Len(t, seen, 2)
+		})
+	}
+}

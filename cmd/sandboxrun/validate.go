@@ -18,9 +18,12 @@ func newValidateCmd(g *globals, s streams) *cobra.Command {
 		Long: `validate checks each PATH, a skill folder or a folder of skills (in any layout
 list finds).
 
-Errors make a skill invalid. Warnings point at things that work but do not follow
-the Agent Skills specification, such as execution fields at the top level; with
---strict they are errors too, matching the spec's reference validator.
+Errors make a skill invalid. A name that breaks the Agent Skills specification
+(capitals, "_", "--", over 64 characters, unlike its folder's name) is an error
+with or without --strict, as in the spec's reference validator: other hosts
+refuse such a skill, although sandboxrun still lists and runs it with a warning.
+Warnings point at things sandboxrun reads but the specification does not define,
+such as execution fields at the top level; with --strict they are errors too.
 
 Exit status: 0 when every skill is valid, 1 when any is invalid, 2 for usage errors.`,
 		Args: func(cmd *cobra.Command, args []string) error {

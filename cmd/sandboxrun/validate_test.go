@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,36 +23,49 @@ func TestValidateExampleSkillsStrict(t *testing.T) {
 func TestValidateInvalidSkills(t *testing.T) {
 	isolateEnv(t)
 	root := t.TempDir()
-	writeSkill(t, root, "Upper-Name", frontmatter("Upper-Name"), "body\n", nil)
+	long := strings.Repeat("a", 70)
+	writeSkill(t, root, "MySkill", frontmatter("MySkill"), "body\n", nil)
+	writeSkill(t, root, "my_skill", frontmatter("my_skill"), "body\n", nil)
+	writeSkill(t, root, "my--skill", frontmatter("my--skill"), "body\n", nil)
+	writeSkill(t, root, long, frontmatter(long), "body\n", nil)
 	writeSkill(t, root, "folder", frontmatter("other-name"), "body\n", nil)
 	writeSkill(t, root, "badyaml", "name: [badyaml\ndescription: x", "body\n", nil)
 	writeSkill(t, root, "nodesc", "name: nodesc", "body\n", nil)
 
+	// A name other hosts refuse is an error with or without --strict, as
+	// in the spec's reference validator; so are the rest.
 	tests := []struct {
 		dir  string
 		want string // a fragment of the error line
-		// warnOnly: a spec rule sandboxrun only warns about (the skill
-		// still runs); --strict makes it an error.
-		warnOnly bool
 	}{
-		{"Upper-Name", "must be lowercase", true},
-		{"folder", `does not match the folder name "folder"`, true},
-		{"badyaml", "invalid YAML in frontmatter", false},
-		{"nodesc", "description", false},
+		{"MySkill", `must be lowercase; use "myskill"`},
+		{"my_skill", `contains "_"`},
+		{"my--skill", "must not contain `--`"},
+		{long, "70 characters; the spec allows at most 64"},
+		{"folder", `does not match the folder name "folder"`},
+		{"badyaml", "invalid YAML in frontmatter"},
+		{"nodesc", "description"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.dir, func(t *testing.T) {
-			r := cli(t, "", "validate", filepath.Join(root, tt.dir))
-			if tt.warnOnly {
-				r.requireCode(t, exitOK)
-				require.Regexp(t, `(?m)^  warning: .*`+regexp.QuoteMeta(tt.want), r.stdout)
-				r = cli(t, "", "validate", "--strict", filepath.Join(root, tt.dir))
-			}
-			r.requireCode(t, exitInvalid)
-			require.Contains(t, r.stdout, "INVALID")
-			require.Regexp(t, `(?m)^  error: .*`+regexp.QuoteMeta(tt.want), r.stdout)
-		})
+		for _, args := range [][]string{{"validate"}, {"validate", "--strict"}} {
+			t.Run(strings.Join(args, " ")+" "+tt.dir[:min(len(tt.dir), 10)], func(t *testing.T) {
+				r := cli(t, "", append(args, filepath.Join(root, tt.dir))...)
+				r.requireCode(t, exitInvalid)
+				require.Contains(t, r.stdout, "INVALID")
+				require.Regexp(t, `(?m)^  error: .*`+regexp.QuoteMeta(tt.want), r.stdout)
+				require.NotRegexp(t, `(?m)^  warning: .*`+regexp.QuoteMeta(tt.want), r.stdout)
+			})
+		}
 	}
+
+	// Listing such a skill still works: the user can run what they
+	// downloaded, and hears why other hosts would not.
+	t.Run("list still lists", func(t *testing.T) {
+		r := cli(t, "", "list", "--skills", filepath.Join(root, "MySkill"))
+		r.requireCode(t, exitOK)
+		require.Contains(t, r.stdout, "MySkill")
+		require.Contains(t, r.stderr, "must be lowercase")
+	})
 
 	t.Run("unnamed skill", func(t *testing.T) {
 		dir := filepath.Join(root, "badyaml")

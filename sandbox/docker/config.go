@@ -35,6 +35,10 @@ type runParams struct {
 	// usr, when it names a volume, is mounted read-only over /usr, and the
 	// container is created from the image id the volume was copied from.
 	usr usrMount
+	// hostsFile is the host file mounted read-only at /etc/hosts
+	// (hostsFile.ensure); empty only where no container is created from
+	// the configuration (the warm pool's key).
+	hostsFile string
 }
 
 // containerNamePrefix starts every container's name, so `docker ps` shows
@@ -55,6 +59,7 @@ func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *conta
 	}
 	cfg := &container.Config{
 		Image:      image,
+		Hostname:   sandbox.Hostname,
 		User:       p.user,
 		Entrypoint: []string{sandbox.InitPath},
 		// init's own environment; the script's is complete in the job and
@@ -82,6 +87,12 @@ func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *conta
 	// namespace with only lo, up, as NetworkMode none does.
 	cfg.NetworkDisabled = !spec.Limits.Network
 	mounts := []mount.Mount{bindMount(spec.SkillDir, sandbox.SkillMount(spec.Skill), true)}
+	if p.hostsFile != "" && !spec.Limits.Network {
+		// localhost and the sandbox's name, on loopback only: see
+		// hostsFile. With a network the engine writes its own, which also
+		// maps the name to the container's address.
+		mounts = append(mounts, bindMount(p.hostsFile, sandbox.HostsPath, true))
+	}
 	mounts = append(mounts, egressMount(spec)...)
 	if p.usr.volume != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.usr.volume, Target: usrDir, ReadOnly: true,

@@ -44,11 +44,12 @@ func goldenSpec() sandbox.Spec {
 // a loosened one shows up as a diff in review.
 func TestContainerConfigGolden(t *testing.T) {
 	params := runParams{
-		image:   "sandboxrun/runner:0.1.0",
-		user:    sandbox.IdentityFor(0, 0).User(),
-		created: time.Date(2026, 5, 7, 12, 0, 0, 0, time.UTC),
-		owner:   sandbox.Owner{PID: 4242, Start: 987654, Host: "buildhost"},
-		version: "0.1.0",
+		image:     "sandboxrun/runner:0.1.0",
+		user:      sandbox.IdentityFor(0, 0).User(),
+		created:   time.Date(2026, 5, 7, 12, 0, 0, 0, time.UTC),
+		owner:     sandbox.Owner{PID: 4242, Start: 987654, Host: "buildhost"},
+		version:   "0.1.0",
+		hostsFile: "/run/user/1000/sandboxrun-hosts/hosts",
 	}
 	tests := []struct {
 		name   string
@@ -108,7 +109,7 @@ func TestContainerConfigInvariants(t *testing.T) {
 		spec := goldenSpec()
 		spec.Limits.Network = network
 		spec.Workspace = "/w"
-		cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
+		cfg, hc := containerConfig(&spec, runParams{user: "65532:65532", image: "img", hostsFile: "/h/hosts"})
 		require.Equal(t, []string{"PATH=" + sandbox.InitPathEnv}, cfg.Env, "no host or caller env on init")
 		require.Equal(t, []string{sandbox.InitPath}, []string(cfg.Entrypoint))
 		require.Empty(t, cfg.Cmd)
@@ -133,9 +134,22 @@ func TestContainerConfigInvariants(t *testing.T) {
 		} else {
 			require.Equal(t, "none", string(hc.NetworkMode))
 		}
-		require.Len(t, hc.Mounts, 2)
-		require.True(t, hc.Mounts[0].ReadOnly, "skill mount is read-only")
-		require.True(t, hc.Mounts[1].ReadOnly, "workspace is read-only unless writable")
+		for _, m := range hc.Mounts {
+			require.True(t, m.ReadOnly, "%s: skill, hosts file and a workspace that is not writable are read-only", m.Target)
+		}
+		require.Equal(t, sandbox.SkillMount(spec.Skill), hc.Mounts[0].Target)
+		if network {
+			require.Len(t, hc.Mounts, 2, "with a network the engine writes /etc/hosts")
+		} else {
+			require.Len(t, hc.Mounts, 3)
+			require.Equal(t, sandbox.HostsPath, hc.Mounts[1].Target)
+			require.Equal(t, "/h/hosts", hc.Mounts[1].Source, "sandboxrun's own file, never the host's /etc/hosts")
+			require.True(t, hc.Mounts[1].BindOptions.NonRecursive)
+		}
+		require.Equal(t, sandbox.WorkspaceDir, hc.Mounts[len(hc.Mounts)-1].Target)
+		require.Equal(t, sandbox.Hostname, cfg.Hostname)
+		require.Equal(t, !network, cfg.NetworkDisabled, "localhost needs no network")
+		require.Empty(t, hc.ExtraHosts)
 		require.Equal(t, "true", cfg.Labels[sandbox.LabelManaged])
 		tmpOpts := strings.Split(hc.Tmpfs[sandbox.ScratchDir], ",")
 		for _, o := range []string{"noexec", "nosuid", "nodev"} {

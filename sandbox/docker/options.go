@@ -194,6 +194,7 @@ type Runner struct {
 	usrVolumes     bool
 	usr            usrCache
 	bg             background // work that outlives the call that started it
+	hosts          *hostsFile // mounted at /etc/hosts in every sandbox
 	// teardowns bounds the finished runs whose containers are removed in
 	// the background.
 	teardowns chan struct{}
@@ -227,6 +228,7 @@ func New(opts ...Option) (*Runner, error) {
 		owner:          sandbox.OwnerOf(s.ownerPID, s.ownerHost),
 		ids:            sandbox.CurrentIdentity(),
 		now:            time.Now,
+		hosts:          newHostsFile(),
 	}
 	if d.image == "" {
 		d.image = "sandboxrun/runner:" + s.version

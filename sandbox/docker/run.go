@@ -162,6 +162,11 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	if vol != nil {
 		params.workspaceVolume = vol.name
 	}
+	hosts, err := d.hosts.ensure()
+	if err != nil {
+		return nil, err
+	}
+	params.hostsFile = hosts
 	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
