@@ -30,6 +30,12 @@ type demand struct {
 	// refill is a moving average of how long a warm start took; zero
 	// until one was seen.
 	refill time.Duration
+	// floor is the fewest it wants, from what its runs found: it grows
+	// by one for each run that found none idle, and shrinks by one for
+	// each that found two to spare. The rate alone cannot see the demand
+	// of callers that wait for their runs: a loop that waits for each
+	// start arrives only as fast as the pool refills.
+	floor int
 }
 
 // RateTimeConstant is how fast the arrival rate forgets: an arrival counts
@@ -55,17 +61,25 @@ func Fixed(size int) *Sizer {
 // ByDemand keeps, for each configuration run within the last idle window,
 // as many sandboxes as its recent arrival rate times the time a warm start
 // takes (Little's law: the starts under way when each run takes one),
-// rounded up and at least 1, so that its next run finds one ready. The
+// rounded up and at least 1, so that its next run finds one ready; and
+// more while its runs find none ready (see demand.floor). The
 // configurations share max: when their wants add up to more, each gets a
 // share in proportion, and at least 1 while the cap allows. A configuration
 // idle for the window wants none, and the pool's idle timers remove what
-// it holds. max 0 or less is off (nil).
-func ByDemand(max int, idle time.Duration) *Sizer {
+// it holds. max 0 or less is off (nil). now is the clock (nil: time.Now);
+// pools time their starts with Now, so a fake clock drives both.
+func ByDemand(max int, idle time.Duration, now func() time.Time) *Sizer {
 	if max <= 0 {
 		return nil
 	}
-	return &Sizer{max: max, demand: true, hot: idle, tau: RateTimeConstant, now: time.Now, keys: map[string]*demand{}}
+	if now == nil {
+		now = time.Now
+	}
+	return &Sizer{max: max, demand: true, hot: idle, tau: RateTimeConstant, now: now, keys: map[string]*demand{}}
 }
+
+// Now is the Sizer's clock.
+func (s *Sizer) Now() time.Time { return s.now() }
 
 // Max is the cap on the sandboxes the pool holds, idle or starting.
 func (s *Sizer) Max() int {
@@ -75,8 +89,9 @@ func (s *Sizer) Max() int {
 	return s.max
 }
 
-// Arrive records a run of key that could use a warm sandbox.
-func (s *Sizer) Arrive(key string) {
+// Arrive records a run of key that could use a warm sandbox, which found
+// idle of them waiting.
+func (s *Sizer) Arrive(key string, idle int) {
 	if s == nil || !s.demand {
 		return
 	}
@@ -84,9 +99,16 @@ func (s *Sizer) Arrive(key string) {
 	defer s.mu.Unlock()
 	now := s.now()
 	d := s.keys[key]
-	if d == nil {
-		d = &demand{first: now, last: now}
+	switch {
+	case d == nil || now.Sub(d.last) > s.hot:
+		// New, or cold: its first run is cold and says nothing of the
+		// next.
+		d = &demand{first: now, last: now, floor: 1}
 		s.keys[key] = d
+	case idle == 0:
+		d.floor = min(d.floor+1, s.max)
+	case idle > 2:
+		d.floor = max(d.floor-1, 1)
 	}
 	d.sum = d.sum*s.decay(now.Sub(d.last)) + 1
 	d.last = now
@@ -123,13 +145,13 @@ func (s *Sizer) rate(d *demand, now time.Time) float64 {
 	return d.sum * s.decay(now.Sub(d.last)) / weight
 }
 
-// want is what d asks for alone: 0 when cold, else at least 1.
+// want is what d asks for alone: 0 when cold, else at least its floor.
 func (s *Sizer) want(d *demand, now time.Time) int {
 	if now.Sub(d.last) > s.hot {
 		return 0
 	}
 	n := math.Ceil(s.rate(d, now) * d.refill.Seconds())
-	return int(min(max(n, 1), float64(s.max)))
+	return int(min(max(n, float64(d.floor)), float64(s.max)))
 }
 
 // targets are the sandboxes each hot key should hold within the cap. Cold

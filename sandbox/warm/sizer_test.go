@@ -13,13 +13,13 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time         { return c.t }
 func (c *clock) add(d time.Duration)    { c.t = c.t.Add(d) }
 func newClock() *clock                  { return &clock{t: time.Unix(1_700_000_000, 0)} }
-func byDemand(max int, c *clock) *Sizer { s := ByDemand(max, time.Minute); s.now = c.now; return s }
+func byDemand(max int, c *clock) *Sizer { return ByDemand(max, time.Minute, c.now) }
 
 // arrive records n arrivals of key every dt, each with a warm start that
 // took refill.
 func arrive(s *Sizer, c *clock, key string, n int, dt, refill time.Duration) {
 	for range n {
-		s.Arrive(key)
+		s.Arrive(key, 1)
 		s.Started(key, refill)
 		c.add(dt)
 	}
@@ -27,10 +27,10 @@ func arrive(s *Sizer, c *clock, key string, n int, dt, refill time.Duration) {
 
 func TestOff(t *testing.T) {
 	require.Nil(t, Fixed(0))
-	require.Nil(t, ByDemand(0, time.Minute))
-	require.Nil(t, ByDemand(-1, time.Minute))
+	require.Nil(t, ByDemand(0, time.Minute, nil))
+	require.Nil(t, ByDemand(-1, time.Minute, nil))
 	var s *Sizer
-	s.Arrive("k")
+	s.Arrive("k", 0)
 	s.Started("k", time.Second)
 	require.Zero(t, s.Max())
 	require.Equal(t, Plan{}, s.Plan("k", nil))
@@ -63,7 +63,7 @@ func TestDemandSizing(t *testing.T) {
 			c := newClock()
 			s := byDemand(tt.max, c)
 			if tt.refill == 0 {
-				s.Arrive("k")
+				s.Arrive("k", 0)
 			} else {
 				arrive(s, c, "k", tt.n, tt.dt, tt.refill)
 			}
@@ -145,7 +145,7 @@ func TestDemandNeverExceedsTheCap(t *testing.T) {
 		if i%7 == 0 {
 			k = "a"
 		}
-		s.Arrive(k)
+		s.Arrive(k, held[k].Idle)
 		s.Started(k, 700*time.Millisecond)
 		c.add(30 * time.Millisecond)
 		p := s.Plan(k, held)
@@ -169,4 +169,33 @@ func TestDemandNeverExceedsTheCap(t *testing.T) {
 			held[k] = h
 		}
 	}
+}
+
+// Callers that wait for each run arrive only as fast as the pool refills,
+// so the rate alone would keep one sandbox: runs that find none ready ask
+// for more, and runs that find two to spare for fewer.
+func TestDemandFollowsWhatRunsFind(t *testing.T) {
+	c := newClock()
+	s := byDemand(8, c)
+	wants := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.targets()["k"]
+	}
+	s.Arrive("k", 0)
+	require.Equal(t, 1, wants(), "a first run says nothing of the next")
+	for i := range 10 {
+		c.add(time.Second) // one a second, starts of 100ms: the rate asks for 1
+		s.Started("k", 100*time.Millisecond)
+		s.Arrive("k", 0)
+		require.Equal(t, min(2+i, 8), wants(), "run %d found none ready", i)
+	}
+	for _, tt := range []struct{ idle, want int }{{1, 8}, {2, 8}, {3, 7}, {3, 6}, {8, 5}} {
+		c.add(time.Second)
+		s.Arrive("k", tt.idle)
+		require.Equal(t, tt.want, wants(), "found %d idle", tt.idle)
+	}
+	c.add(2 * time.Minute)
+	s.Arrive("k", 0)
+	require.Equal(t, 1, wants(), "back after a pause: starts again from one")
 }
