@@ -27,8 +27,7 @@ type serveFlags struct {
 	maxQueued  int
 	queueWait  time.Duration
 	workspaces string
-	warmPool   int
-	warmIdle   time.Duration
+	warm       *warmFlags
 	drain      time.Duration
 	auditLog   string
 	ociRuntime string
@@ -56,9 +55,16 @@ an empty read-only /workspace. The operator policy (--policy) governs every
 request. On SIGTERM or SIGINT the server stops accepting, lets running
 executions finish for up to --drain, cancels the rest (their containers are
 removed), removes its warm containers and exits 0. Containers left by a
-server that was killed are removed when the next one starts.`,
+server that was killed are removed when the next one starts.
+
+Warm pool (on by default): a configuration (skill, image, limits, workspace)
+run lately keeps containers started ahead of its next runs, as many as its
+recent rate of runs asks, within --warm-pool in all (default 4, or the
+policy's docker.warm_pool.max). The first run of a configuration is cold, the
+next ones are warm; one not run for --warm-idle keeps none. --warm-pool 0
+turns it off. Each warm container still serves exactly one run.`,
 		Example: `  sandboxrun serve --skills ./skills
-  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --warm-pool 2
+  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --warm-pool 8
   curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,8 +78,7 @@ server that was killed are removed when the next one starts.`,
 	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
 	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
 	fs.StringVar(&f.workspaces, "workspaces", "", "folder holding the workspaces requests name by id (default: workspace ids refused)")
-	fs.IntVar(&f.warmPool, "warm-pool", 0, "containers kept started ahead of time per configuration (0: off)")
-	fs.DurationVar(&f.warmIdle, "warm-idle", 5*time.Minute, "how long a warm container may wait for a run")
+	f.warm = addWarmFlags(fs)
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long running executions may take to finish")
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
@@ -95,6 +100,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		if fi, err := os.Stat(f.workspaces); err != nil || !fi.IsDir() {
 			return usageError("--workspaces %s: not a folder; create it first", f.workspaces)
 		}
+	}
+	warmMax, warmIdle, err := f.warm.resolve(g.pol)
+	if err != nil {
+		return err
 	}
 	roots, err := g.existingRoots()
 	if err != nil {
@@ -120,8 +129,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Observer:      metrics,
 		Logger:        logger,
 		MaxConcurrent: f.maxRunning,
-		WarmPool:      f.warmPool,
-		WarmIdle:      f.warmIdle,
+		WarmPool:      warmMax,
+		WarmIdle:      warmIdle,
 	})
 	if err != nil {
 		return err
