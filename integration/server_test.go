@@ -122,7 +122,9 @@ func serverSkill(t *testing.T, name string) string {
 
 func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
 	const name = "srv-basic"
-	srv := startServer(t, serverSkill(t, name))
+	// No warm pool: the skill's containers are the runs' (TestWarm* cover
+	// the default).
+	srv := startServer(t, serverSkill(t, name), "--warm-pool", "0")
 
 	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py", "args": {"n": 7}}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
@@ -310,7 +312,7 @@ func TestServerMCPOverStreamableHTTP(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const token = "mcp-integration-token-0123456789"
 	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
-	srv := startServer(t, serverSkill(t, name), "--tokens", tokens)
+	srv := startServer(t, serverSkill(t, name), "--tokens", tokens, "--warm-pool", "0")
 
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "integration", Version: "v0"}, nil)
 	_, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.url + "/mcp"}, nil)
