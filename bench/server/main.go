@@ -38,12 +38,16 @@ const script = "import json, sys\nprint(json.dumps({'hello': json.load(sys.stdin
 func main() {
 	n := flag.Int("n", 30, "requests per measurement")
 	bin := flag.String("bin", "bin/sandboxrun", "the sandboxrun binary")
+	flag.StringVar(&only, "only", "", "measure only the rows whose name contains this (docker run always)")
 	flag.Parse()
 	if err := run(*bin, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
 	}
 }
+
+// only limits the rows measured (-only).
+var only string
 
 func run(bin string, n int) error {
 	root, err := writeSkill()
@@ -72,6 +76,9 @@ func run(bin string, n int) error {
 		{"serve, default", []string{"--warm-idle", benchIdle.String()}},
 	} {
 		name := pool.name
+		if !strings.Contains(name, only) {
+			continue
+		}
 		srv, err := startServer(bin, root, pool.args...)
 		if err != nil {
 			return err
@@ -96,6 +103,9 @@ func run(bin string, n int) error {
 		srv.stop()
 	}
 
+	if !strings.Contains("mcp stdio, default", only) {
+		return nil
+	}
 	m, err := startMCP(bin, root, "--warm-idle", benchIdle.String())
 	if err != nil {
 		return err
