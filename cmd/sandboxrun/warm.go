@@ -18,8 +18,8 @@ type warmFlags struct {
 
 func addWarmFlags(fs *pflag.FlagSet) *warmFlags {
 	w := &warmFlags{fs: fs}
-	fs.IntVar(&w.max, "warm-pool", policy.DefaultWarmPoolMax, "containers kept started ahead of runs, in all; each configuration run lately gets a share by its recent demand (0: off; default: the policy's docker.warm_pool.max, else 4)")
-	fs.DurationVar(&w.idle, "warm-idle", policy.DefaultWarmIdle, "a configuration not run for this long keeps no warm container (default: the policy's docker.warm_pool.idle, else 5m)")
+	fs.IntVar(&w.max, "warm-pool", policy.DefaultWarmPoolMax, "containers kept started ahead of runs, in all; each configuration run lately gets a share by its recent demand (0: off; when not given, the policy's docker.warm_pool.max, else this default)")
+	fs.DurationVar(&w.idle, "warm-idle", policy.DefaultWarmIdle, "a configuration not run for this long keeps no warm container (when not given, the policy's docker.warm_pool.idle, else this default)")
 	return w
 }
 
