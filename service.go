@@ -51,8 +51,12 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxConcurrent bounds sandboxes running at once (default 8).
 	MaxConcurrent int
-	// WarmPool keeps this many containers started ahead of time per
-	// configuration, idle at most WarmIdle (default 5 minutes). 0 is off.
+	// WarmPool caps the containers the Docker backend keeps started ahead
+	// of time, shared by configurations in proportion to their recent
+	// demand (docker.WithWarmPoolByDemand); a configuration unused for
+	// WarmIdle (default 5 minutes) holds none. 0, the zero Config, is off:
+	// a library user opts in. `sandboxrun serve` and `mcp` set it from
+	// --warm-pool or the policy's docker.warm_pool.max (default 4).
 	WarmPool int
 	WarmIdle time.Duration
 	// Progress receives image build progress; nil discards it.
@@ -174,7 +178,7 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 			docker.WithDefaultImage(RunnerImage()),
 			docker.WithOCIRuntime(s.ociRuntime),
 			docker.WithMaxConcurrent(s.cfg.MaxConcurrent),
-			docker.WithWarmPool(s.cfg.WarmPool, s.cfg.WarmIdle),
+			docker.WithWarmPoolByDemand(s.cfg.WarmPool, s.cfg.WarmIdle),
 			docker.WithUsrVolumes(s.pol.Docker.UsrVolumesOn()),
 		)
 		if err != nil {

@@ -43,15 +43,15 @@ type mcpServer struct {
 
 // startMCP launches the server with the SDK's command transport, as hosts
 // do.
-func startMCP(t *testing.T) *mcpServer {
+func startMCP(t *testing.T, args ...string) *mcpServer {
 	t.Helper()
-	return launchMCP(t, false)
+	return launchMCP(t, false, args...)
 }
 
 // launchMCP launches the server; with ownPipes the test holds the server's
 // stdin itself (s.stdin), to end the connection the way a host that dies
-// does, without the client's orderly close.
-func launchMCP(t *testing.T, ownPipes bool) *mcpServer {
+// does, without the client's orderly close. args follow the defaults.
+func launchMCP(t *testing.T, ownPipes bool, args ...string) *mcpServer {
 	t.Helper()
 	s := &mcpServer{
 		stderr:   &syncBuffer{},
@@ -60,7 +60,7 @@ func launchMCP(t *testing.T, ownPipes bool) *mcpServer {
 	}
 	skills, err := filepath.Abs("../skills")
 	require.NoError(t, err)
-	s.cmd = exec.Command(sandboxrunBin(t), "mcp", "--skills", skills, "--audit-log", s.audit)
+	s.cmd = exec.Command(sandboxrunBin(t), append([]string{"mcp", "--skills", skills, "--audit-log", s.audit}, args...)...)
 	s.cmd.Stderr = s.stderr
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "integration", Version: "v0"}, &mcpsdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
@@ -256,7 +256,8 @@ func TestMCPArgv(t *testing.T) {
 // the client's notifications/cancelled reaches the run, whose container is
 // removed, and the server keeps serving.
 func TestMCPCancellationRemovesTheSandbox(t *testing.T) {
-	s := startMCP(t)
+	// No warm pool: every container the server owns is the run's.
+	s := startMCP(t, "--warm-pool", "0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errs := make(chan error, 1)

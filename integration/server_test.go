@@ -160,7 +160,9 @@ func TestServerArgv(t *testing.T) {
 
 func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
 	const name = "srv-basic"
-	srv := startServer(t, serverSkill(t, name))
+	// No warm pool: the skill's containers are the runs' (TestWarm* cover
+	// the default).
+	srv := startServer(t, serverSkill(t, name), "--warm-pool", "0")
 
 	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py", "args": {"n": 7}}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
@@ -335,7 +337,9 @@ func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "SIGKILL leaves the running sandbox behind")
 
-	next := startServer(t, root)
+	// No warm pool in the next one: every container of the skill left
+	// once its run is done is one the reaping missed.
+	next := startServer(t, root, "--warm-pool", "0")
 	resp, body := next.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
 	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
@@ -348,7 +352,7 @@ func TestServerMCPOverStreamableHTTP(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const token = "mcp-integration-token-0123456789"
 	require.NoError(t, os.WriteFile(tokens, []byte(token+"\n"), 0o600))
-	srv := startServer(t, serverSkill(t, name), "--tokens", tokens)
+	srv := startServer(t, serverSkill(t, name), "--tokens", tokens, "--warm-pool", "0")
 
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "integration", Version: "v0"}, nil)
 	_, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.url + "/mcp"}, nil)

@@ -5,6 +5,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
@@ -127,4 +130,66 @@ fail()
 	require.Equal(t, cold.Stdout, hot.Stdout)
 	require.Equal(t, cold.Stderr, hot.Stderr)
 	require.Contains(t, cold.Stderr, `File "/skills/t/scripts/probe.py", line 12, in <module>`)
+}
+
+// warmIdle is the idle window the default-server tests give, so that they
+// see the pool empty itself without waiting minutes.
+const warmIdle = "3s"
+
+// TestWarmServeByDefault: a `sandboxrun serve` with no pool flag answers a
+// configuration's second run from a warm container, and once that
+// configuration has been idle for the window it holds no container.
+func TestWarmServeByDefault(t *testing.T) {
+	const name = "srv-warm-default"
+	srv := startServer(t, serverSkill(t, name), "--warm-idle", warmIdle)
+	for range 2 {
+		resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py", "args": {}}`)
+		require.Equal(t, 200, resp.StatusCode, string(body))
+	}
+	metrics := func() string {
+		resp, err := http.Get(srv.url + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	text := metrics()
+	require.Contains(t, text, "sandboxrun_warm_pool_size 4", "on, with the default cap")
+	require.Contains(t, text, "sandboxrun_warm_pool_misses_total 1", "the first run was cold")
+	require.Contains(t, text, "sandboxrun_warm_pool_hits_total 1", "the second was warm")
+
+	skill := sandbox.LabelSkill + "=" + name
+	require.Eventually(t, func() bool {
+		left, err := listContainers(context.Background(), skill)
+		return err == nil && len(left) > 0
+	}, 30*time.Second, 50*time.Millisecond, "a warm container waits for the next run")
+	eventuallyNoContainers(t, skill)
+	require.Contains(t, metrics(), "sandboxrun_warm_pool_ready 0", "idle past the window: nothing held")
+}
+
+// TestWarmMCPStdioByDefault: a `sandboxrun mcp` with no pool flag answers a
+// tool call's second run in the warm container it started after the first
+// (the run is named after it), and holds none once idle for the window.
+func TestWarmMCPStdioByDefault(t *testing.T) {
+	s := startMCP(t, "--warm-idle", warmIdle)
+	call := func() mcp.RunOutput {
+		res := s.call(t, mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "args_json": `{"n": 1}`})
+		require.False(t, res.IsError, resultText(res))
+		var out mcp.RunOutput
+		decodeTool(t, res, &out)
+		require.True(t, out.Success)
+		return out
+	}
+	first := call()
+	var warm []string
+	require.Eventually(t, func() bool {
+		warm = s.containers(t)
+		return len(warm) == 1 && !strings.Contains(warm[0], first.ID)
+	}, 30*time.Second, 50*time.Millisecond, "a warm container waits for the next call")
+
+	second := call()
+	require.Contains(t, warm[0], second.ID, "the second call ran in the warm container")
+	s.requireNoContainers(t) // idle past the window, while the server runs
+	require.Nil(t, s.cmd.ProcessState, "the server still runs")
 }

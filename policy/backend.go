@@ -30,6 +30,9 @@ const (
 //	  host_paths: false                        # folders under no claim are refused; default true
 //	docker:
 //	  usr_volumes: false                       # default true (sandbox/docker WithUsrVolumes)
+//	  warm_pool:                               # serve and mcp: warm containers sized by demand
+//	    max: 8                                 # in all, across configurations; 0 is off; default 4
+//	    idle: 2m                               # a configuration unused this long holds none; default 5m
 //
 // The kubernetes section is read only with backend: kubernetes, the docker
 // section only with the docker backend.
@@ -45,10 +48,69 @@ type DockerRules struct {
 	// through the storage driver instead of from a read-only copy of it
 	// (sandbox/docker WithUsrVolumes); nil means true.
 	UsrVolumes *bool `yaml:"usr_volumes" json:"usr_volumes,omitempty"`
-	Line       int   `yaml:"-" json:"-"`
+	// WarmPool sizes the warm pool of `sandboxrun serve` and `sandboxrun
+	// mcp`; their --warm-pool and --warm-idle flags, when given, win.
+	WarmPool WarmPoolRules `yaml:"warm_pool" json:"warm_pool"`
+	Line     int           `yaml:"-" json:"-"`
 }
 
-var dockerKeys = []string{"usr_volumes"}
+// WarmPoolRules are docker.warm_pool: the cap on warm containers, shared
+// by configurations in proportion to their recent demand (sandbox/docker
+// WithWarmPoolByDemand), and how long an unused configuration keeps them.
+type WarmPoolRules struct {
+	// Max is the cap; nil means DefaultWarmPoolMax, 0 turns the pool off.
+	Max *int `yaml:"max" json:"max,omitempty"`
+	// Idle is the idle window; zero means DefaultWarmIdle.
+	Idle Duration `yaml:"idle" json:"idle,omitempty"`
+	Line int      `yaml:"-" json:"-"`
+}
+
+// DefaultWarmPoolMax is the warm pool's cap when neither the policy nor a
+// flag sets one: on a small host (2 CPUs) it keeps a loop of runs warm,
+// and idle it costs 4 waiting containers, for at most the idle window.
+const DefaultWarmPoolMax = 4
+
+var (
+	dockerKeys   = []string{"usr_volumes", "warm_pool"}
+	warmPoolKeys = []string{"max", "idle"}
+)
+
+// UnmarshalYAML refuses unknown keys and values out of bounds.
+func (w *WarmPoolRules) UnmarshalYAML(n *yaml.Node) error {
+	if err := checkKeys(n, "docker.warm_pool", warmPoolKeys); err != nil {
+		return err
+	}
+	type plain WarmPoolRules
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: docker.warm_pool: %w", n.Line, err)
+	}
+	switch {
+	case v.Max != nil && (*v.Max < 0 || *v.Max > MaxWarm):
+		return fmt.Errorf("line %d: docker.warm_pool.max %d: use 0 (off) to %d containers", n.Line, *v.Max, MaxWarm)
+	case v.Idle < 0 || time.Duration(v.Idle) > MaxWarmIdle:
+		return fmt.Errorf("line %d: docker.warm_pool.idle %s: use a positive duration of at most %s", n.Line, v.Idle, MaxWarmIdle)
+	}
+	*w = WarmPoolRules(v)
+	w.Line = n.Line
+	return nil
+}
+
+// MaxOrDefault is Max, or DefaultWarmPoolMax when it was not set.
+func (w WarmPoolRules) MaxOrDefault() int {
+	if w.Max == nil {
+		return DefaultWarmPoolMax
+	}
+	return *w.Max
+}
+
+// IdleOrDefault is Idle, or DefaultWarmIdle when it was not set.
+func (w WarmPoolRules) IdleOrDefault() time.Duration {
+	if w.Idle == 0 {
+		return DefaultWarmIdle
+	}
+	return time.Duration(w.Idle)
+}
 
 // UnmarshalYAML refuses unknown keys: a misspelt key must not pass for a
 // setting.
@@ -161,8 +223,9 @@ func (c *ClaimRule) UnmarshalYAML(n *yaml.Node) error {
 // HostPathsAllowed is HostPaths, true when it was not set.
 func (k KubernetesRules) HostPathsAllowed() bool { return k.HostPaths == nil || *k.HostPaths }
 
-// Bounds of the warm pod pool: each warm pod holds its requests on a node
-// while it waits, and its deadline is longer by the idle time.
+// Bounds of the warm pools: each warm pod holds its requests on a node
+// while it waits, and its deadline is longer by the idle time; each warm
+// container holds its memory on this host.
 const (
 	MaxWarm         = 64
 	DefaultWarmIdle = 5 * time.Minute

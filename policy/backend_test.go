@@ -47,7 +47,16 @@ func TestBackendRules(t *testing.T) {
 		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: "line 2: kubernetes:"},
 		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
 		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false), Line: 2}}},
-		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes])`},
+		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes warm_pool])`},
+		{name: "warm pool of the docker backend", yaml: "docker:\n  warm_pool:\n    max: 8\n    idle: 2m\n",
+			want: BackendRules{Docker: DockerRules{WarmPool: WarmPoolRules{Max: new(8), Idle: Duration(2 * time.Minute), Line: 3}, Line: 2}}},
+		{name: "docker warm pool off", yaml: "docker:\n  warm_pool: {max: 0}\n",
+			want: BackendRules{Docker: DockerRules{WarmPool: WarmPoolRules{Max: new(0), Line: 2}, Line: 2}}},
+		{name: "docker warm pool negative", yaml: "docker:\n  warm_pool: {max: -1}\n", err: "line 2: docker.warm_pool.max -1: use 0 (off) to 64 containers"},
+		{name: "docker warm pool too large", yaml: "docker:\n  warm_pool: {max: 65}\n", err: "docker.warm_pool.max 65"},
+		{name: "docker warm pool idle too long", yaml: "docker:\n  warm_pool: {idle: 2h}\n", err: "docker.warm_pool.idle 7200s"},
+		{name: "docker warm pool unknown key", yaml: "docker:\n  warm_pool: {size: 2}\n", err: `docker.warm_pool: unknown key "size" (known: [max idle])`},
+		{name: "docker warm pool not a mapping", yaml: "docker:\n  warm_pool: 4\n", err: "docker.warm_pool: expected a mapping"},
 		{name: "usr volumes not a bool", yaml: "docker:\n  usr_volumes: maybe\n", err: "line 2: docker:"},
 		{name: "docker not a mapping", yaml: "docker: off\n", err: "docker: expected a mapping"},
 	}
@@ -67,6 +76,9 @@ func TestBackendRules(t *testing.T) {
 }
 
 func TestWarmIdleDefault(t *testing.T) {
+	require.Equal(t, DefaultWarmIdle, WarmPoolRules{}.IdleOrDefault())
+	require.Equal(t, DefaultWarmPoolMax, WarmPoolRules{}.MaxOrDefault())
+	require.Equal(t, 0, WarmPoolRules{Max: new(0)}.MaxOrDefault())
 	require.Equal(t, DefaultWarmIdle, KubernetesRules{}.WarmIdleOrDefault())
 	require.Equal(t, time.Minute, KubernetesRules{WarmIdle: Duration(time.Minute)}.WarmIdleOrDefault())
 	require.Zero(t, BuiltinPolicy().Kubernetes.Warm, "off unless the operator sets it")

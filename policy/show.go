@@ -66,6 +66,16 @@ func (o *Operator) Entries() []Entry {
 		usr.From = fmt.Sprintf("line %d", o.Docker.Line)
 	}
 	out = append(out, usr)
+	wp := o.Docker.WarmPool
+	wpMax := Entry{"docker.warm_pool.max", fmt.Sprint(wp.MaxOrDefault()), "builtin default"}
+	if wp.Max != nil {
+		wpMax.From = fmt.Sprintf("line %d", wp.Line)
+	}
+	wpIdle := Entry{"docker.warm_pool.idle", wp.IdleOrDefault().String(), "builtin default"}
+	if wp.Idle != 0 {
+		wpIdle.From = fmt.Sprintf("line %d", wp.Line)
+	}
+	out = append(out, wpMax, wpIdle)
 	for _, name := range o.skillNames() {
 		g := o.Skills[name]
 		p := "skills." + name + "."

@@ -84,7 +84,7 @@ func (m *Metrics) watchPool(stats func() sandbox.PoolStats) {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return v(stats()) })
 	}
 	m.reg.MustRegister(
-		gauge("sandboxrun_warm_pool_size", "Configured warm containers per configuration (0: off).",
+		gauge("sandboxrun_warm_pool_size", "Cap on the warm containers kept in all (0: off).",
 			func(p sandbox.PoolStats) float64 { return float64(p.Size) }),
 		gauge("sandboxrun_warm_pool_ready", "Warm containers idle or starting now.",
 			func(p sandbox.PoolStats) float64 { return float64(p.Ready) }),

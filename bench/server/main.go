@@ -1,8 +1,12 @@
 // Command server measures `sandboxrun serve` as an agent host sees it:
 // latency (p50, p99) and executions per second at several concurrencies,
-// with the warm pool off and on, next to `docker run --rm -i` on the same
-// image measured in the same run, and the server's memory idle and under
-// load. Traffic goes to loopback only.
+// with the warm pool off and as it is by default (sized by demand), next
+// to `docker run --rm -i` on the same image measured in the same run, the
+// server's memory idle and under load, and what the default pool holds
+// after a burst and after its idle window. Then `sandboxrun mcp` over
+// stdio with its defaults, one call at a time as an agent makes them. Every
+// row after the first run of its server: the second and later runs.
+// Traffic goes to loopback only.
 package main
 
 import (
@@ -34,12 +38,16 @@ const script = "import json, sys\nprint(json.dumps({'hello': json.load(sys.stdin
 func main() {
 	n := flag.Int("n", 30, "requests per measurement")
 	bin := flag.String("bin", "bin/sandboxrun", "the sandboxrun binary")
+	flag.StringVar(&only, "only", "", "measure only the rows whose name contains this (docker run always)")
 	flag.Parse()
 	if err := run(*bin, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
 	}
 }
+
+// only limits the rows measured (-only).
+var only string
 
 func run(bin string, n int) error {
 	root, err := writeSkill()
@@ -60,12 +68,18 @@ func run(bin string, n int) error {
 			float64(m.p50)/float64(base.p50))
 	}
 	row("docker run --rm -i", 1, base)
-	for _, warm := range []int{0, 4} {
-		name := "serve, warm pool off"
-		if warm > 0 {
-			name = fmt.Sprintf("serve, warm pool %d", warm)
+	for _, pool := range []struct {
+		name string
+		args []string
+	}{
+		{"serve, warm pool off", []string{"--warm-pool", "0"}},
+		{"serve, default", []string{"--warm-idle", benchIdle.String()}},
+	} {
+		name := pool.name
+		if !strings.Contains(name, only) {
+			continue
 		}
-		srv, err := startServer(bin, root, warm)
+		srv, err := startServer(bin, root, pool.args...)
 		if err != nil {
 			return err
 		}
@@ -82,9 +96,30 @@ func run(bin string, n int) error {
 			row(name, conc, m)
 		}
 		stop()
-		srv.stop()
 		fmt.Printf("%-26s RSS idle %d MiB, peak under load %d MiB\n", "", idle>>10, peak.Load()>>10)
+		if pool.args[0] != "--warm-pool" {
+			idleCost(name, srv.cmd.Process.Pid)
+		}
+		srv.stop()
 	}
+
+	if !strings.Contains("mcp stdio, default", only) {
+		return nil
+	}
+	m, err := startMCP(bin, root, "--warm-idle", benchIdle.String())
+	if err != nil {
+		return err
+	}
+	defer m.stop()
+	if err := m.run(context.Background()); err != nil { // the first, cold
+		return fmt.Errorf("mcp stdio: %w", err)
+	}
+	r, err := measure(n, 1, m.run)
+	if err != nil {
+		return fmt.Errorf("mcp stdio: %w", err)
+	}
+	row("mcp stdio, default", 1, r)
+	idleCost("mcp stdio, default", m.cmd.Process.Pid)
 	return nil
 }
 
@@ -146,15 +181,15 @@ type server struct {
 	done chan struct{} // closed when the process has exited
 }
 
-func startServer(bin, root string, warm int) (*server, error) {
+func startServer(bin, root string, args ...string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	cmd := exec.Command(bin, "--skills", root, "serve", "--listen", addr,
-		"--max-running", "16", "--max-queued", "64", "--warm-pool", strconv.Itoa(warm))
+	cmd := exec.Command(bin, append([]string{"--skills", root, "serve", "--listen", addr,
+		"--max-running", "16", "--max-queued", "64"}, args...)...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
@@ -177,12 +212,12 @@ func startServer(bin, root string, warm int) (*server, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// One run so images are looked up and, with a pool, the pool is primed.
+	// One run so images are looked up and, with a pool, the pool has seen
+	// the configuration: the rows are of the second and later runs.
 	if err := s.run(context.Background()); err != nil {
 		s.stop()
 		return nil, err
 	}
-	time.Sleep(time.Duration(warm) * 300 * time.Millisecond)
 	return s, nil
 }
 

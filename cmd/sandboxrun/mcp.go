@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,8 +14,9 @@ import (
 
 func newMCPCmd(g *globals, s streams) *cobra.Command {
 	var auditLog, ociRuntime, sessions string
+	var warm *warmFlags
 	cmd := &cobra.Command{
-		Use:   "mcp [--skills DIR] [--policy FILE] [--sessions DIR] [--audit-log FILE] [--oci-runtime NAME]",
+		Use:   "mcp [--skills DIR] [--policy FILE] [--sessions DIR] [--audit-log FILE] [--oci-runtime NAME] [--warm-pool N]",
 		Short: "Serve the skills and sandboxed runs to an MCP host over stdio",
 		Long: `mcp is a Model Context Protocol server on stdin/stdout, for agent hosts
 (Claude Code, Claude Desktop, IDEs) to start as a subprocess. It offers the
@@ -32,9 +34,16 @@ disconnects. It lives under --sessions DIR (default: the policy's
 sessions.root, else a private temporary folder removed at exit). Logs go to
 stderr; stdout carries the protocol only.
 
+Warm pool (on by default): a skill script or run_python configuration called
+lately keeps containers started ahead of its next calls, as many as its recent
+rate of calls asks, within --warm-pool in all (default 4, or the policy's
+docker.warm_pool.max), so a model calling a skill in a loop pays a cold
+sandbox on its first call only. One not called for --warm-idle keeps none;
+--warm-pool 0 turns it off.
+
 Give --skills as an absolute path: hosts start servers in a folder of their
 choosing. The server stops when the host closes its stdin, cancelling runs in
-flight and removing their sandboxes.`,
+flight and removing their sandboxes and warm containers.`,
 		Example: `  claude mcp add sandboxrun -- sandboxrun mcp --skills /path/to/skills
   sandboxrun mcp --skills ~/skills --policy /etc/sandboxrun/policy.yaml --audit-log ~/.sandboxrun/audit.jsonl`,
 		Args: exactArgs(0, "no arguments"),
@@ -47,7 +56,7 @@ flight and removing their sandboxes.`,
 				defer os.RemoveAll(tmp)
 				sessions = tmp
 			}
-			svc, err := remoteService(g, s, auditLog, ociRuntime, sessions)
+			svc, err := remoteService(g, s, auditLog, ociRuntime, sessions, warm)
 			if err != nil {
 				return err
 			}
@@ -57,14 +66,24 @@ flight and removing their sandboxes.`,
 	}
 	cmd.Flags().StringVar(&sessions, "sessions", "", "folder for the connection's workspace (default: the policy's sessions.root, else a temporary folder removed at exit)")
 	cmd.Flags().StringVar(&auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per run or refusal to this file (default $SANDBOXRUN_AUDIT_LOG)")
+	warm = addWarmFlags(cmd.Flags())
 	cmd.Flags().StringVar(&ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for every sandbox, e.g. runsc (gVisor) (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
 	return cmd
 }
 
 // remoteService builds the Service for callers who are models: skills by
 // name only, from a skills root that must exist (a server that would answer
-// every call with "no skills" is a mistake to report at start).
-func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string) (*sandboxrun.Service, error) {
+// every call with "no skills" is a mistake to report at start), with the
+// warm pool of warm (nil: none).
+func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string, warm *warmFlags) (*sandboxrun.Service, error) {
+	var warmMax int
+	var warmIdle time.Duration
+	if warm != nil {
+		var err error
+		if warmMax, warmIdle, err = warm.resolve(g.pol); err != nil {
+			return nil, err
+		}
+	}
 	roots, err := g.existingRoots()
 	if err != nil {
 		return nil, err
@@ -76,15 +95,16 @@ func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string)
 		}
 	}
 	svc, err := sandboxrun.New(sandboxrun.Config{
-		SkillRoots: roots,
-		Strict:     g.strict,
-		Policy:     g.pol,
-		OCIRuntime: ociRuntime,
-		Pip:        sandboxrun.PipConfigFromEnv(os.Getenv),
-		Audit:      log,
-		Logger:     g.logger,
-		Progress:   s.err,
-
+		SkillRoots:   roots,
+		Strict:       g.strict,
+		Policy:       g.pol,
+		OCIRuntime:   ociRuntime,
+		Pip:          sandboxrun.PipConfigFromEnv(os.Getenv),
+		Audit:        log,
+		Logger:       g.logger,
+		Progress:     s.err,
+		WarmPool:     warmMax,
+		WarmIdle:     warmIdle,
 		SessionsRoot: sessions,
 	})
 	if err != nil {

@@ -28,8 +28,7 @@ type serveFlags struct {
 	queueWait  time.Duration
 	workspaces string
 	sessions   string
-	warmPool   int
-	warmIdle   time.Duration
+	warm       *warmFlags
 	drain      time.Duration
 	auditLog   string
 	ociRuntime string
@@ -60,7 +59,14 @@ read-only /workspace. The operator policy (--policy) governs every
 request. On SIGTERM or SIGINT the server stops accepting, lets running
 executions finish for up to --drain, cancels the rest (their containers are
 removed), removes its warm containers and exits 0. Containers left by a
-server that was killed are removed when the next one starts.`,
+server that was killed are removed when the next one starts.
+
+Warm pool (on by default): a configuration (skill, image, limits, workspace)
+run lately keeps containers started ahead of its next runs, as many as its
+recent rate of runs asks, within --warm-pool in all (default 4, or the
+policy's docker.warm_pool.max). The first run of a configuration is cold, the
+next ones are warm; one not run for --warm-idle keeps none. --warm-pool 0
+turns it off. Each warm container still serves exactly one run.`,
 		Example: `  sandboxrun serve --skills ./skills
   sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions
   curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
@@ -78,8 +84,7 @@ server that was killed are removed when the next one starts.`,
 	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
 	fs.StringVar(&f.workspaces, "workspaces", "", "replaced by --sessions")
 	_ = fs.MarkHidden("workspaces")
-	fs.IntVar(&f.warmPool, "warm-pool", 0, "containers kept started ahead of time per configuration (0: off)")
-	fs.DurationVar(&f.warmIdle, "warm-idle", 5*time.Minute, "how long a warm container may wait for a run")
+	f.warm = addWarmFlags(fs)
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long running executions may take to finish")
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
@@ -99,6 +104,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	}
 	if f.workspaces != "" {
 		return usageError("--workspaces is replaced by sessions: start with --sessions DIR, and have callers create a session (POST /v1/sessions) and pass \"session\": ID")
+	}
+	warmMax, warmIdle, err := f.warm.resolve(g.pol)
+	if err != nil {
+		return err
 	}
 	roots, err := g.existingRoots()
 	if err != nil {
@@ -124,8 +133,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Observer:      metrics,
 		Logger:        logger,
 		MaxConcurrent: f.maxRunning,
-		WarmPool:      f.warmPool,
-		WarmIdle:      f.warmIdle,
+		WarmPool:      warmMax,
+		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
 	})
 	if err != nil {

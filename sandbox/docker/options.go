@@ -2,6 +2,7 @@ package docker
 
 import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 
 	"context"
 	"errors"
@@ -34,6 +35,7 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	warmByDemand   bool
 	prestart       bool
 	ociRuntime     string
 	usrVolumes     bool
@@ -116,8 +118,23 @@ func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost 
 // the background once the run has its Result. Each container still serves
 // exactly one run. Idle ones are removed after maxIdle, and all by Close.
 // Default: off (size 0), which suits a process that runs once and exits.
+// WithWarmPoolByDemand sizes the pool by demand instead; the last given
+// wins.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
+	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = size, maxIdle, false }
+}
+
+// WithWarmPoolByDemand keeps warm containers like WithWarmPool, but as
+// many for each configuration as its recent demand asks (its decayed
+// arrival rate times the time a warm start takes, at least 1 while it was
+// run within maxIdle; sandbox/warm ByDemand), at most max in all across
+// configurations. After a run, idle containers the plan no longer wants
+// are removed, those of other configurations too when they hold more than
+// their share and the cap is reached; a configuration not run for maxIdle
+// holds none once its containers expire. The first run of a configuration
+// is cold; the next finds a container. Default: off (max 0).
+func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = max, maxIdle, true }
 }
 
 // WithPrestart says whether a warm container whose previous run of the
@@ -233,7 +250,11 @@ func New(opts ...Option) (*Runner, error) {
 	if d.image == "" {
 		d.image = "sandboxrun/runner:" + s.version
 	}
-	d.pool = newWarmPool(d, s.warmSize, s.warmMaxIdle, s.prestart)
+	sizer := warm.Fixed(s.warmSize)
+	if s.warmByDemand {
+		sizer = warm.ByDemand(s.warmSize, s.warmMaxIdle, func() time.Time { return d.now() })
+	}
+	d.pool = newWarmPool(d, sizer, s.warmMaxIdle, s.prestart)
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 
 	"context"
 	"crypto/sha256"
@@ -17,7 +18,10 @@ import (
 
 // warmPool keeps containers that are created, attached and started, with
 // sandbox-init waiting for its job, so that a run skips the engine's
-// slowest steps. After each run it tops itself up to its size; a run that
+// slowest steps. After each run it tops itself up to what its sizer plans
+// for that run's configuration (a fixed size, or the configuration's
+// recent demand within a cap), removing idle containers the plan no
+// longer wants; a run that
 // finds none idle waits for one already starting rather than start another
 // beside it. A warm container serves one run only, and only a run whose
 // container configuration (image, user, mounts, limits, labels except the
@@ -26,7 +30,7 @@ import (
 // owner labels let Reap find them if the process dies.
 type warmPool struct {
 	d        *Runner
-	size     int
+	sizer    *warm.Sizer
 	maxIdle  time.Duration
 	prestart bool // warm containers may start python3 ahead of the job
 
@@ -49,11 +53,11 @@ type warmBox struct {
 	timer *time.Timer
 }
 
-func newWarmPool(d *Runner, size int, maxIdle time.Duration, prestart bool) *warmPool {
-	if size <= 0 {
+func newWarmPool(d *Runner, sizer *warm.Sizer, maxIdle time.Duration, prestart bool) *warmPool {
+	if sizer == nil {
 		return nil
 	}
-	return &warmPool{d: d, size: size, maxIdle: maxIdle, prestart: prestart, idle: map[string][]*warmBox{}, bg: &d.bg,
+	return &warmPool{d: d, sizer: sizer, maxIdle: maxIdle, prestart: prestart, idle: map[string][]*warmBox{}, bg: &d.bg,
 		starting: map[string]int{}, waiters: map[string][]chan *box{}}
 }
 
@@ -84,6 +88,7 @@ func (p *warmPool) take(ctx context.Context, key string) *box {
 		return nil
 	}
 	p.mu.Lock()
+	p.sizer.Arrive(key, len(p.idle[key]))
 	for list := p.idle[key]; len(list) > 0; list = p.idle[key] {
 		w := list[len(list)-1]
 		p.idle[key] = list[:len(list)-1]
@@ -143,34 +148,77 @@ func (p *warmPool) handOver(key string, b *box) bool {
 	return true
 }
 
-// refill tops the pool up to its size with containers for spec's
-// configuration, started in the background. Runs call it once they have
-// their Result, so the starts do not compete with a script for the CPUs.
+// refill carries out the sizer's plan for spec's configuration: idle
+// containers it no longer wants are removed, and the ones it wants are
+// started in the background. Runs call it once they have their Result, so
+// the starts do not compete with a script for the CPUs.
 func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 	if p == nil || key == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for ; !p.closed && p.count < p.size; p.count++ {
+	if p.closed {
+		return
+	}
+	plan := p.sizer.Plan(key, p.held())
+	for k, n := range plan.Remove {
+		p.trim(k, n)
+	}
+	// What the container's configuration is made of, and what its
+	// prelude may use: never the run's arguments or caller variables.
+	tmpl := sandbox.Spec{
+		Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
+		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+	}
+	if p.prestart && len(spec.Argv) > 0 {
+		tmpl.Argv = []string{spec.Argv[0]}
+	}
+	for range plan.Start {
+		p.count++
 		p.starting[key]++
-		// What the container's configuration is made of, and what its
-		// prelude may use: never the run's arguments or caller variables.
-		tmpl := sandbox.Spec{
-			Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
-			WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
-		}
-		if p.prestart && len(spec.Argv) > 0 {
-			tmpl.Argv = []string{spec.Argv[0]}
-		}
-		p.bg.run(func() { p.add(key, &tmpl, usr) })
+		t := tmpl
+		p.bg.run(func() { p.add(key, &t, usr) })
+	}
+}
+
+// held is what the pool holds, idle or starting, by key. Called with p.mu
+// held.
+func (p *warmPool) held() map[string]warm.Count {
+	out := make(map[string]warm.Count, len(p.idle)+len(p.starting))
+	for k, list := range p.idle {
+		out[k] = warm.Count{Idle: len(list)}
+	}
+	for k, n := range p.starting {
+		c := out[k]
+		c.Starting = n
+		out[k] = c
+	}
+	return out
+}
+
+// trim removes the n longest idle containers of key. Called with p.mu held.
+func (p *warmPool) trim(key string, n int) {
+	list := p.idle[key]
+	n = min(n, len(list))
+	for _, w := range list[:n] {
+		w.timer.Stop()
+		p.count--
+		p.discard(w.box)
+	}
+	if p.idle[key] = slices.Delete(list, 0, n); len(p.idle[key]) == 0 {
+		delete(p.idle, key)
 	}
 }
 
 // add starts one container for tmpl and hands it to a waiting run, or
 // makes it idle under key. Its place in count and starting is taken.
 func (p *warmPool) add(key string, tmpl *sandbox.Spec, usr usrMount) {
+	began := p.sizer.Now()
 	b, err := p.start(tmpl, usr)
+	if err == nil {
+		p.sizer.Started(key, p.sizer.Now().Sub(began))
+	}
 	if err != nil && usr.volume != "" {
 		p.d.forgetUsr(usr.imageID)
 	}
@@ -233,7 +281,9 @@ func (p *warmPool) expire(key string, w *warmBox) {
 	list := p.idle[key]
 	for i, x := range list {
 		if x == w {
-			p.idle[key] = append(list[:i:i], list[i+1:]...)
+			if p.idle[key] = append(list[:i:i], list[i+1:]...); len(p.idle[key]) == 0 {
+				delete(p.idle, key)
+			}
 			p.count--
 			p.discard(w.box)
 			return

@@ -11,7 +11,7 @@ func (d *Runner) PoolStats() sandbox.PoolStats {
 	p.mu.Lock()
 	ready := p.count
 	p.mu.Unlock()
-	return sandbox.PoolStats{Size: p.size, Ready: ready, Hits: p.hits.Load(), Misses: p.misses.Load()}
+	return sandbox.PoolStats{Size: p.sizer.Max(), Ready: ready, Hits: p.hits.Load(), Misses: p.misses.Load()}
 }
 
 // counts records whether a run that could use the pool got a container.

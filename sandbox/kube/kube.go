@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
 // Sentinel errors of this backend; the Spec and image errors are
@@ -109,7 +110,11 @@ func New(opts ...Option) (*Kube, error) {
 	if k.image == "" {
 		k.image = "sandboxrun/runner:" + s.version
 	}
-	k.pool = newWarmPool(k, s.warmSize, s.warmMaxIdle)
+	sizer := warm.Fixed(s.warmSize)
+	if s.warmByDemand {
+		sizer = warm.ByDemand(s.warmSize, s.warmMaxIdle, nil)
+	}
+	k.pool = newWarmPool(k, sizer, s.warmMaxIdle)
 	return k, nil
 }
 

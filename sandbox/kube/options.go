@@ -36,6 +36,7 @@ type settings struct {
 	ownerHost      string
 	warmSize       int
 	warmMaxIdle    time.Duration
+	warmByDemand   bool
 	claims         []Claim
 	hostPaths      bool
 }
@@ -154,7 +155,15 @@ func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h
 // pods). Default: off (size 0), which suits a process that runs once and
 // exits.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle = size, maxIdle }
+	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = size, maxIdle, false }
+}
+
+// WithWarmPoolByDemand keeps warm Pods like WithWarmPool, but as many for
+// each configuration as its recent demand asks, at most max in all, and
+// none for a configuration not run for maxIdle (sandbox/warm ByDemand;
+// the Docker runner's option of the same name). Default: off.
+func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = max, maxIdle, true }
 }
 
 // WithClaims names PersistentVolumeClaims (in the runner's namespace) that

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
 // warmPool keeps Pods created ahead of their runs: scheduled, started, and
@@ -25,7 +26,7 @@ import (
 // when the process dies.
 type warmPool struct {
 	k       *Kube
-	size    int
+	sizer   *warm.Sizer
 	maxIdle time.Duration
 	// ctx ends with close, so that starts under way give up.
 	ctx    context.Context
@@ -54,12 +55,12 @@ type warmPod struct {
 	timer   *time.Timer
 }
 
-func newWarmPool(k *Kube, size int, maxIdle time.Duration) *warmPool {
-	if size <= 0 {
+func newWarmPool(k *Kube, sizer *warm.Sizer, maxIdle time.Duration) *warmPool {
+	if sizer == nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &warmPool{k: k, size: size, maxIdle: maxIdle, ctx: ctx, cancel: cancel,
+	return &warmPool{k: k, sizer: sizer, maxIdle: maxIdle, ctx: ctx, cancel: cancel,
 		idle: map[string][]*warmPod{}, starting: map[string]int{}, waiters: map[string][]chan *warmPod{}}
 }
 
@@ -105,6 +106,7 @@ func (p *warmPool) take(ctx context.Context, key string, spec *sandbox.Spec) *wa
 func (p *warmPool) next(key string) (*warmPod, chan *warmPod) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.sizer.Arrive(key, len(p.idle[key]))
 	if list := p.idle[key]; len(list) > 0 {
 		w := list[len(list)-1]
 		if p.idle[key] = list[:len(list)-1]; len(p.idle[key]) == 0 {
@@ -161,8 +163,9 @@ func (p *warmPool) handOver(key string, w *warmPod) bool {
 	return true
 }
 
-// refill tops the pool up to its size with Pods for spec's configuration,
-// started in the background. Runs call it once they have their Result.
+// refill carries out the sizer's plan for spec's configuration (sandbox/warm):
+// idle Pods it no longer wants are deleted, and the ones it wants started in
+// the background. Runs call it once they have their Result.
 func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 	if p == nil || key == "" {
 		return
@@ -181,7 +184,15 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for ; !p.closed && p.count < p.size; p.count++ {
+	if p.closed {
+		return
+	}
+	plan := p.sizer.Plan(key, p.held())
+	for k, n := range plan.Remove {
+		p.trim(k, n)
+	}
+	for range plan.Start {
+		p.count++
 		p.starting[key]++
 		p.bg.Add(1)
 		go func() {
@@ -191,10 +202,43 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 	}
 }
 
+// held is what the pool holds, idle or starting, by key. Called with p.mu
+// held.
+func (p *warmPool) held() map[string]warm.Count {
+	out := make(map[string]warm.Count, len(p.idle)+len(p.starting))
+	for k, list := range p.idle {
+		out[k] = warm.Count{Idle: len(list)}
+	}
+	for k, n := range p.starting {
+		c := out[k]
+		c.Starting = n
+		out[k] = c
+	}
+	return out
+}
+
+// trim deletes the n longest idle Pods of key. Called with p.mu held.
+func (p *warmPool) trim(key string, n int) {
+	list := p.idle[key]
+	n = min(n, len(list))
+	for _, w := range list[:n] {
+		w.timer.Stop()
+		p.count--
+		p.discard(w)
+	}
+	if p.idle[key] = slices.Delete(list, 0, n); len(p.idle[key]) == 0 {
+		delete(p.idle, key)
+	}
+}
+
 // add starts one Pod for tmpl and hands it to a waiting run, or makes it
 // idle under key. Its place in count and starting is taken.
 func (p *warmPool) add(key string, tmpl sandbox.Spec) {
+	began := p.sizer.Now()
 	w, err := p.start(tmpl)
+	if err == nil {
+		p.sizer.Started(key, p.sizer.Now().Sub(began))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.starting[key]--; p.starting[key] == 0 {
@@ -305,5 +349,5 @@ func (k *Kube) PoolStats() sandbox.PoolStats {
 	p.mu.Lock()
 	ready := p.count
 	p.mu.Unlock()
-	return sandbox.PoolStats{Size: p.size, Ready: ready, Hits: p.hits.Load(), Misses: p.misses.Load()}
+	return sandbox.PoolStats{Size: p.sizer.Max(), Ready: ready, Hits: p.hits.Load(), Misses: p.misses.Load()}
 }

@@ -311,3 +311,21 @@ func TestCloseRightAfterARunCreatesNoWarmPod(t *testing.T) {
 	}
 	require.Equal(t, sandbox.PoolStats{Size: 2, Ready: 0, Hits: 0, Misses: 1}, k.PoolStats())
 }
+
+// The pool sized by demand (sandbox/warm) keeps one Pod for the next run
+// of a configuration just run, and the Close deletes it.
+func TestWarmPodsByDemand(t *testing.T) {
+	init := &fakeInit{script: reply(`{"ok": true}`, frame.Report{})}
+	k, cs := newFake(t, init, nil, WithWarmPoolByDemand(4, time.Minute))
+	spec := testSpec(t)
+	_, err := k.Run(context.Background(), spec)
+	require.NoError(t, err)
+	requireIdle(t, k, 1)
+	_, err = k.Run(context.Background(), spec)
+	require.NoError(t, err)
+	st := k.PoolStats()
+	require.Equal(t, 4, st.Size)
+	require.Equal(t, [2]uint64{1, 1}, [2]uint64{st.Hits, st.Misses}, "cold, then warm")
+	require.NoError(t, k.Close())
+	require.Empty(t, livePods(t, cs))
+}
