@@ -70,8 +70,17 @@ func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
 	}
 	tmpl := *spec
 	tmpl.RunID = ""
-	cfg, hc := containerConfig(&tmpl, p.d.runParams(&tmpl, time.Time{}, usr))
-	b, err := json.Marshal([]any{cfg, hc})
+	params := p.d.runParams(&tmpl, time.Time{}, usr)
+	var writeCap int64
+	if holdsWorkspace(spec) {
+		// A writable workspace is a volume of the run's own, filled after
+		// the start: which folder fills it is not the container's
+		// configuration, the volume's size is.
+		tmpl.Workspace, params.workspaceVolume = "held", "held"
+		writeCap = spec.Limits.WorkspaceWriteBytes
+	}
+	cfg, hc := containerConfig(&tmpl, params)
+	b, err := json.Marshal([]any{cfg, hc, writeCap})
 	if err != nil {
 		return "" // cannot happen for these types; no key, no pooling
 	}
@@ -261,7 +270,18 @@ func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	}
 	tmpl.RunID = id
 	ctx := context.Background()
-	b, err := p.d.startContainer(ctx, tmpl, nil, usr)
+	var vol *workspaceVolume
+	if holdsWorkspace(tmpl) {
+		if vol, err = p.d.newWorkspaceVolume(ctx, id, tmpl.Limits.WorkspaceWriteBytes); err != nil {
+			return nil, err
+		}
+	}
+	b, err := p.d.startContainer(ctx, tmpl, vol, usr)
+	if b != nil {
+		b.vol = vol
+	} else if err := p.d.removeWorkspaceVolume(ctx, vol); err != nil {
+		p.d.log.Warn("remove warm workspace volume", "volume", vol.name, "error", err)
+	}
 	if err != nil {
 		return b, err
 	}
@@ -300,8 +320,15 @@ func (p *warmPool) discard(b *box) {
 		if err := p.d.remove(context.Background(), b.ref); err != nil {
 			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
 		}
+		if err := p.d.removeWorkspaceVolume(context.Background(), b.vol); err != nil {
+			p.d.log.Warn("remove warm workspace volume", "volume", b.vol.name, "error", err)
+		}
 	})
 }
+
+// holdsWorkspace reports whether spec's run has a writable workspace, which the
+// runner fills into a volume and hands back (wsvolume.go).
+func holdsWorkspace(spec *sandbox.Spec) bool { return spec.Workspace != "" && spec.WorkspaceWritable }
 
 // close removes every idle container; the runner then waits for the
 // background work.

@@ -65,7 +65,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	began := time.Now()
 	usr := d.usrFor(ctx, spec.Image)
 	key := d.pool.key(spec, usr)
-	held := spec.Workspace != "" && spec.WorkspaceWritable
+	held := holdsWorkspace(spec)
 	t := &teardown{d: d, log: log}
 	answered := false
 	defer func() {
@@ -77,12 +77,20 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		err = errors.Join(err, t.run(ctx))
 	}()
 	if held {
-		if t.vol, err = d.createWorkspaceVolume(ctx, spec); err != nil {
+		if err := checkWorkspaceFits(spec); err != nil {
 			return err
 		}
-	} else {
-		t.box = d.pool.take(ctx, key)
-		d.pool.counts(key, t.box != nil)
+	}
+	t.box = d.pool.take(ctx, key)
+	d.pool.counts(key, t.box != nil)
+	if held && t.box != nil {
+		// A warm container for a writable workspace came with its own
+		// empty volume; it goes when the container does.
+		t.vol = t.box.vol
+	} else if held {
+		if t.vol, err = d.newWorkspaceVolume(ctx, spec.RunID, spec.Limits.WorkspaceWriteBytes); err != nil {
+			return err
+		}
 	}
 	b := t.box
 	if b != nil {
@@ -102,12 +110,10 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		return err
 	}
 	res.Started = true
-	if !held {
-		// The next run with this configuration finds a container waiting.
-		// It starts once this run has its Result, so that it does not
-		// compete with the script for the CPUs.
-		defer d.pool.refill(spec, key, usr)
-	}
+	// The next run with this configuration finds a container waiting. It
+	// starts once this run has its Result, so that it does not compete
+	// with the script for the CPUs.
+	defer d.pool.refill(spec, key, usr)
 	log = log.With("run_id", spec.RunID, "container_id", stringid.TruncateID(b.id), "warm", b.warm)
 
 	jf := sandbox.JobFor(spec, d.version, d.initGrace)
@@ -149,6 +155,7 @@ type box struct {
 	id      string // empty when create failed
 	ref     string // what to remove: the id, or the name when no id came back
 	runID   string
+	vol     *workspaceVolume // a warm container's own workspace volume, or nil
 	warm    bool
 	imageID string // the image the container runs, by id; empty until known
 	s       *session

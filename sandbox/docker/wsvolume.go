@@ -47,31 +47,37 @@ const handBackTimeout = 5 * time.Minute
 
 func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID }
 
-// createWorkspaceVolume makes the tmpfs volume for spec, owned by the
-// sandbox user, after checking the workspace fits the cap.
-func (d *Runner) createWorkspaceVolume(ctx context.Context, spec *sandbox.Spec) (*workspaceVolume, error) {
+// checkWorkspaceFits refuses a writable workspace whose files alone fill
+// its write cap.
+func checkWorkspaceFits(spec *sandbox.Spec) error {
 	limit := spec.Limits.WorkspaceWriteBytes
 	size, err := treeSize(spec.Workspace, limit)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if size >= limit {
-		return nil, fmt.Errorf("%w: %s holds %d bytes, and a writable workspace is capped at %d bytes; use a smaller folder, or have the operator raise limits.workspace_write.max", ErrWorkspaceTooLarge, spec.Workspace, size, limit)
+		return fmt.Errorf("%w: %s holds %d bytes, and a writable workspace is capped at %d bytes; use a smaller folder, or have the operator raise limits.workspace_write.max", ErrWorkspaceTooLarge, spec.Workspace, size, limit)
 	}
-	v := &workspaceVolume{name: workspaceVolumeName(spec.RunID)}
+	return nil
+}
+
+// newWorkspaceVolume makes an empty tmpfs volume of size bytes for the run
+// runID, owned by the sandbox user.
+func (d *Runner) newWorkspaceVolume(ctx context.Context, runID string, size int64) (*workspaceVolume, error) {
+	v := &workspaceVolume{name: workspaceVolumeName(runID)}
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
-	_, err = d.client.VolumeCreate(cctx, volume.CreateOptions{
+	_, err := d.client.VolumeCreate(cctx, volume.CreateOptions{
 		Name:   v.name,
 		Driver: "local",
 		DriverOpts: map[string]string{
 			"type":   "tmpfs",
 			"device": "tmpfs",
-			"o": "size=" + strconv.FormatInt(spec.Limits.WorkspaceWriteBytes, 10) +
+			"o": "size=" + strconv.FormatInt(size, 10) +
 				",uid=" + strconv.FormatUint(uint64(d.ids.UID()), 10) + ",gid=" + strconv.FormatUint(uint64(d.ids.GID()), 10) +
 				",mode=0755,nosuid,nodev",
 		},
-		Labels: map[string]string{sandbox.LabelManaged: "true", sandbox.LabelRunID: spec.RunID},
+		Labels: map[string]string{sandbox.LabelManaged: "true", sandbox.LabelRunID: runID},
 	})
 	if err != nil {
 		return nil, apiError("create the workspace volume", err)
