@@ -86,6 +86,8 @@ fuzz:
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the
