@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -130,7 +131,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *sessi
 }
 
 func (s *Server) putFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	fi, err := st.PutFile(owner(r), r.PathValue("id"), r.PathValue("path"), r.Body)
+	fi, err := st.PutFile(owner(r), r.PathValue("id"), r.PathValue("path"), guardStalls(w, r))
 	if err != nil {
 		writeError(w, sessionStatus(err), err)
 		return
@@ -203,7 +204,7 @@ func (s *Server) putTar(w http.ResponseWriter, r *http.Request, st *session.Stor
 		writeError(w, http.StatusUnsupportedMediaType, badRequest("PUT /v1/sessions/{id}/files takes a tar (Content-Type: %s); put one file with PUT /v1/sessions/{id}/files/{path}", mediaTar))
 		return
 	}
-	files, err := st.PutTar(owner(r), r.PathValue("id"), r.Body)
+	files, err := st.PutTar(owner(r), r.PathValue("id"), guardStalls(w, r))
 	if err != nil {
 		writeError(w, sessionStatus(err), err)
 		return
@@ -271,4 +272,25 @@ func encodedSeparator(escaped string) bool {
 		}
 	}
 	return false
+}
+
+// uploadStall bounds how long an upload may send nothing: the session is
+// held while its body is read, so a client that stalls must not hold it
+// (and the runs waiting for it) for longer.
+const uploadStall = 30 * time.Second
+
+// stallGuard reads an upload's body, moving the connection's read deadline
+// forward before each read: a slow client is fine, a silent one is cut off.
+type stallGuard struct {
+	r  io.Reader
+	rc *http.ResponseController
+}
+
+func guardStalls(w http.ResponseWriter, r *http.Request) io.Reader {
+	return &stallGuard{r: r.Body, rc: http.NewResponseController(w)}
+}
+
+func (g *stallGuard) Read(p []byte) (int, error) {
+	_ = g.rc.SetReadDeadline(time.Now().Add(uploadStall)) // unsupported on some test writers: then unbounded, as before
+	return g.r.Read(p)
 }
