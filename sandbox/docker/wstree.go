@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -190,11 +191,17 @@ func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Ti
 			if unchanged(dst, h, copiedAt) || isSetID(dst) {
 				continue
 			}
+			// A file touched on the host just before the copy in (an
+			// upload a moment ago) is written back whatever its time says;
+			// it is a change only if its bytes or mode differ.
+			prev := digestIfSame(dst, h)
 			sum := sha256.New()
 			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, io.TeeReader(tr, sum)); err != nil {
 				return changes, err
 			}
-			changed(rel, h.Size, hex.EncodeToString(sum.Sum(nil)))
+			if digest := hex.EncodeToString(sum.Sum(nil)); digest != prev {
+				changed(rel, h.Size, digest)
+			}
 		case tar.TypeSymlink:
 			after[rel] = true
 			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
@@ -297,6 +304,27 @@ func unchanged(dst string, h *tar.Header, copiedAt time.Time) bool {
 	d := fi.ModTime().Sub(h.ModTime)
 	return fi.Mode().IsRegular() && fi.Size() == h.Size && d < time.Second && d > -time.Second &&
 		fi.Mode().Perm() == h.FileInfo().Mode().Perm()
+}
+
+// digestIfSame returns the hex SHA-256 of dst when it is a regular file of
+// h's size and mode (it may be h's content again), else "". Only a file the
+// quick check could not vouch for is read, so this costs a second read of
+// recent files alone.
+func digestIfSame(dst string, h *tar.Header) string {
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != h.Size || fi.Mode().Perm() != h.FileInfo().Mode().Perm() {
+		return ""
+	}
+	f, err := os.OpenFile(dst, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) error {
