@@ -93,7 +93,7 @@ with open("out/result.json", "w") as f:
 	got := srv.get(t, s.ID, "out/result.json")
 	require.Equal(t, out.SHA256, sha(got), "Result.files has the digest of what is downloaded")
 	require.EqualValues(t, len(got), out.Size)
-	require.JSONEq(t, `{"rows": 3, "revenue": 49.0}`, string(got))
+	require.JSONEq(t, `{"rows": 3, "revenue": 31.0}`, string(got))
 
 	// Every byte value: upload, copy inside the sandbox, download.
 	bin := everyByte()
