@@ -102,6 +102,13 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 			if err != nil {
 				return err
 			}
+			if climbsOut(rel, target) {
+				// The engine refuses the whole copy for such a link
+				// ("invalid symlink"), so one a run left would fail every
+				// later run; it stays on the host, out of the sandbox and
+				// out of the hand-back's deletions, like an unreadable file.
+				return nil
+			}
 			h.Typeflag, h.Linkname = tar.TypeSymlink, target
 			seen[rel] = true
 			return tw.WriteHeader(h)
@@ -134,6 +141,17 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 		return seen, err
 	}
 	return seen, tw.Close()
+}
+
+// climbsOut reports whether the relative symlink target, resolved from the
+// folder of the link at rel (a path relative to the workspace), leaves the
+// workspace.
+func climbsOut(rel, target string) bool {
+	if path.IsAbs(target) {
+		return false
+	}
+	j := path.Join("/w", path.Dir(rel), target)
+	return j != "/w" && !strings.HasPrefix(j, "/w/")
 }
 
 // errUnsafePath refuses a name in a returned tree that would leave the

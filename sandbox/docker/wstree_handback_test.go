@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -52,4 +53,45 @@ func TestReadTreeRecentUntouchedFileIsNoChange(t *testing.T) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// TestWriteTreeLeavesOutLinksThatClimbOut: the engine refuses a copy that
+// holds a relative link leaving the folder copied into ("invalid
+// symlink"); such a link a run left is kept on the host but not copied, so
+// it can neither fail later runs nor be deleted by their hand-back.
+func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
+	src := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "sub"), 0o755))
+	links := map[string]string{
+		"up":          "..",
+		"far":         "../../../../../..",
+		"sub/up2":     "../..",
+		"sub/sibling": "../f",
+		"self":        ".",
+		"abs":         "/etc/passwd",
+		"sub/back":    "../sub/../f",
+	}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(src, name)))
+	}
+	var buf bytes.Buffer
+	seen, err := writeTree(&buf, src, 65532, 65532)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"sub/sibling": true, "self": true, "abs": true, "sub/back": true}, seen)
+
+	tests := []struct {
+		rel, target string
+		out         bool
+	}{
+		{"up", "..", true},
+		{"a/b", "../..", true},
+		{"a/b", "..", false},
+		{"a/b", "../../w/x", false}, // out and back in, lexically as the engine checks
+		{"x", "/", false},
+		{"x", "./y/../../z", true},
+		{"x", "y/../z", false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.out, climbsOut(tt.rel, tt.target), "%s -> %s", tt.rel, tt.target)
+	}
 }
