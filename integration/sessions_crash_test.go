@@ -201,3 +201,41 @@ func sandboxesOf(skill string) ([]container.Summary, error) {
 		),
 	})
 }
+
+// TestSessionSIGKILLDuringHandBack: a server killed while it writes a run's
+// outputs back into the session leaves no temporary file visible after a
+// restart: the listing shows whole files only and the disk holds no
+// leftover.
+func TestSessionSIGKILLDuringHandBack(t *testing.T) {
+	srv := startSessionServer(t, "")
+	s := srv.create(t, "")
+	srv.put(t, s.ID, "in.txt", []byte("kept\n"))
+	go func() {
+		body := mustJSON(t, map[string]string{"session": s.ID,
+			"code": "import os\nfor i in range(8):\n    with open('out%d.bin' % i, 'wb') as f:\n        f.write(os.urandom(16 << 20))\n"})
+		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+sessSkill+"/python", strings.NewReader(body))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	ws := srv.workspace(s.ID)
+	require.Eventually(t, func() bool {
+		return tempBytes(ws) > 0
+	}, 90*time.Second, 2*time.Millisecond, "the hand-back never wrote a temporary file")
+	require.NoError(t, srv.cmd.Process.Kill())
+	<-srv.done
+	require.NotEmpty(t, tempNames(t, ws), "the kill landed inside the hand-back")
+
+	next := startSessionServer(t, srv.dir)
+	for _, e := range next.list(t, s.ID) {
+		require.False(t, strings.HasPrefix(filepath.Base(e.Path), ".sandboxrun-"), "temporary %s listed", e.Path)
+		if e.Type == session.TypeFile && e.Path != "in.txt" {
+			require.EqualValues(t, 16<<20, e.Size, "a handed-back file is whole: %s", e.Path)
+		}
+	}
+	require.Empty(t, tempNames(t, ws), "nothing of the interrupted hand-back on disk")
+	require.Equal(t, []byte("kept\n"), next.get(t, s.ID, "in.txt"))
+	res := next.python(t, s.ID, "print(1)") // reaps the killed run's sandbox
+	require.True(t, res.Success, res.Stderr)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+}

@@ -4,6 +4,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"archive/tar"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,13 @@ import (
 	"syscall"
 	"time"
 )
+
+// tempPrefix starts the names of the hand-back's temporary files and links
+// in the workspace. It is the session store's reserved prefix
+// (session.TempPrefix; a test keeps the two equal), so in a session whose
+// hand-back a crash cut short they are never listed, and are removed when
+// the store next opens, like an interrupted upload's.
+const tempPrefix = ".sandboxrun-upload-"
 
 // pageSize is what tmpfs charges a file at least.
 const pageSize = 4096
@@ -346,7 +354,7 @@ func digestIfSame(dst string, h *tar.Header) string {
 }
 
 func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) error {
-	f, err := os.CreateTemp(filepath.Dir(dst), ".sandboxrun-*")
+	f, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -366,8 +374,10 @@ func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) err
 }
 
 func replaceLink(dst, target string) error {
-	tmp := filepath.Join(filepath.Dir(dst), ".sandboxrun-link-"+filepath.Base(dst))
-	_ = os.Remove(tmp)
+	var r [8]byte
+	_, _ = rand.Read(r[:]) // never fails (crypto/rand)
+	// Not named after dst: a name near NAME_MAX would make it too long.
+	tmp := filepath.Join(filepath.Dir(dst), tempPrefix+"link-"+hex.EncodeToString(r[:]))
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}

@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 // TestReadTreeRecentUntouchedFileIsNoChange: a file put in the workspace
@@ -94,4 +96,16 @@ func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 	for _, tt := range tests {
 		require.Equal(t, tt.out, climbsOut(tt.rel, tt.target), "%s -> %s", tt.rel, tt.target)
 	}
+}
+
+// TestHandBackTempNamesAreTheSessionStoresReservedNames: a session lists
+// none of the hand-back's temporary files and removes them after a crash
+// only because their names carry the store's reserved prefix.
+func TestHandBackTempNamesAreTheSessionStoresReservedNames(t *testing.T) {
+	require.Equal(t, sessionstore.TempPrefix, tempPrefix)
+	root := t.TempDir()
+	long := strings.Repeat("l", 250)
+	changes, err := readTree(tarOf(t, entry{name: long, link: "target"}), root, nil, time.Now())
+	require.NoError(t, err, "a link whose name is near NAME_MAX is handed back")
+	require.Equal(t, []sandbox.FileChange{{Path: long, Change: sandbox.FileCreated}}, changes)
 }
