@@ -179,7 +179,7 @@ print(os.readlink("host"), os.path.exists("host/victim.txt"))
 		require.NotContains(t, string(b), "the other session's secret")
 		require.False(t, bytes.Contains(b, hostPasswd), "no response carries the host's /etc/passwd")
 	}
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
 // pyDict writes a Python dict literal of string pairs.

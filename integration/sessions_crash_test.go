@@ -76,7 +76,7 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		body := `{"code": "open('from-run.txt', 'w').write('x')\nimport time\nprint('started', flush=True)\ntime.sleep(120)", "timeout": 150, "session": "` + ids[3] + `"}`
-		req, _ := http.NewRequestWithContext(runCtx, "POST", srv.url+"/v1/skills/"+sessSkill+"/python", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(runCtx, "POST", srv.url+"/v1/skills/"+srv.skill+"/python", strings.NewReader(body))
 		req.Header.Set("Accept", "application/x-ndjson")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -118,7 +118,7 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 			return tempBytes(srv.workspace(id)) >= 1<<20
 		}, 30*time.Second, 20*time.Millisecond, "upload in session %s not in flight", id)
 	}
-	running, err := sandboxesOf(sessSkill)
+	running, err := sandboxesOf(srv.skill)
 	require.NoError(t, err)
 	require.Len(t, running, 1, "the run's sandbox is up")
 
@@ -171,7 +171,7 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 	res := next.python(t, ids[3], `import os; print(os.path.exists("from-run.txt"))`)
 	require.True(t, res.Success, res.Stderr)
 	require.Equal(t, "False\n", res.Stdout)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 	for _, c := range running {
 		_, err := runner.Client().VolumeInspect(context.Background(), "sandboxrun-ws-"+c.Labels[sandbox.LabelRunID])
 		require.True(t, cerrdefs.IsNotFound(err), "the killed run's workspace volume is removed: %v", err)
@@ -213,7 +213,7 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 	go func() {
 		body := mustJSON(t, map[string]string{"session": s.ID,
 			"code": "import os\nfor i in range(8):\n    with open('out%d.bin' % i, 'wb') as f:\n        f.write(os.urandom(16 << 20))\n"})
-		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+sessSkill+"/python", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+srv.skill+"/python", strings.NewReader(body))
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
@@ -237,5 +237,5 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 	require.Equal(t, []byte("kept\n"), next.get(t, s.ID, "in.txt"))
 	res := next.python(t, s.ID, "print(1)") // reaps the killed run's sandbox
 	require.True(t, res.Success, res.Stderr)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }

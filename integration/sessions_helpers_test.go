@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -31,14 +32,11 @@ import (
 // loopback, as an agent host would: create a session, put files in, run
 // scripts on them in real sandboxes, take files out.
 
-// sessSkill is the test skill the session tests run Python in.
-const sessSkill = "sess-it"
-
 // sessServer is a live server keeping sessions under dir.
 type sessServer struct {
 	*liveServer
-	dir  string // the sessions root
-	root string // the skills roots, as given to --skills
+	dir   string // the sessions root
+	skill string // the test skill runs use, named after the test
 }
 
 // startSessionServer starts serve with sessions under a fresh folder (or
@@ -49,16 +47,23 @@ func startSessionServer(t *testing.T, dir string, args ...string) *sessServer {
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "sessions")
 	}
-	root := sessSkillRoot(t)
-	srv := startServer(t, root, append([]string{"--sessions", dir}, args...)...)
-	return &sessServer{liveServer: srv, dir: dir, root: root}
+	skill := sessSkill(t)
+	srv := startServer(t, sessSkillRoot(t, skill), append([]string{"--sessions", dir}, args...)...)
+	return &sessServer{liveServer: srv, dir: dir, skill: skill}
 }
 
-// sessSkillRoot is the sess-it skill's root plus the repository's skills,
+// sessSkill names the test skill after the test (TestSessionQuota:
+// sess-quota), so a test's containers are told from another's by label.
+func sessSkill(t *testing.T) string {
+	name := strings.TrimPrefix(strings.SplitN(t.Name(), "/", 2)[0], "TestSession")
+	return "sess-" + strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(name, ""))
+}
+
+// sessSkillRoot is the test skill's root plus the repository's skills,
 // ':'-separated as --skills takes them.
-func sessSkillRoot(t *testing.T) string {
+func sessSkillRoot(t *testing.T, skill string) string {
 	t.Helper()
-	own := cliSkill(t, sessSkill, "allowed-tools: Bash(python3:*)\n", map[string]string{
+	own := cliSkill(t, skill, "allowed-tools: Bash(python3:*)\n", map[string]string{
 		"scripts/echo.py": "import json, sys\nprint(json.dumps(json.load(sys.stdin)))\n",
 	})
 	repo, err := filepath.Abs("../skills")
@@ -182,7 +187,7 @@ func (s *sessServer) pythonCall(t *testing.T, id, code string) call {
 	t.Helper()
 	b, err := json.Marshal(map[string]string{"code": code, "session": id})
 	require.NoError(t, err)
-	return s.do(t, "POST", "/v1/skills/"+sessSkill+"/python", bytes.NewReader(b))
+	return s.do(t, "POST", "/v1/skills/"+s.skill+"/python", bytes.NewReader(b))
 }
 
 // workspace is the session's folder on the host.

@@ -148,7 +148,7 @@ shutil.copyfile("bin.dat", "copy.dat")
 	require.Equal(t, sha(bin)+"\n", res3.Stdout)
 	require.Equal(t, bin, srv.get(t, s.ID, "data/every.bin"))
 	eventuallyNoContainers(t, sandbox.LabelSkill+"=data-analysis")
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
 // TestSessionStateAcrossCalls: what one run leaves, the next sees; each
@@ -191,7 +191,7 @@ open("a.txt", "w").write(text + "two\n")
 	require.Equal(t, "['c.txt']\nsea\n", res.Stdout)
 	require.Empty(t, res.Files)
 	require.EqualValues(t, 4, srv.info(t, s.ID).BytesUsed)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
 // requireListing checks the session holds exactly want (path → content),
@@ -244,9 +244,9 @@ func TestSessionOfAnotherTokenIs404(t *testing.T) {
 		{"write file", "PUT", "/v1/sessions/" + s.ID + "/files/secret.txt", "B was here\n", nil},
 		{"write new file", "PUT", "/v1/sessions/" + s.ID + "/files/new.txt", "B\n", nil},
 		{"delete file", "DELETE", "/v1/sessions/" + s.ID + "/files/secret.txt", "", nil},
-		{"run", "POST", "/v1/skills/" + sessSkill + "/run", run("script", "scripts/echo.py"), nil},
-		{"exec", "POST", "/v1/skills/" + sessSkill + "/exec", run("command", "python3 -c 'print(1)'"), nil},
-		{"python", "POST", "/v1/skills/" + sessSkill + "/python", run("code", "open('b.txt','w').write('B')"), nil},
+		{"run", "POST", "/v1/skills/" + srv.skill + "/run", run("script", "scripts/echo.py"), nil},
+		{"exec", "POST", "/v1/skills/" + srv.skill + "/exec", run("command", "python3 -c 'print(1)'"), nil},
+		{"python", "POST", "/v1/skills/" + srv.skill + "/python", run("code", "open('b.txt','w').write('B')"), nil},
 	}
 	const other = "AAAAAAAAAAAAAAAAAAAAAA" // a well-formed id no one holds
 	for _, tt := range tests {
@@ -271,7 +271,7 @@ func TestSessionOfAnotherTokenIs404(t *testing.T) {
 	require.Equal(t, []byte("A's data\n"), srv.get(t, s.ID, "secret.txt"))
 	c = srv.do(t, "GET", "/v1/sessions", nil)
 	require.Contains(t, string(c.body), s.ID)
-	requireNoSkillContainers(t, sessSkill)
+	requireNoSkillContainers(t, srv.skill)
 }
 
 // scrubID blanks the (possibly shortened) id in an error message.
@@ -352,7 +352,7 @@ open("%[1]s.txt", "w").write("%%f %%f\n" %% (start, end))
 	}
 	a, b := spans[0], spans[1]
 	require.True(t, a[1] <= b[0] || b[1] <= a[0], "the runs overlapped: %v and %v", a, b)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
 // writeFile writes a policy (or any) file in a fresh folder.
@@ -412,7 +412,7 @@ print(written, full)
 		used += e.Size * b2i(e.Type == session.TypeFile)
 	}
 	require.Equal(t, info.BytesUsed, used, "bytes_used is what the files hold")
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+sessSkill)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
 func b2i(b bool) int64 {
