@@ -87,6 +87,9 @@ fuzz:
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME)
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the
