@@ -4,6 +4,7 @@ package integration
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -455,4 +456,52 @@ func TestSessionTTLExpiry(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "and its metadata")
 	c = srv.do(t, "GET", "/v1/sessions", nil)
 	require.JSONEq(t, `{"sessions": []}`, string(c.body))
+}
+
+// TestSessionDeleteCancelsItsRun: deleting a session with a run in it
+// stops the run, removes its sandbox, and nothing of the run lands on disk
+// afterwards (no hand-back into a removed folder).
+func TestSessionDeleteCancelsItsRun(t *testing.T) {
+	srv := startSessionServer(t, "")
+	s := srv.create(t, "")
+	srv.put(t, s.ID, "in.txt", []byte("x"))
+	started := make(chan struct{})
+	ended := make(chan string, 1)
+	go func() {
+		body := mustJSON(t, map[string]any{"session": s.ID, "timeout": 120,
+			"code": "open('partial.txt', 'w').write('p')\nimport time\nprint('started', flush=True)\ntime.sleep(100)"})
+		req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+srv.skill+"/python", strings.NewReader(body))
+		req.Header.Set("Accept", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		if line, err := br.ReadString('\n'); err == nil && strings.Contains(line, "started") {
+			close(started)
+		}
+		rest, _ := io.ReadAll(br)
+		ended <- string(rest)
+	}()
+	select {
+	case <-started:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the run did not start; stderr: %s", srv.stderr)
+	}
+	begin := time.Now()
+	c := srv.do(t, "DELETE", "/v1/sessions/"+s.ID, nil)
+	require.Equal(t, http.StatusNoContent, c.status, c.String())
+	select {
+	case last := <-ended:
+		require.NotContains(t, last, `"success":true`, "the run was stopped: %s", last)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run went on after its session was deleted")
+	}
+	require.Less(t, time.Since(begin), 60*time.Second)
+	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
+	_, err := os.Lstat(srv.workspace(s.ID))
+	require.ErrorIs(t, err, os.ErrNotExist, "the folder is gone and no hand-back made it again")
+	require.Equal(t, http.StatusNotFound, srv.do(t, "GET", "/v1/sessions/"+s.ID, nil).status)
 }
