@@ -5,7 +5,8 @@
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
-#   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput
+#   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
+#                and what a session adds to a run; file upload and download MiB/s
 #   make bench-storage  the bench on the engine's storage driver and on overlay2
 #                (a second, temporary dockerd; the running engine is untouched)
 #   make crun    install crun, register it in daemon.json and reload dockerd
@@ -88,12 +89,16 @@ fuzz:
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the
 # load average before and after.
 BENCH_N ?= 40
 BENCH_C ?= 1,2,8
+# BENCH_SESSIONS_N runs per row of the sessions bench (its 100 MiB rows
+# take seconds a run).
+BENCH_SESSIONS_N ?= 10
 BENCH_RUNTIME ?=
 # The storage driver as an operator lever: the same bench on this engine's
 # driver and on overlay2, through a second dockerd started for it and
@@ -105,6 +110,7 @@ bench: images
 	$(GO) run ./bench -n $(BENCH_N) -c $(BENCH_C) -cli $(SANDBOXRUN) -oci-runtime "$(BENCH_RUNTIME)"
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
+	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 
 # crun starts containers faster than runc (see README, "Performance"). This

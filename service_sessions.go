@@ -16,8 +16,18 @@ import (
 // keeps none; it matches ErrRefused too.
 var ErrNoSessions = errors.New("no sessions")
 
-// sweepEvery is how often sessions idle past their TTL are looked for.
+// sweepEvery is how often, at most, sessions idle past their TTL are
+// looked for.
 const sweepEvery = time.Minute
+
+// sweepInterval is the sweep's period for a default idle TTL of ttl: every
+// minute, or half the TTL when that is shorter (never under a second), so an
+// operator's short TTL removes folders about when it says rather than up to
+// a minute late. Access is refused at expiry whatever the period (the store
+// checks on every call); the sweep is what frees the disk.
+func sweepInterval(ttl time.Duration) time.Duration {
+	return max(time.Second, min(sweepEvery, ttl/2))
+}
 
 // sessionsRoot is where the Service keeps sessions: Config.SessionsRoot,
 // else the policy's sessions.root; "" keeps none.
@@ -103,9 +113,10 @@ func (s *Service) Sessions() (*session.Store, error) {
 	return s.sessions, nil
 }
 
-// sweepSessions removes idle sessions every sweepEvery until stop closes.
+// sweepSessions removes idle sessions every sweepInterval until stop
+// closes.
 func (s *Service) sweepSessions(stop <-chan struct{}) {
-	t := time.NewTicker(sweepEvery)
+	t := time.NewTicker(sweepInterval(s.sessions.Limits().TTL))
 	defer t.Stop()
 	for {
 		select {

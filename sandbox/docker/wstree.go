@@ -4,6 +4,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"archive/tar"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,8 +16,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
+
+// tempPrefix starts the names of the hand-back's temporary files and links
+// in the workspace. It is the session store's reserved prefix
+// (session.TempPrefix; a test keeps the two equal), so in a session whose
+// hand-back a crash cut short they are never listed, and are removed when
+// the store next opens, like an interrupted upload's.
+const tempPrefix = ".sandboxrun-upload-"
 
 // pageSize is what tmpfs charges a file at least.
 const pageSize = 4096
@@ -101,6 +110,13 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 			if err != nil {
 				return err
 			}
+			if climbsOut(rel, target) {
+				// The engine refuses the whole copy for such a link
+				// ("invalid symlink"), so one a run left would fail every
+				// later run; it stays on the host, out of the sandbox and
+				// out of the hand-back's deletions, like an unreadable file.
+				return nil
+			}
 			h.Typeflag, h.Linkname = tar.TypeSymlink, target
 			seen[rel] = true
 			return tw.WriteHeader(h)
@@ -133,6 +149,17 @@ func writeTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 		return seen, err
 	}
 	return seen, tw.Close()
+}
+
+// climbsOut reports whether the relative symlink target, resolved from the
+// folder of the link at rel (a path relative to the workspace), leaves the
+// workspace.
+func climbsOut(rel, target string) bool {
+	if path.IsAbs(target) {
+		return false
+	}
+	j := path.Join("/w", path.Dir(rel), target)
+	return j != "/w" && !strings.HasPrefix(j, "/w/")
 }
 
 // errUnsafePath refuses a name in a returned tree that would leave the
@@ -190,11 +217,17 @@ func readTree(r io.Reader, root string, before map[string]bool, copiedAt time.Ti
 			if unchanged(dst, h, copiedAt) || isSetID(dst) {
 				continue
 			}
+			// A file touched on the host just before the copy in (an
+			// upload a moment ago) is written back whatever its time says;
+			// it is a change only if its bytes or mode differ.
+			prev := digestIfSame(dst, h)
 			sum := sha256.New()
 			if err := replaceFile(dst, h.FileInfo().Mode().Perm(), h.ModTime, io.TeeReader(tr, sum)); err != nil {
 				return changes, err
 			}
-			changed(rel, h.Size, hex.EncodeToString(sum.Sum(nil)))
+			if digest := hex.EncodeToString(sum.Sum(nil)); digest != prev {
+				changed(rel, h.Size, digest)
+			}
 		case tar.TypeSymlink:
 			after[rel] = true
 			if err := ensureDir(root, path.Dir(rel), 0o755); err != nil {
@@ -299,8 +332,29 @@ func unchanged(dst string, h *tar.Header, copiedAt time.Time) bool {
 		fi.Mode().Perm() == h.FileInfo().Mode().Perm()
 }
 
+// digestIfSame returns the hex SHA-256 of dst when it is a regular file of
+// h's size and mode (it may be h's content again), else "". Only a file the
+// quick check could not vouch for is read, so this costs a second read of
+// recent files alone.
+func digestIfSame(dst string, h *tar.Header) string {
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != h.Size || fi.Mode().Perm() != h.FileInfo().Mode().Perm() {
+		return ""
+	}
+	f, err := os.OpenFile(dst, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
 func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) error {
-	f, err := os.CreateTemp(filepath.Dir(dst), ".sandboxrun-*")
+	f, err := os.CreateTemp(filepath.Dir(dst), tempPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -320,8 +374,10 @@ func replaceFile(dst string, perm os.FileMode, mtime time.Time, r io.Reader) err
 }
 
 func replaceLink(dst, target string) error {
-	tmp := filepath.Join(filepath.Dir(dst), ".sandboxrun-link-"+filepath.Base(dst))
-	_ = os.Remove(tmp)
+	var r [8]byte
+	_, _ = rand.Read(r[:]) // never fails (crypto/rand)
+	// Not named after dst: a name near NAME_MAX would make it too long.
+	tmp := filepath.Join(filepath.Dir(dst), tempPrefix+"link-"+hex.EncodeToString(r[:]))
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}
