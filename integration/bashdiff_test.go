@@ -28,6 +28,7 @@ import (
 // be one the checker approved: its program among the approved programs, and
 // no variable assignment unless a bare Bash entry allowed assignments.
 func TestCommandCheckerAgreesWithBash(t *testing.T) {
+	t.Parallel()
 	corpus := bashCorpus()
 	// The third set checks the exec path's rewriting: commands and entries
 	// resolved for a skill (placeholders, skill-relative scripts) before the
@@ -98,7 +99,11 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 
 	// The jobs run in batches, each in its own sandbox with the longest
 	// timeout a sandbox may have, so a busy host slows the test down rather
-	// than failing it.
+	// than failing it, and every CPU of the engine's host: the sandbox runs
+	// nothing but the test's own driver, and a cap of one CPU left the
+	// other idle whenever the rest of the suite waited on the engine.
+	info, err := runner.Client().Info(context.Background())
+	require.NoError(t, err)
 	type trace struct {
 		Trace   string `json:"trace"`
 		Stderr  string `json:"stderr"`
@@ -113,6 +118,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 		spec.Stdin = in
 		spec.Limits.Timeout = 10 * time.Minute
 		spec.Limits.OutputBytes = 64 << 20
+		spec.Limits.CPUs = float64(info.NCPU)
 		ctx, cancel := context.WithTimeout(context.Background(), 11*time.Minute)
 		res, err := runner.Run(ctx, spec)
 		cancel()
@@ -281,9 +287,10 @@ with concurrent.futures.ThreadPoolExecutor(4) as pool:
 json.dump(out, sys.stdout)
 `
 
-// bashCorpus is the fuzz seeds' shapes plus mutations: every payload of
-// bashPayloads inserted at every position of every base command, and random
-// pairs of insertions, generated from a fixed seed so failures repeat.
+// bashCorpus is the fuzz seeds' shapes plus mutations: every payload
+// inserted at every distinct insertion point of every base command (see
+// insertionPoints), and random pairs of insertions, generated from a fixed
+// seed so failures repeat.
 func bashCorpus() []string {
 	bases := []string{
 		"git status", "git status --short", "echo hi", "cat file", "printf '%s\\n' a b",
@@ -319,7 +326,7 @@ func bashCorpus() []string {
 	for _, b := range bases {
 		corpus = append(corpus, b)
 		for _, p := range payloads {
-			for i := 0; i <= len(b); i++ {
+			for _, i := range insertionPoints(b) {
 				corpus = append(corpus, b[:i]+p+b[i:])
 			}
 		}
@@ -334,4 +341,47 @@ func bashCorpus() []string {
 		corpus = append(corpus, s)
 	}
 	return corpus
+}
+
+// insertionPoints are the positions of b at which a payload is inserted:
+// one per lexical context, where a context is the text before the position
+// with each run of word characters ([A-Za-z0-9_]) read as one, and the
+// class of the byte after it. Two positions inside the same word of the
+// same base ("st|atus", "sta|tus") differ only in which letters end up on
+// either side of the payload, which neither the checker nor bash reads
+// differently (a split program name is unapproved either way, a split
+// keyword is no keyword either way); every boundary between a word and
+// anything else, and every position among quotes, operators, expansions
+// and heredoc text, keeps a context of its own. Inserting at every byte
+// instead ran about a third more commands through bash, each one a repeat
+// of a context kept here, and made this the longest test of the suite.
+func insertionPoints(b string) []int {
+	word := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	var points []int
+	seen := map[string]bool{}
+	var prefix []byte // b[:i] with each run of word characters as one 'w'
+	for i := 0; i <= len(b); i++ {
+		next := "end"
+		if i < len(b) {
+			next = string(b[i])
+			if word(b[i]) {
+				next = "w"
+			}
+		}
+		if key := string(prefix) + "\x00" + next; !seen[key] {
+			seen[key] = true
+			points = append(points, i)
+		}
+		if i < len(b) {
+			switch {
+			case !word(b[i]):
+				prefix = append(prefix, b[i])
+			case i == 0 || !word(b[i-1]):
+				prefix = append(prefix, 'w')
+			}
+		}
+	}
+	return points
 }

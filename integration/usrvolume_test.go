@@ -187,6 +187,7 @@ func runOnAndOff(t *testing.T, script string) map[bool]*sandbox.Result {
 // volume and without it. Directories are left out: their own mtimes change
 // when the engine fills them.
 func TestUsrVolumeIsTheImageUsr(t *testing.T) {
+	t.Parallel()
 	since := time.Now()
 	runs := runOnAndOff(t, `set -o pipefail
 printf 'meta %s\n' "$(find /usr -xdev ! -type d -printf '%P %M %U %G %s %T@ %l\n' | LC_ALL=C sort | sha256sum)"
@@ -211,6 +212,7 @@ printf 'files %s\n' "$(find /usr -xdev ! -type d | wc -l)"
 
 // /usr is read-only with the volume, exactly as it is without.
 func TestUsrVolumeIsReadOnly(t *testing.T) {
+	t.Parallel()
 	runs := runOnAndOff(t, `for p in /usr/x /usr/lib/python3.11/x; do
 	touch "$p" 2>&1
 	echo "status $?"
@@ -228,6 +230,7 @@ done
 // Two processes filling the same image's copy at once publish one: the
 // loser removes its own, and every run of either succeeds on the winner.
 func TestUsrVolumeConcurrentFillPublishesOne(t *testing.T) {
+	t.Parallel()
 	tag, id := usrTestImage(t)
 	runners := []*docker.Runner{usrRunner(t, true), usrRunner(t, true)}
 	const runs = 6
@@ -294,6 +297,7 @@ func reapedOf(t *testing.T, d *docker.Runner, dryRun bool, names ...string) map[
 // Reap keeps an image's usr volumes while the image exists and removes
 // them, and says so, once it is gone; a dry run only reports them.
 func TestUsrVolumePrunedWithItsImage(t *testing.T) {
+	// Serial (see main_test.go): reaps (usr volumes of removed images included).
 	tag, id := usrTestImage(t)
 	d := usrRunner(t, true)
 	runUsrImage(t, d, tag, id)
@@ -324,6 +328,7 @@ func TestUsrVolumePrunedWithItsImage(t *testing.T) {
 // had learnt of the copy moments before mounted it once more: the engine
 // then makes an empty volume of that name, which must not pass for a copy.
 func TestUsrVolumeRecoversWhenRemoved(t *testing.T) {
+	// Serial (see main_test.go): reaps (usr volumes of removed images included).
 	for _, tt := range []struct {
 		name                 string
 		withMarker, staleRun bool
