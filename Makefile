@@ -44,7 +44,8 @@ demo: images
 test: unit integration
 
 # timed NAME CMD...: runs CMD and prints how long it took; `go test` prints
-# each package's own time on its ok/FAIL line.
+# each package's own time on its ok/FAIL line. CMD holds no comma ($(call) splits
+# its arguments there).
 timed = began=$$(date +%s); $(2); status=$$?; \
 	echo "make: $(1) $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - began )) s"; exit $$status
 
