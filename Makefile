@@ -44,11 +44,21 @@ demo: images
 
 test: unit integration
 
-unit:
-	$(GO) test -race -count=1 ./...
+# timed NAME CMD...: runs CMD and prints how long it took; `go test` prints
+# each package's own time on its ok/FAIL line. CMD holds no comma ($(call) splits
+# its arguments there).
+timed = began=$$(date +%s); $(2); status=$$?; \
+	echo "make: $(1) $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(( $$(date +%s) - began )) s"; exit $$status
 
+unit:
+	@$(call timed,unit,$(GO) test -race -count=1 ./...)
+
+# Integration tests mostly wait on the engine, so most run in parallel
+# (integration/main_test.go says which may not): INTEGRATION_PARALLEL of
+# them at once, on any number of CPUs.
+INTEGRATION_PARALLEL ?= 4
 integration: images
-	$(GO) test -tags integration -race -count=1 -timeout 45m ./integration/ ./images/
+	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/)
 
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on

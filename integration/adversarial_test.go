@@ -32,8 +32,10 @@ func shSpec(t *testing.T, script string) sandbox.Spec {
 // TestScriptCannotSilenceInit: signals the script may send init (it runs
 // under the same uid) must not stop the report from arriving.
 func TestScriptCannotSilenceInit(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []string{"QUIT", "ABRT", "SEGV", "BUS", "FPE", "ILL", "TRAP", "SYS", "STKFLT", "USR1", "USR2", "ALRM", "PIPE", "KILL", "STOP", "TSTP", "TTIN", "TTOU", "XCPU", "XFSZ", "VTALRM", "PROF", "PWR", "WINCH", "URG", "IO", "CHLD", "CONT"} {
 		t.Run(sig, func(t *testing.T) {
+			t.Parallel()
 			res := run(t, shSpec(t, "kill -"+sig+" 1; sleep 0.3; echo alive; exit 3"))
 			require.Equal(t, 3, res.ExitCode, "stderr: %s", res.Stderr)
 			require.Equal(t, "alive\n", res.Stdout)
@@ -42,12 +44,14 @@ func TestScriptCannotSilenceInit(t *testing.T) {
 }
 
 func TestKillEverythingFromInside(t *testing.T) {
+	t.Parallel()
 	res := run(t, shSpec(t, "sleep 100 & sleep 100 & kill -9 -1; echo still here; exit 5"))
 	require.Equal(t, 5, res.ExitCode, "stderr: %s", res.Stderr)
 	require.Equal(t, "still here\n", res.Stdout)
 }
 
 func TestDaemonizedProcesses(t *testing.T) {
+	t.Parallel()
 	t.Run("closes its output and leaves the group", func(t *testing.T) {
 		begin := time.Now()
 		res := run(t, shSpec(t, "setsid bash -c 'exec >/dev/null 2>&1 </dev/null; sleep 100' & echo parent; exit 0"))
@@ -65,6 +69,7 @@ func TestDaemonizedProcesses(t *testing.T) {
 }
 
 func TestStoppedScriptTimesOut(t *testing.T) {
+	t.Parallel()
 	spec := shSpec(t, "kill -STOP $$; echo resumed")
 	spec.Limits.Timeout = 2 * time.Second
 	res := run(t, spec)
@@ -73,6 +78,7 @@ func TestStoppedScriptTimesOut(t *testing.T) {
 }
 
 func TestHugeSingleLine(t *testing.T) {
+	t.Parallel()
 	spec := pySpec(t, `
 import sys
 chunk = b"x" * (1 << 20)
@@ -89,6 +95,7 @@ for _ in range(200):
 }
 
 func TestTmpIsNotExecutable(t *testing.T) {
+	t.Parallel()
 	res := run(t, shSpec(t, "cp /bin/true /tmp/t && chmod +x /tmp/t && /tmp/t; echo $?"))
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
 	require.Equal(t, "126\n", res.Stdout)
@@ -98,6 +105,7 @@ func TestTmpIsNotExecutable(t *testing.T) {
 // writable workspace must not make the host-side hand-back touch anything
 // outside it, nor leave a privileged file behind.
 func TestWorkspaceHandBackIsContained(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("s"), 0o600))
@@ -155,6 +163,7 @@ PY
 // Its sandbox must still end on its own at the timeout, and Reap must find
 // it by its dead owner and remove it.
 func TestHostKilledMidRun(t *testing.T) {
+	// Serial (see main_test.go): reaps, and leaves a dead owner's sandbox that any other sandboxrun process would reap.
 	const skill = "cli-killed"
 	root := cliSkill(t, skill, "", map[string]string{
 		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
@@ -164,6 +173,7 @@ func TestHostKilledMidRun(t *testing.T) {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line := make([]byte, len("started\n"))
 	_, err = io.ReadFull(stdout, line)

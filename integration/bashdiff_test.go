@@ -28,6 +28,7 @@ import (
 // be one the checker approved: its program among the approved programs, and
 // no variable assignment unless a bare Bash entry allowed assignments.
 func TestCommandCheckerAgreesWithBash(t *testing.T) {
+	t.Parallel()
 	corpus := bashCorpus()
 	// The third set checks the exec path's rewriting: commands and entries
 	// resolved for a skill (placeholders, skill-relative scripts) before the
@@ -56,10 +57,15 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 		command  string
 		programs []string
 		assigns  bool
+		job      int // index in jobs of the bash run that checks it
 	}
 	var jobs []job
 	var want []approved
 	seen := map[string]bool{}
+	// A command that two tool sets allow with the same argv and the same
+	// approved programs runs in bash once: its one trace is checked
+	// against each tool set's approval.
+	jobOf := map[string]int{}
 	for _, set := range toolsets {
 		tools := set.tools
 		ts, err := policy.ParseAllowedTools(tools)
@@ -89,16 +95,26 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 			c := slices.Index(argv, "-c")
 			require.Positive(t, c, "BashArgv has no -c: %q", argv)
 			argv = slices.Insert(argv, c, "-x")
-			jobs = append(jobs, job{Argv: argv, Stubs: a.Programs})
-			want = append(want, approved{tools: tools, command: cmd, programs: a.Programs, assigns: tools == "Bash"})
+			key := fmt.Sprintf("%q %q", argv, a.Programs)
+			j, ok := jobOf[key]
+			if !ok {
+				j = len(jobs)
+				jobOf[key] = j
+				jobs = append(jobs, job{Argv: argv, Stubs: a.Programs})
+			}
+			want = append(want, approved{tools: tools, command: cmd, programs: a.Programs, assigns: tools == "Bash", job: j})
 		}
 	}
-	t.Logf("corpus: %d commands, %d allowed under %d tool sets", len(corpus), len(jobs), len(toolsets))
-	require.Greater(t, len(jobs), 500, "the corpus should exercise many allowed commands")
+	t.Logf("corpus: %d commands, %d allowed under %d tool sets, %d distinct bash runs", len(corpus), len(want), len(toolsets), len(jobs))
+	require.Greater(t, len(want), 500, "the corpus should exercise many allowed commands")
 
 	// The jobs run in batches, each in its own sandbox with the longest
 	// timeout a sandbox may have, so a busy host slows the test down rather
-	// than failing it.
+	// than failing it, and every CPU of the engine's host: the sandbox runs
+	// nothing but the test's own driver, and a cap of one CPU left the
+	// other idle whenever the rest of the suite waited on the engine.
+	info, err := runner.Client().Info(context.Background())
+	require.NoError(t, err)
 	type trace struct {
 		Trace   string `json:"trace"`
 		Stderr  string `json:"stderr"`
@@ -113,6 +129,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 		spec.Stdin = in
 		spec.Limits.Timeout = 10 * time.Minute
 		spec.Limits.OutputBytes = 64 << 20
+		spec.Limits.CPUs = float64(info.NCPU)
 		ctx, cancel := context.WithTimeout(context.Background(), 11*time.Minute)
 		res, err := runner.Run(ctx, spec)
 		cancel()
@@ -127,8 +144,8 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	require.Len(t, traces, len(jobs))
 
 	failures := 0
-	for i, tr := range traces {
-		w := want[i]
+	for _, w := range want {
+		tr := traces[w.job]
 		executed, assigned, err := parseXtrace(tr.Trace)
 		if err != nil {
 			t.Errorf("tools %q, command %q: cannot read bash's trace %q: %v", w.tools, w.command, tr.Trace, err)
@@ -281,9 +298,10 @@ with concurrent.futures.ThreadPoolExecutor(4) as pool:
 json.dump(out, sys.stdout)
 `
 
-// bashCorpus is the fuzz seeds' shapes plus mutations: every payload of
-// bashPayloads inserted at every position of every base command, and random
-// pairs of insertions, generated from a fixed seed so failures repeat.
+// bashCorpus is the fuzz seeds' shapes plus mutations: every payload
+// inserted at every distinct insertion point of every base command (see
+// insertionPoints), and random pairs of insertions, generated from a fixed
+// seed so failures repeat.
 func bashCorpus() []string {
 	bases := []string{
 		"git status", "git status --short", "echo hi", "cat file", "printf '%s\\n' a b",
@@ -319,7 +337,7 @@ func bashCorpus() []string {
 	for _, b := range bases {
 		corpus = append(corpus, b)
 		for _, p := range payloads {
-			for i := 0; i <= len(b); i++ {
+			for _, i := range insertionPoints(b) {
 				corpus = append(corpus, b[:i]+p+b[i:])
 			}
 		}
@@ -334,4 +352,47 @@ func bashCorpus() []string {
 		corpus = append(corpus, s)
 	}
 	return corpus
+}
+
+// insertionPoints are the positions of b at which a payload is inserted:
+// one per lexical context, where a context is the text before the position
+// with each run of word characters ([A-Za-z0-9_]) read as one, and the
+// class of the byte after it. Two positions inside the same word of the
+// same base ("st|atus", "sta|tus") differ only in which letters end up on
+// either side of the payload, which neither the checker nor bash reads
+// differently (a split program name is unapproved either way, a split
+// keyword is no keyword either way); every boundary between a word and
+// anything else, and every position among quotes, operators, expansions
+// and heredoc text, keeps a context of its own. Inserting at every byte
+// instead ran about a third more commands through bash, each one a repeat
+// of a context kept here, and made this the longest test of the suite.
+func insertionPoints(b string) []int {
+	word := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+	}
+	var points []int
+	seen := map[string]bool{}
+	var prefix []byte // b[:i] with each run of word characters as one 'w'
+	for i := 0; i <= len(b); i++ {
+		next := "end"
+		if i < len(b) {
+			next = string(b[i])
+			if word(b[i]) {
+				next = "w"
+			}
+		}
+		if key := string(prefix) + "\x00" + next; !seen[key] {
+			seen[key] = true
+			points = append(points, i)
+		}
+		if i < len(b) {
+			switch {
+			case !word(b[i]):
+				prefix = append(prefix, b[i])
+			case i == 0 || !word(b[i-1]):
+				prefix = append(prefix, 'w')
+			}
+		}
+	}
+	return points
 }

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -72,7 +71,11 @@ func cli(t *testing.T, dir string, env []string, stdin string, args ...string) c
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		trackOwner(t, cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	code := 0
 	var ee *exec.ExitError
 	if err != nil {
@@ -98,15 +101,8 @@ func cliSkill(t *testing.T, name, frontmatter string, files map[string]string) s
 	return root
 }
 
-// requireNoSkillContainers asserts no sandbox of the skill is left.
-func requireNoSkillContainers(t *testing.T, skill string) {
-	t.Helper()
-	left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+skill)
-	require.NoError(t, err)
-	require.Empty(t, left)
-}
-
 func TestCLIRunExitStatuses(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "cli-status", "", map[string]string{
 		"scripts/ok.py":      "import json,sys; print(json.dumps(json.load(sys.stdin)))\n",
 		"scripts/fail.py":    "import sys; print('nope', file=sys.stderr); sys.exit(7)\n",
@@ -146,12 +142,14 @@ func TestCLIRunExitStatuses(t *testing.T) {
 }
 
 func TestCLIDockerUnreachableIsExit3(t *testing.T) {
+	t.Parallel()
 	r := cli(t, "..", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "", "run", "hello", "scripts/echo.py")
 	require.Equal(t, 3, r.code, r.stderr)
 	require.Contains(t, r.stderr, "unreachable")
 }
 
 func TestCLIJSONResultAndAudit(t *testing.T) {
+	t.Parallel()
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	args := `{"secret":"do-not-log-me"}`
 	r := cli(t, "..", nil, args, "run", "--json", "--audit-log", audit, "hello", "scripts/echo.js", "--args", "-")
@@ -175,6 +173,7 @@ func TestCLIJSONResultAndAudit(t *testing.T) {
 }
 
 func TestCLIExec(t *testing.T) {
+	t.Parallel()
 	r := cli(t, "..", nil, "", "exec", "hello", "--", `echo '{"via":"exec"}' | python3 /skills/hello/scripts/echo.py`)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.JSONEq(t, `{"skill":"hello","runtime":"python","args":{"via":"exec"}}`, r.stdout)
@@ -186,6 +185,7 @@ func TestCLIExec(t *testing.T) {
 }
 
 func TestCLIPython(t *testing.T) {
+	t.Parallel()
 	r := cli(t, "..", nil, "", "python", "--json", "data-analysis", "--code", "print(6 * 7)")
 	require.Equal(t, 0, r.code, r.stderr)
 	var pr map[string]any
@@ -206,6 +206,7 @@ func TestCLIPython(t *testing.T) {
 }
 
 func TestCLIWorkspaceWrite(t *testing.T) {
+	t.Parallel()
 	script := map[string]string{"scripts/write.sh": "echo data > /workspace/out.txt && echo wrote\n"}
 	ws := t.TempDir()
 	readOnly := cliSkill(t, "cli-ro", "allowed-tools: Read\n", script)
@@ -225,6 +226,7 @@ func TestCLIWorkspaceWrite(t *testing.T) {
 }
 
 func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "cli-interrupt", "", map[string]string{
 		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
 	})
@@ -235,6 +237,7 @@ func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	// Interrupt only once the script is running inside its container.
@@ -257,6 +260,7 @@ func TestCLIInterruptRemovesTheSandbox(t *testing.T) {
 // The Agent Skills spec allows lowercase Unicode letters in names; such a
 // skill runs like any other, at /skills/<name>.
 func TestCLIUnicodeSkillName(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "café", "", map[string]string{
 		"scripts/where.sh": "echo \"$SKILL_DIR\"\n",
 	})
@@ -271,6 +275,7 @@ func TestCLIUnicodeSkillName(t *testing.T) {
 // root, the test plays such a developer (uid 1500, in the Docker socket's
 // group); otherwise it is one already.
 func TestCLINonRootCallerOwnsItsFiles(t *testing.T) {
+	t.Parallel()
 	uid, gid := os.Getuid(), os.Getgid()
 	var cred *syscall.Credential
 	if uid == 0 {
@@ -307,7 +312,9 @@ func TestCLINonRootCallerOwnsItsFiles(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "stderr: %s", errb.String())
+	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
+	require.NoError(t, cmd.Wait(), "stderr: %s", errb.String())
 	require.Equal(t, fmt.Sprintf("%d\n", uid), out.String(), "the script runs as the caller")
 	fi, err := os.Stat(filepath.Join(ws, "out.txt"))
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 )
 
 func TestConcurrentRuns(t *testing.T) {
+	// Serial (see main_test.go): counts every container of this process.
 	const n = 16
 	var wg sync.WaitGroup
 	results := make([]*sandbox.Result, n)
@@ -60,6 +61,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 }
 
 func TestCancellationMidRunLeavesNoContainer(t *testing.T) {
+	t.Parallel()
 	spec := pySpec(t, `
 import time
 print("running", flush=True)
@@ -88,6 +90,7 @@ time.sleep(60)
 // TestRefusalsCreateNoContainer watches the engine's events: a refused spec
 // must not even create a container.
 func TestRefusalsCreateNoContainer(t *testing.T) {
+	t.Parallel()
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	require.NoError(t, err)
 	defer cli.Close()
@@ -120,6 +123,7 @@ func TestRefusalsCreateNoContainer(t *testing.T) {
 }
 
 func TestEngineRefusalIsInvalidSpec(t *testing.T) {
+	t.Parallel()
 	spec := pySpec(t, `print(1)`)
 	spec.Limits.CPUs = 1000 // more than any host here
 	res, err := runner.Run(context.Background(), spec)
@@ -164,6 +168,7 @@ func watchCreates(t *testing.T, cli *client.Client, runID string) func() int {
 }
 
 func TestWarmPool(t *testing.T) {
+	// Serial (see main_test.go): counts every container of this process.
 	warm, err := docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(runner.Image()),
 		docker.WithWarmPool(2, time.Minute), warnings())
 	require.NoError(t, err)

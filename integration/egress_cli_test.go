@@ -21,6 +21,7 @@ import (
 // allowlist policy, end to end: the policy file, the skill's
 // allowed_domains, --allow-domain, the Result and the audit log.
 func TestCLIEgressAllowlist(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	plain, secure := "127.0.0.1:"+u.pp, "127.0.0.1:"+u.sp
 	root := cliSkill(t, "fetcher", fmt.Sprintf("metadata:\n  network_access: \"true\"\n  allowed_domains: \"%s %s\"\n", plain, secure), map[string]string{

@@ -19,6 +19,7 @@ import (
 // its proxy serves cannot remove the proxy's folder; `sandboxrun reap`
 // removes it once the owner is gone, and leaves live owners' folders.
 func TestCLIEgressFolderOfAKilledOwnerIsReaped(t *testing.T) {
+	// Serial (see main_test.go): reaps, and leaves a dead owner's sandbox that any other sandboxrun process would reap.
 	const skill = "egress-killed"
 	root := cliSkill(t, skill, "metadata:\n  network_access: \"true\"\n  allowed_domains: \"127.0.0.1:9\"\n", map[string]string{
 		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
@@ -35,6 +36,7 @@ func TestCLIEgressFolderOfAKilledOwnerIsReaped(t *testing.T) {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line := make([]byte, len("started\n"))
 	_, err = io.ReadFull(stdout, line)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestEgressAllowedHostsWork(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 import subprocess
@@ -54,6 +55,7 @@ print(json.dumps(out))
 }
 
 func TestEgressRefusals(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 print(json.dumps({
@@ -91,6 +93,7 @@ print(json.dumps({
 }
 
 func TestEgressSNIMismatchIsRefused(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 def tunnel(sni):
@@ -138,6 +141,7 @@ type offline struct {
 // interface is lo, there is no route, and the host's servers are not on the
 // sandbox's loopback. Nothing is sent anywhere to find that out.
 func TestEgressIgnoringTheProxyGetsNoConnection(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 import os, subprocess
@@ -166,6 +170,7 @@ print(json.dumps(out))
 }
 
 func TestEgressProxyDeathLeavesNoNetwork(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 print(json.dumps({"first": fetch("http://127.0.0.1:%[1]s/first")}), flush=True)
@@ -221,6 +226,7 @@ print(json.dumps({"gone": r, "after": after, "direct": direct}))
 }
 
 func TestEgressCancelLeavesNothing(t *testing.T) {
+	t.Parallel()
 	u := startUpstreams(t)
 	spec := egressSpec(t, u, fmt.Sprintf(`
 print(json.dumps(fetch("http://127.0.0.1:%s/start")), flush=True)

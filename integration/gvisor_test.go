@@ -23,6 +23,7 @@ import (
 // read-only root, no network). An engine without runsc skips it, saying how
 // to register it.
 func TestCoreCasesUnderGVisor(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	info, err := runner.Client().Info(ctx)

@@ -52,6 +52,7 @@ func initReport(t *testing.T, job frame.Job) frame.Report {
 // sandbox-init counts OOM kills in the sandbox's own memory cgroup and says
 // so in its report, which lets the host answer without asking the engine.
 func TestInitReportsOOMKills(t *testing.T) {
+	t.Parallel()
 	job := func(code string) frame.Job {
 		return frame.Job{Argv: []string{"python3", "-c", code}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/",
 			TimeoutMS: 30_000, GraceMS: 1000, OutputCap: 1 << 20}

@@ -18,6 +18,7 @@ import (
 // but loopback. That only lo exists without a network is
 // sandboxtest.NoNetwork, run on every backend.
 func TestNetwork(t *testing.T) {
+	t.Parallel()
 	code := `import json, os; print(json.dumps(sorted(os.listdir("/sys/class/net"))))`
 	// Without a network the engine skips its own network setup
 	// (NetworkDisabled): the runtime must still give the sandbox a network
@@ -109,6 +110,7 @@ print(json.dumps(out))
 // Here, what is Docker's own: /dev/shm (ShmSize) takes writes, and a
 // refused write leaves nothing in the read-only workspace on the host.
 func TestReadOnlyWorkspaceStaysUntouched(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	require.NoError(t, os.Chmod(ws, 0o755))
 	spec := pySpec(t, tryWrites)
@@ -125,6 +127,7 @@ func TestReadOnlyWorkspaceStaysUntouched(t *testing.T) {
 }
 
 func TestWritableWorkspaceFilesBelongToTheCaller(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "input.txt"), []byte("from host"), 0o644))
 	spec := pySpec(t, `
@@ -162,6 +165,7 @@ with open("input.txt", "a") as f:
 }
 
 func TestSkillMountedReadOnlyAtItsPath(t *testing.T) {
+	t.Parallel()
 	skill := newSkill(t, map[string]string{"scripts/hello.sh": "echo \"hello from $SKILL_DIR\"\n"})
 	spec := pySpec(t, "")
 	spec.SkillDir = skill

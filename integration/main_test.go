@@ -3,6 +3,34 @@
 // Package integration runs the sandbox package against a real Docker engine
 // and the real runner image. It fails loudly when Docker or the image is
 // missing, unless SANDBOXRUN_SKIP_DOCKER=1 says to skip on purpose.
+//
+// # Parallel tests
+//
+// Most of the suite's time is spent waiting on the engine, so a test calls
+// t.Parallel() unless it is one of the kinds below; `make integration`
+// sets -parallel. Go runs every test that does not call t.Parallel() first,
+// one at a time, and only then the parallel ones together, so a serial test
+// never overlaps any other. A test stays serial when it
+//
+//   - counts every container of this process (ownContainers), or checks
+//     that a runner's Close left none of them;
+//   - reaps (runner.Reap, `sandboxrun reap`), or leaves a sandbox of a dead
+//     owner behind on purpose: every sandboxrun process that connects to the
+//     engine (each CLI run, serve, mcp) removes the sandboxes of dead
+//     owners, so such a test must not overlap any of them;
+//   - changes the process's environment or working directory (t.Setenv
+//     refuses to run in a parallel test anyway).
+//
+// What makes the rest safe together: run ids are unique per run, so
+// requireNoContainer and eventuallyNoContainers of a run id see only that
+// run; skill names a test creates are its own (cliSkill, depsSkill with the
+// process id), and skill images are checked by their skill's name
+// (requireNoBuildLeftovers); sandboxes of a shared skill (hello from
+// ../skills) are counted only among the sandboxrun processes the test
+// itself started (requireNoSkillContainers: start such a process with
+// cli, startServer or launchMCP, or call trackOwner with its pid). Each
+// test writes into its own t.TempDir() and listens on its own loopback
+// port.
 package integration
 
 import (
@@ -12,7 +40,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -145,16 +176,88 @@ func listContainers(ctx context.Context, label string) ([]string, error) {
 	return names, nil
 }
 
-// requireNoContainer asserts that nothing is left of a run once d's
-// background work (the teardown of runs that have their Result) is done.
+// requireNoContainer asserts that nothing is left of a run once d has
+// torn it down in the background, after its Result. It waits for that run's
+// container alone, not for d.WaitIdle: a runner that parallel tests share
+// may never be idle while they run.
 func requireNoContainer(t *testing.T, d *docker.Runner, runID string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	require.NoError(t, d.WaitIdle(ctx))
-	left, err := listContainers(context.Background(), sandbox.LabelRunID+"="+runID)
-	require.NoError(t, err)
+	_ = d // the run's teardown is d's, whichever runner it is
+	var left []string
+	var err error
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		left, err = listContainers(context.Background(), sandbox.LabelRunID+"="+runID)
+		require.NoError(t, err)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	require.Empty(t, left, "container of run %s left behind", runID)
+}
+
+// owners are the pids of the sandboxrun processes each top-level test
+// started, by test name.
+var owners = struct {
+	sync.Mutex
+	pids map[string][]int
+}{pids: map[string][]int{}}
+
+// trackOwner records that t started the sandboxrun process pid, whose
+// sandboxes requireNoSkillContainers then checks.
+func trackOwner(t *testing.T, pid int) {
+	t.Helper()
+	name, _, _ := strings.Cut(t.Name(), "/")
+	owners.Lock()
+	defer owners.Unlock()
+	owners.pids[name] = append(owners.pids[name], pid)
+}
+
+// skillContainers lists the sandboxes of skill, in any state, created by
+// the sandboxrun processes t (or one of its subtests) started: parallel
+// tests, and other suites on the same engine, may run the same skill.
+func skillContainers(t *testing.T, skill string) []string {
+	t.Helper()
+	name, _, _ := strings.Cut(t.Name(), "/")
+	owners.Lock()
+	pids := slices.Clone(owners.pids[name])
+	owners.Unlock()
+	list, err := runner.Client().ContainerList(context.Background(), container.ListOptions{
+		All: true,
+		Filters: filters.NewArgs(
+			filters.Arg("label", sandbox.LabelManaged+"=true"),
+			filters.Arg("label", sandbox.LabelSkill+"="+skill),
+		),
+	})
+	require.NoError(t, err)
+	var names []string
+	for _, c := range list {
+		pid, err := strconv.Atoi(c.Labels[sandbox.LabelOwnerPID])
+		if err == nil && slices.Contains(pids, pid) {
+			names = append(names, c.Names...)
+		}
+	}
+	return names
+}
+
+// requireNoSkillContainers asserts that no sandbox of skill is left by the
+// sandboxrun processes the test started.
+func requireNoSkillContainers(t *testing.T, skill string) {
+	t.Helper()
+	require.Empty(t, skillContainers(t, skill))
+}
+
+// eventuallyNoSkillContainers is requireNoSkillContainers for a
+// long-running process (the server), which removes a finished run's
+// sandbox in the background, after its Result.
+func eventuallyNoSkillContainers(t *testing.T, skill string) {
+	t.Helper()
+	var left []string
+	require.Eventually(t, func() bool {
+		left = skillContainers(t, skill)
+		return len(left) == 0
+	}, time.Minute, 50*time.Millisecond, "sandboxes of skill %s left behind: %v", skill, left)
 }
 
 // testLimits are small and quick; tests override what they exercise.

@@ -81,6 +81,7 @@ func launchMCP(t *testing.T, ownPipes bool, args ...string) *mcpServer {
 	}
 	s.cs, err = client.Connect(context.Background(), transport, nil)
 	require.NoError(t, err)
+	trackOwner(t, s.cmd.Process.Pid)
 	t.Cleanup(func() {
 		_ = s.cs.Close()
 		if s.cmd.ProcessState == nil {
@@ -169,6 +170,7 @@ func auditLines(t *testing.T, path string) []map[string]any {
 }
 
 func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
+	t.Parallel()
 	s := startMCP(t)
 
 	res := s.call(t, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
@@ -256,6 +258,7 @@ func TestMCPArgv(t *testing.T) {
 // the client's notifications/cancelled reaches the run, whose container is
 // removed, and the server keeps serving.
 func TestMCPCancellationRemovesTheSandbox(t *testing.T) {
+	t.Parallel()
 	// No warm pool: every container the server owns is the run's.
 	s := startMCP(t, "--warm-pool", "0")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -311,6 +314,7 @@ func waitForOutput(t *testing.T, s *mcpServer) {
 // does: its stdin closes (the host exited), or SIGTERM. Either way the run
 // stops, its sandbox is removed and the process exits 0.
 func TestMCPServerEndRemovesSandboxes(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"stdin closed", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
 			s := launchMCP(t, true)
@@ -350,6 +354,7 @@ func TestMCPServerEndRemovesSandboxes(t *testing.T) {
 // TestMCPStreamableHTTPRunsARealSkill serves the handler sandboxrun serve
 // mounts, on loopback, over a real Service.
 func TestMCPStreamableHTTPRunsARealSkill(t *testing.T) {
+	t.Parallel()
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })

@@ -18,6 +18,7 @@ import (
 // has only runc, so the test names it explicitly, and checks that a name the
 // engine does not know is refused and leaves nothing behind.
 func TestOCIRuntime(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		runtime string
 		ok      bool

@@ -17,6 +17,7 @@ import (
 // network, a writable workspace and huge limits under a strict operator
 // policy, and checks from inside the sandbox that none of it took effect.
 func TestCLIStrictPolicyOverridesTheSkill(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "greedy",
 		"allowed-tools: Bash(cat:*) Write\nmetadata:\n  network_access: \"true\"\n  max_memory: \"20480\"\n  max_execution_time: \"600\"\n  max_cpus: \"2\"\n",
 		map[string]string{"scripts/probe.py": `import json, os
@@ -74,6 +75,7 @@ workspace:
 // TestCLIPolicyGrantsExec: a skill without allowed-tools allows no commands,
 // until the operator's policy grants one.
 func TestCLIPolicyGrantsExec(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "nogrant", "", nil)
 	ws := t.TempDir()
 	r := cli(t, ws, nil, "", "--skills", root, "exec", "--workspace", ws, "nogrant", "--", "echo granted")

@@ -46,6 +46,7 @@ func workspace(t *testing.T, files map[string]string) string {
 const salesCSV = "region,units,revenue\nnorth,3,30.5\nsouth,5,20\neast,1,99\n"
 
 func TestCLICollectionLayouts(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	r := cli(t, coll, nil, "", "--skills", coll, "list", "--format", "json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -119,6 +120,7 @@ func TestCLICollectionLayouts(t *testing.T) {
 // TestCLIArgparseSkillReadsWorkspaceFile: a script that takes argparse
 // options and reads the file they name from the user's folder.
 func TestCLIArgparseSkillReadsWorkspaceFile(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	odd := "we ird $(id);.csv"
 	ws := workspace(t, map[string]string{"sales.csv": salesCSV, odd: salesCSV})
@@ -176,6 +178,7 @@ func TestCLIArgparseSkillReadsWorkspaceFile(t *testing.T) {
 // form.txt`. On the exec path the script word resolves to the skill's
 // folder while the file stays the user's; --cwd skill starts in the skill.
 func TestCLISkillRelativeCommands(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	ws := workspace(t, map[string]string{"form.txt": "Name: {{name}}\nCity: {{city}}\n"})
 	r := cli(t, ws, nil, "", "--skills", coll, "exec", "form-filler", "--", "python scripts/fill.py --fields form.txt")
@@ -212,6 +215,7 @@ func TestCLISkillRelativeCommands(t *testing.T) {
 // ${CLAUDE_PLUGIN_ROOT}, {baseDir}, a path wildcard and a trailing " *"
 // load, resolve to the skill's sandbox folder and allow what they say.
 func TestCLIClaudeCodeAllowedTools(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	r := cli(t, coll, nil, "", "--skills", coll, "show", "--json", "form-filler")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -250,6 +254,7 @@ func TestCLIClaudeCodeAllowedTools(t *testing.T) {
 // ([[tool.uv.index]], inline tables, multi-line strings) builds and runs;
 // the block's dependency is met by the skill's Debian package, offline.
 func TestCLIPEP723ForUv(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	ws := workspace(t, map[string]string{"data.csv": salesCSV})
 	r := cli(t, ws, nil, "", "--skills", coll, "run", "table-report", "scripts/table.py", "--", "data.csv")
@@ -267,6 +272,7 @@ func TestCLIPEP723ForUv(t *testing.T) {
 // TestCLIGitWorkspace: git works on the user's repository although the
 // sandbox user owns none of its files.
 func TestCLIGitWorkspace(t *testing.T) {
+	t.Parallel()
 	coll := collection(t)
 	ws := workspace(t, map[string]string{"notes.txt": "first\n"})
 	gitRun := func(args ...string) {
@@ -296,6 +302,7 @@ func TestCLIGitWorkspace(t *testing.T) {
 // is what a later run or build uses without naming the wheelhouse: package
 // sources are not part of the image's identity.
 func TestCLIImageReusedWithoutPackageSources(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	require.NoError(t, os.Chmod(root, 0o755))
 	name := fmt.Sprintf("it-offline-%d", os.Getpid())
@@ -324,6 +331,7 @@ func TestCLIImageReusedWithoutPackageSources(t *testing.T) {
 // later runs find it up to date) and runs, under a policy that picks it, a
 // script that imports the document libraries without declaring packages.
 func TestDocumentsProfile(t *testing.T) {
+	t.Parallel()
 	ctx := buildCtx(t)
 	img, err := images.BuildProfile(ctx, images.ProfileOptions{
 		Runner: runner.Image(), Profile: policy.ProfileDocuments, Version: sandboxrun.Version, Progress: progress{t},

@@ -17,6 +17,7 @@ import (
 )
 
 func TestSuccessWithSkillScript(t *testing.T) {
+	t.Parallel()
 	skillDir, err := filepath.Abs("../skills/hello")
 	require.NoError(t, err)
 	res := run(t, sandbox.Spec{
@@ -41,6 +42,7 @@ func TestSuccessWithSkillScript(t *testing.T) {
 // The conformance suite (sandboxtest.OutOfMemory) covers a script past its
 // limit; here a child is killed and the script itself survives.
 func TestOOMOfAChild(t *testing.T) {
+	t.Parallel()
 	// Only the memory cgroup's own count, reported by sandbox-init, sees
 	// this one: the script survives its child and exits 0, and the Result
 	// comes without the engine being asked about the stopped container.
@@ -59,6 +61,7 @@ print(r.returncode)
 }
 
 func TestForkBombIsContained(t *testing.T) {
+	t.Parallel()
 	t.Run("forks stop at the pids limit", func(t *testing.T) {
 		spec := pySpec(t, `
 import os, time
@@ -98,6 +101,7 @@ print(n)
 }
 
 func TestNonUTF8Output(t *testing.T) {
+	t.Parallel()
 	res := run(t, pySpec(t, `import sys; sys.stdout.buffer.write(b"ok \xff\xfe end\n"); sys.stderr.buffer.write(b"\xc3(")`))
 	require.True(t, res.Success)
 	require.Equal(t, "ok \ufffd\ufffd end\n", res.Stdout)
@@ -110,6 +114,7 @@ func TestNonUTF8Output(t *testing.T) {
 }
 
 func TestLargeArgumentsNeverRead(t *testing.T) {
+	t.Parallel()
 	spec := pySpec(t, `print("done")`)
 	spec.Stdin = []byte(`{"blob": "` + strings.Repeat("a", 5<<20) + `"}`)
 	start := time.Now()
@@ -127,6 +132,7 @@ func TestLargeArgumentsNeverRead(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
+	// Serial (see main_test.go): t.Setenv changes the process's environment.
 	t.Setenv("SANDBOXRUN_HOST_MARKER", "leaked")
 	spec := pySpec(t, `import json, os; print(json.dumps(dict(os.environ)))`)
 	spec.SkillVersion = "1.2.3"

@@ -52,6 +52,7 @@ func startServer(t *testing.T, root string, args ...string) *liveServer {
 	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: s.stderr}
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	go func() { s.exit = cmd.Wait(); close(s.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -159,6 +160,7 @@ func TestServerArgv(t *testing.T) {
 }
 
 func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
+	t.Parallel()
 	const name = "srv-basic"
 	// No warm pool: the skill's containers are the runs' (TestWarm* cover
 	// the default).
@@ -211,10 +213,11 @@ func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
 	metrics.Body.Close()
 	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="success",skill=%q} 4`, name))
 	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="refused",skill=%q} 1`, name))
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
+	eventuallyNoSkillContainers(t, name)
 }
 
 func TestServerAuth(t *testing.T) {
+	t.Parallel()
 	const name = "srv-auth"
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const token = "integration-token-0123456789"
@@ -236,6 +239,7 @@ func TestServerAuth(t *testing.T) {
 }
 
 func TestServerOverloadIs429(t *testing.T) {
+	t.Parallel()
 	const name = "srv-busy"
 	srv := startServer(t, serverSkill(t, name), "--max-running", "1", "--max-queued", "1")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -267,12 +271,12 @@ func TestServerOverloadIs429(t *testing.T) {
 	cancel() // both clients leave: their runs are cancelled and removed
 	wg.Wait()
 	require.Eventually(t, func() bool {
-		left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+name)
-		return err == nil && len(left) == 0
+		return len(skillContainers(t, name)) == 0
 	}, 60*time.Second, 100*time.Millisecond, "a disconnected client's sandbox is removed")
 }
 
 func TestServerDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	const name = "srv-drain"
 	srv := startServer(t, serverSkill(t, name), "--drain", "2s")
 	started := make(chan struct{})
@@ -306,10 +310,11 @@ func TestServerDrainsOnSIGTERM(t *testing.T) {
 		t.Fatalf("serve did not exit after SIGTERM; stderr: %s", srv.stderr)
 	}
 	require.Equal(t, 200, <-finished)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
+	eventuallyNoSkillContainers(t, name)
 }
 
 func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
+	// Serial (see main_test.go): leaves a dead owner's sandbox that any other sandboxrun process would reap.
 	const name = "srv-killed"
 	root := serverSkill(t, name)
 	srv := startServer(t, root)
@@ -333,21 +338,20 @@ func TestServerRestartReapsWhatAKilledServerLeft(t *testing.T) {
 	}
 	require.NoError(t, srv.cmd.Process.Kill())
 	<-srv.done
-	left, err := listContainers(context.Background(), sandbox.LabelSkill+"="+name)
-	require.NoError(t, err)
-	require.NotEmpty(t, left, "SIGKILL leaves the running sandbox behind")
+	require.NotEmpty(t, skillContainers(t, name), "SIGKILL leaves the running sandbox behind")
 
 	// No warm pool in the next one: every container of the skill left
 	// once its run is done is one the reaping missed.
 	next := startServer(t, root, "--warm-pool", "0")
 	resp, body := next.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
 	require.Equal(t, 200, resp.StatusCode, string(body))
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
+	eventuallyNoSkillContainers(t, name)
 }
 
 // TestServerMCPOverStreamableHTTP: serve mounts the MCP server at /mcp,
 // behind the same tokens, and a real skill runs through it.
 func TestServerMCPOverStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	const name = "srv-mcp"
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	const token = "mcp-integration-token-0123456789"
@@ -370,7 +374,7 @@ func TestServerMCPOverStreamableHTTP(t *testing.T) {
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	require.Equal(t, map[string]any{"got": map[string]any{"via": "mcp"}}, out.Output)
-	eventuallyNoContainers(t, sandbox.LabelSkill+"="+name)
+	eventuallyNoSkillContainers(t, name)
 }
 
 // bearer adds a bearer token to every request.
@@ -385,6 +389,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestServerWarmPoolMetrics: with --warm-pool the second run takes a warm
 // container, and /metrics says so.
 func TestServerWarmPoolMetrics(t *testing.T) {
+	t.Parallel()
 	const name = "srv-warm"
 	srv := startServer(t, serverSkill(t, name), "--warm-pool", "1")
 	for range 2 {

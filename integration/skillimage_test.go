@@ -109,13 +109,17 @@ func removeImageOnCleanup(t *testing.T, ref string) {
 }
 
 // requireNoBuildLeftovers asserts that no build container and no untagged
-// skill image exist for ref.
+// skill image exist for ref. Untagged images are looked for among the
+// images of ref's skill only: other tests build skill images meanwhile.
 func requireNoBuildLeftovers(t *testing.T, ref string) {
 	t.Helper()
 	name := "sandboxrun-build-" + strings.NewReplacer("/", "-", ":", "-").Replace(strings.TrimPrefix(ref, "sandboxrun/"))
 	require.Empty(t, dockerCLI(t, "container", "ls", "--all", "--quiet", "--filter", "name=^/"+name+"$"), "build container %s left behind", name)
-	dangling := dockerCLI(t, "image", "ls", "--quiet", "--filter", "dangling=true", "--filter", "label="+images.LabelKind+"="+images.KindSkill)
-	require.Empty(t, dangling, "untagged skill images left behind")
+	skillName, _, ok := strings.Cut(strings.TrimPrefix(ref, "sandboxrun/skill-"), ":")
+	require.True(t, ok && strings.HasPrefix(ref, "sandboxrun/skill-"), "%s is not a skill image reference", ref)
+	dangling := dockerCLI(t, "image", "ls", "--quiet", "--filter", "dangling=true",
+		"--filter", "label="+images.LabelKind+"="+images.KindSkill, "--filter", "label="+images.LabelSkill+"="+skillName)
+	require.Empty(t, dangling, "untagged images of skill %s left behind", skillName)
 }
 
 func requireNoImage(t *testing.T, ref string) {
@@ -144,6 +148,7 @@ func runIn(t *testing.T, sk *skill.Skill, image string, argv ...string) *sandbox
 }
 
 func TestSkillImage(t *testing.T) {
+	t.Parallel()
 	ctx := buildCtx(t)
 	root := t.TempDir()
 	name := fmt.Sprintf("it-deps-%d", os.Getpid())
@@ -301,6 +306,7 @@ func TestSkillImage(t *testing.T) {
 }
 
 func TestSkillImageBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := buildCtx(t)
 	wheels := wheelhouse(t)
 	tests := []struct {
@@ -371,6 +377,7 @@ func TestSkillImageBadInput(t *testing.T) {
 }
 
 func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
+	t.Parallel()
 	ctx := buildCtx(t)
 	name := fmt.Sprintf("it-once-%d", os.Getpid())
 	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
@@ -426,6 +433,7 @@ func (w *stepWatcher) Write(p []byte) (int, error) {
 }
 
 func TestSkillImageCancelledBuildLeavesNothing(t *testing.T) {
+	t.Parallel()
 	name := fmt.Sprintf("it-cancel-%d", os.Getpid())
 	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
 	w := &stepWatcher{want: "installing Debian packages", reached: make(chan struct{})}
@@ -476,6 +484,7 @@ func copyExample(t *testing.T, from, root, name string) string {
 // The example skill with dependencies, through the CLI: --no-build fails
 // fast, two concurrent runs build its image once, later runs use it.
 func TestCLISkillWithDependencies(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	name := fmt.Sprintf("it-csv-%d", os.Getpid())
 	copyExample(t, "csv-report", root, name)

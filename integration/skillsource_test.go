@@ -54,6 +54,7 @@ setup(name="` + name + `", version="0.1", packages=["` + name + `"])
 // refused by default (wheels only: no package code runs while building);
 // allowed, its build code runs as uid 65532 with no capabilities.
 func TestSkillImageSourceBuilds(t *testing.T) {
+	t.Parallel()
 	ctx := buildCtx(t)
 	name := fmt.Sprintf("it-sdist-%d", os.Getpid())
 	wheels := t.TempDir()

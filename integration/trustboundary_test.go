@@ -23,6 +23,7 @@ import (
 // through the CLI: each is refused before a container exists, and the
 // marker file the spliced command would write never appears.
 func TestCLICommandBashWouldReadDifferently(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-cmd", "allowed-tools: Bash(git status:*) Bash(cat:*) Write\n", nil)
 	ws := t.TempDir()
 	require.NoError(t, os.Chmod(ws, 0o777))
@@ -47,6 +48,7 @@ func TestCLICommandBashWouldReadDifferently(t *testing.T) {
 // TestCLIRefusesCodeLoadingEnv: a variable that makes bash, Python or the
 // loader run other code is refused on every path, before any container.
 func TestCLIRefusesCodeLoadingEnv(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-env", "allowed-tools: Bash(true)\n", map[string]string{
 		"scripts/ok.py": "print('ran')\n",
 	})
@@ -75,6 +77,7 @@ func TestCLIRefusesCodeLoadingEnv(t *testing.T) {
 // host's (no cap in practice) and fail on CPUs with a raw error; both are
 // refused with the host's figure before any container.
 func TestCLILimitsBeyondTheHost(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-host", "metadata:\n  max_memory: \"1048576\"\n", map[string]string{"scripts/ok.py": "print('ran')\n"})
 	ws := t.TempDir()
 	r := cli(t, ws, nil, "", "--skills", root, "run", "--workspace", ws, "tb-host", "scripts/ok.py")
@@ -96,12 +99,14 @@ func TestCLILimitsBeyondTheHost(t *testing.T) {
 // (docker kill, an engine failure) still ends in a Result with error set and
 // exit status 125, and leaves no container.
 func TestCLIResultWhenKilledFromOutside(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-killed", "", map[string]string{"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n"})
 	ws := t.TempDir()
 	cmd := exec.Command(sandboxrunBin(t), "--skills", root, "run", "--json", "--workspace", ws, "tb-killed", "scripts/wait.py")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	var ids []string
@@ -136,6 +141,7 @@ func TestCLIResultWhenKilledFromOutside(t *testing.T) {
 // system folder, by path or through a symlink, and a current directory of /
 // as the default workspace, are refused before any container.
 func TestCLIWorkspaceGuard(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-ws", "", map[string]string{"scripts/ls.py": "import os\nprint(os.listdir('/workspace'))\n"})
 	links := t.TempDir()
 	toRoot := filepath.Join(links, "work")

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -157,15 +159,58 @@ func runUsrImage(t *testing.T, d *docker.Runner, tag, id string) {
 	requireUsrMount(t, fields, true)
 }
 
-// engineEvents is what format prints of each of the engine's events since
-// then that match the filters ("type=volume", ...).
-func engineEvents(t *testing.T, since time.Time, format string, filters ...string) []string {
+// watchEvents records the engine's events of typ ("container", "volume")
+// and action ("create") from now on, as the engine streams them, until the
+// returned function is called; it returns them. The engine keeps only its
+// last 256 events for `docker events --since`, which the parallel tests
+// (and anything else on the engine) push out within seconds.
+func watchEvents(t *testing.T, typ events.Type, action events.Action) func() []events.Message {
 	t.Helper()
-	args := []string{"events", "--since", fmt.Sprint(since.Unix()), "--until", fmt.Sprint(time.Now().Unix() + 1), "--format", format}
-	for _, f := range filters {
-		args = append(args, "--filter", f)
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	// Since now: the stream may connect after this call returns, and the
+	// engine replays what happened in between from its history.
+	msgs, errc := cli.Events(ctx, events.ListOptions{Since: fmt.Sprint(time.Now().Unix()), Filters: filters.NewArgs(
+		filters.Arg("type", string(typ)), filters.Arg("event", string(action)))})
+	var (
+		mu   sync.Mutex
+		seen []events.Message
+		ferr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case m := <-msgs:
+				mu.Lock()
+				seen = append(seen, m)
+				mu.Unlock()
+			case err := <-errc:
+				if ctx.Err() == nil {
+					mu.Lock()
+					ferr = err
+					mu.Unlock()
+				}
+				return
+			}
+		}
+	}()
+	t.Cleanup(cancel)
+	return func() []events.Message {
+		t.Helper()
+		// The stream delivers an event moments after the call that caused
+		// it returned.
+		time.Sleep(time.Second)
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		require.NoError(t, ferr, "engine event stream")
+		return slices.Clone(seen)
 	}
-	return strings.Fields(dockerCLI(t, args...))
 }
 
 // runOnAndOff runs script in the runner image with usr volumes on and off,
@@ -187,7 +232,8 @@ func runOnAndOff(t *testing.T, script string) map[bool]*sandbox.Result {
 // volume and without it. Directories are left out: their own mtimes change
 // when the engine fills them.
 func TestUsrVolumeIsTheImageUsr(t *testing.T) {
-	since := time.Now()
+	t.Parallel()
+	creates := watchEvents(t, events.ContainerEventType, events.ActionCreate)
 	runs := runOnAndOff(t, `set -o pipefail
 printf 'meta %s\n' "$(find /usr -xdev ! -type d -printf '%P %M %U %G %s %T@ %l\n' | LC_ALL=C sort | sha256sum)"
 printf 'content %s\n' "$(find /usr -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)"
@@ -202,15 +248,22 @@ printf 'files %s\n' "$(find /usr -xdev ! -type d | wc -l)"
 	// With the volume, the container is made from the image the copy was
 	// made of, by id, not from a tag that may have moved since.
 	id := dockerCLI(t, "image", "inspect", "--format", "{{.Id}}", runner.Image())
+	created := creates()
 	for usr, want := range map[bool]string{true: id, false: runner.Image()} {
 		require.Equal(t, id, runs[usr].ImageID, "usr volumes %v", usr)
-		require.Equal(t, []string{want}, engineEvents(t, since, `{{index .Actor.Attributes "image"}}`,
-			"type=container", "event=create", "label="+sandbox.LabelRunID+"="+runs[usr].ID), "usr volumes %v", usr)
+		var images []string
+		for _, m := range created {
+			if m.Actor.Attributes[sandbox.LabelRunID] == runs[usr].ID {
+				images = append(images, m.Actor.Attributes["image"])
+			}
+		}
+		require.Equal(t, []string{want}, images, "usr volumes %v", usr)
 	}
 }
 
 // /usr is read-only with the volume, exactly as it is without.
 func TestUsrVolumeIsReadOnly(t *testing.T) {
+	t.Parallel()
 	runs := runOnAndOff(t, `for p in /usr/x /usr/lib/python3.11/x; do
 	touch "$p" 2>&1
 	echo "status $?"
@@ -228,6 +281,7 @@ done
 // Two processes filling the same image's copy at once publish one: the
 // loser removes its own, and every run of either succeeds on the winner.
 func TestUsrVolumeConcurrentFillPublishesOne(t *testing.T) {
+	t.Parallel()
 	tag, id := usrTestImage(t)
 	runners := []*docker.Runner{usrRunner(t, true), usrRunner(t, true)}
 	const runs = 6
@@ -235,7 +289,7 @@ func TestUsrVolumeConcurrentFillPublishesOne(t *testing.T) {
 	results := make([]*sandbox.Result, runs)
 	errs := make([]error, runs)
 	start := make(chan struct{})
-	since := time.Now()
+	volumeCreates := watchEvents(t, events.VolumeEventType, events.ActionCreate)
 	var wg sync.WaitGroup
 	for i := range specs {
 		specs[i] = shSpec(t, usrMountProbe)
@@ -267,9 +321,9 @@ func TestUsrVolumeConcurrentFillPublishesOne(t *testing.T) {
 	require.Empty(t, dockerCLI(t, "container", "ls", "--all", "--quiet", "--filter", "ancestor="+id),
 		"no run or fill container of the image is left")
 	fills := map[string]bool{}
-	for _, name := range engineEvents(t, since, "{{.Actor.ID}}", "type=volume", "event=create") {
-		if strings.HasPrefix(name, usrDataPrefix(id)) {
-			fills[name] = true
+	for _, m := range volumeCreates() {
+		if strings.HasPrefix(m.Actor.ID, usrDataPrefix(id)) {
+			fills[m.Actor.ID] = true
 		}
 	}
 	require.GreaterOrEqual(t, len(fills), 2, "both runners filled a copy at once, else the race went untested: %v", fills)
@@ -294,6 +348,7 @@ func reapedOf(t *testing.T, d *docker.Runner, dryRun bool, names ...string) map[
 // Reap keeps an image's usr volumes while the image exists and removes
 // them, and says so, once it is gone; a dry run only reports them.
 func TestUsrVolumePrunedWithItsImage(t *testing.T) {
+	// Serial (see main_test.go): reaps (usr volumes of removed images included).
 	tag, id := usrTestImage(t)
 	d := usrRunner(t, true)
 	runUsrImage(t, d, tag, id)
@@ -324,6 +379,7 @@ func TestUsrVolumePrunedWithItsImage(t *testing.T) {
 // had learnt of the copy moments before mounted it once more: the engine
 // then makes an empty volume of that name, which must not pass for a copy.
 func TestUsrVolumeRecoversWhenRemoved(t *testing.T) {
+	// Serial (see main_test.go): reaps (usr volumes of removed images included).
 	for _, tt := range []struct {
 		name                 string
 		withMarker, staleRun bool

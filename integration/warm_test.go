@@ -51,6 +51,7 @@ func runWarm(t *testing.T, d *docker.Runner, spec sandbox.Spec) *sandbox.Result 
 // left, in files, environment, interpreter state or processes, also when
 // both ran in interpreters started ahead of them.
 func TestWarmRunsShareNothing(t *testing.T) {
+	// Serial (see main_test.go): newWarmRunner counts every container of this process.
 	warm := newWarmRunner(t)
 	spec := pySpec(t, `
 import json, os, subprocess, sys
@@ -103,6 +104,7 @@ print(json.dumps(state))
 // What a script sees of its start, and an uncaught exception, are the
 // same in a pre-started interpreter as in a fresh one, in the runner image.
 func TestWarmPrestartedLikeCold(t *testing.T) {
+	// Serial (see main_test.go): newWarmRunner counts every container of this process.
 	warm := newWarmRunner(t)
 	spec := pySpec(t, `
 import json, os, sys

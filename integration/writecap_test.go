@@ -23,6 +23,7 @@ import (
 // policy's workspace_write cap: past it the script gets ENOSPC, the Result
 // says so, and what it did write is handed back whole.
 func TestCLIWorkspaceWriteCap(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-cap", "allowed-tools: Write\n", map[string]string{"scripts/fill.py": `import errno, os
 with open("/workspace/small.txt", "w") as f:
     f.write("kept\n")
@@ -71,6 +72,7 @@ os.remove("/workspace/gone.txt")
 // TestCLIWorkspaceNothingLandsWhenKilled: files a script wrote before its
 // sandbox was killed from outside never reach the caller's folder.
 func TestCLIWorkspaceNothingLandsWhenKilled(t *testing.T) {
+	t.Parallel()
 	root := cliSkill(t, "tb-half", "allowed-tools: Write\n", map[string]string{"scripts/half.py": `import time
 with open("/workspace/half.txt", "w") as f:
     f.write("half")
@@ -82,6 +84,7 @@ time.sleep(60)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	var id string
 	require.Eventually(t, func() bool {
