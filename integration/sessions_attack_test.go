@@ -27,6 +27,7 @@ import (
 // call over HTTP reads, writes or removes anything through them, and no
 // response carries a byte from outside the session.
 func TestSessionSymlinkAttacks(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	other := srv.create(t, "")
@@ -209,6 +210,7 @@ func mustRead(t *testing.T, p string) []byte {
 // try to leave the session are refused with 400 by every file call, and
 // nothing is read, written or removed.
 func TestSessionPathAttacks(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	srv.put(t, s.ID, "a/b.txt", []byte("inside\n"))
@@ -274,6 +276,7 @@ func TestSessionPathAttacks(t *testing.T) {
 // is both a file and a folder, a tar bigger than the quota, and bodies that
 // are not tars are each refused as a whole, and nothing of them stays.
 func TestSessionTarAttacks(t *testing.T) {
+	t.Parallel()
 	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
 	srv := startSessionServer(t, "", "--policy", pol)
 	s := srv.create(t, "")

@@ -56,6 +56,8 @@ func (s *sessServer) startUpload(t *testing.T, path, contentType string) *slowUp
 // sessions listed, and no container or workspace volume of the killed
 // run left once it runs again.
 func TestSessionSurvivesSIGKILL(t *testing.T) {
+	// Serial (see main_test.go): it kills a server, whose sandboxes any
+	// other sandboxrun process would then reap as a dead owner's.
 	srv := startSessionServer(t, "")
 	acked := map[string]map[string][]byte{} // session → path → content
 	var ids []string
@@ -207,6 +209,8 @@ func sandboxesOf(skill string) ([]container.Summary, error) {
 // restart: the listing shows whole files only and the disk holds no
 // leftover.
 func TestSessionSIGKILLDuringHandBack(t *testing.T) {
+	// Serial (see main_test.go): it kills a server, whose sandboxes any
+	// other sandboxrun process would then reap as a dead owner's.
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	srv.put(t, s.ID, "in.txt", []byte("kept\n"))

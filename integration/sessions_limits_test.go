@@ -34,6 +34,7 @@ func writeFile(t *testing.T, name, content string) string {
 // run writing past it hits ENOSPC, says workspace_full, and the session
 // stays within its quota.
 func TestSessionQuota(t *testing.T) {
+	t.Parallel()
 	const quota = 1 << 20
 	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
 	srv := startSessionServer(t, "", "--policy", pol)
@@ -92,6 +93,7 @@ func b2i(b bool) int64 {
 // TestSessionTTLExpiry: a session idle past the policy's TTL is 404 at
 // once and its folder is removed soon after; using it keeps it alive.
 func TestSessionTTLExpiry(t *testing.T) {
+	t.Parallel()
 	pol := writeFile(t, "policy.yaml", "sessions:\n  ttl: 2s\n")
 	srv := startSessionServer(t, "", "--policy", pol)
 	s := srv.create(t, "")
@@ -128,6 +130,7 @@ func TestSessionTTLExpiry(t *testing.T) {
 // stops the run, removes its sandbox, and nothing of the run lands on disk
 // afterwards (no hand-back into a removed folder).
 func TestSessionDeleteCancelsItsRun(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	srv.put(t, s.ID, "in.txt", []byte("x"))

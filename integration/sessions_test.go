@@ -43,6 +43,7 @@ func everyByte() []byte {
 // write an output, see it in Result.files, download it; binary content
 // survives upload → run → download byte for byte, single files and tar.
 func TestSessionRoundTrip(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	require.EqualValues(t, 0, s.BytesUsed)
@@ -153,6 +154,7 @@ shutil.copyfile("bin.dat", "copy.dat")
 // TestSessionStateAcrossCalls: what one run leaves, the next sees; each
 // Result says what it created, modified and deleted, and the listing agrees.
 func TestSessionStateAcrossCalls(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 
@@ -216,6 +218,7 @@ func requireListing(t *testing.T, srv *sessServer, id string, want map[string]st
 // or run in token A's session, and cannot tell it from one that does not
 // exist.
 func TestSessionOfAnotherTokenIs404(t *testing.T) {
+	t.Parallel()
 	const tokenA, tokenB = "session-token-a-0123456789abcdef", "session-token-b-0123456789abcdef"
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokens, []byte(tokenA+"\n"+tokenB+"\n"), 0o600))
@@ -316,6 +319,7 @@ func readTar(t *testing.T, b []byte) map[string][]byte {
 // session both keep their writes (their own files and a shared log), and
 // did not overlap in time.
 func TestSessionConcurrentRunsAreSerialized(t *testing.T) {
+	t.Parallel()
 	srv := startSessionServer(t, "")
 	s := srv.create(t, "")
 	code := func(name string) string {
