@@ -97,19 +97,21 @@ func newOptions(opts []Option) options {
 // sessions.
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	o := newOptions(opts)
-	var fs files = newWorkspaces(svc)
-	where := instructionsSession
-	if o.workspace != "" {
-		fs, where = openFolder(o.base, svc, o.workspace, o.writable), instructionsFolder
-		if !o.writable {
-			where = instructionsReadOnly
-		}
+	var ws files
+	var where string
+	switch {
+	case o.workspace == "":
+		ws, where = newWorkspaces(svc), instructionsSession
+	case o.writable:
+		ws, where = openFolder(o.base, svc, o.workspace, true), instructionsFolder
+	default:
+		ws, where = openFolder(o.base, svc, o.workspace, false), instructionsReadOnly
 	}
 	srv := mcpsdk.NewServer(
 		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
 		&mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log},
 	)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: fs}
+	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 )
 
-// ErrReadOnly: a write to a Folder opened read-only.
+// ErrReadOnly is wrapped by the refusal of a write to a Folder opened
+// read-only.
 var ErrReadOnly = errors.New("read-only workspace folder")
 
 // Folder is guarded file access to a host folder an operator chose (the
