@@ -19,18 +19,29 @@ import (
 // string escaping doubles them, plus the envelope.
 const MaxMessageBytes = 2*policy.MaxArgsBytes + 1<<20
 
-// instructions tell a host (and its model) how the tools fit together.
-const instructions = "sandboxrun runs Agent Skills in isolated, ephemeral sandboxes. " +
-	"Call list_skills to see the skills, activate_skill to read one's instructions, then run its scripts with run_skill_script, " +
-	"the commands its instructions give with run_skill_command (checked against the skill's allowed-tools), or Python with run_python. " +
-	"Every run gets a fresh sandbox, but /workspace (its working directory) is kept for this connection: " +
-	"put input files there with write_file, and fetch what runs write there with list_files and read_file. " +
-	"A skill's files are also resources: skill://NAME/SKILL.md and skill://NAME/PATH."
+// instructions tell a host (and its model) how the tools fit together;
+// the middle part says what /workspace is on this server.
+const (
+	instructionsStart = "sandboxrun runs Agent Skills in isolated, ephemeral sandboxes. " +
+		"Call list_skills to see the skills, activate_skill to read one's instructions, then run its scripts with run_skill_script, " +
+		"the commands its instructions give with run_skill_command (checked against the skill's allowed-tools), or Python with run_python. "
+	instructionsSession = "Every run gets a fresh sandbox, but /workspace (its working directory) is kept for this connection: " +
+		"put input files there with write_file, and fetch what runs write there with list_files and read_file. "
+	instructionsFolder = "Every run gets a fresh sandbox; /workspace (its working directory) is a folder the operator chose, shared by every call: " +
+		"read it with list_files and read_file, put files there with write_file, and fetch what runs write there. "
+	instructionsReadOnly = "Every run gets a fresh sandbox; /workspace (its working directory) is a folder the operator chose, read-only: " +
+		"read it with list_files and read_file; write_file is refused (a run may write scratch files in /tmp). "
+	instructionsEnd = "A skill's files are also resources: skill://NAME/SKILL.md and skill://NAME/PATH."
+)
 
 type options struct {
 	log      *slog.Logger
 	interval time.Duration
 	base     context.Context // the server's lifetime, not a request's
+	// workspace, when set, is the host folder the file tools and runs use
+	// instead of a session per connection; writable lets write_file in.
+	workspace string
+	writable  bool
 }
 
 // Option changes how the server behaves.
@@ -48,6 +59,20 @@ func WithProgressInterval(d time.Duration) Option { return func(o *options) { o.
 // ends (the server shuts down), runs in flight are cancelled and their
 // sandboxes removed. The default is context.Background().
 func WithBaseContext(ctx context.Context) Option { return func(o *options) { o.base = ctx } }
+
+// WithWorkspace gives the file tools and every run the host folder dir
+// (absolute and resolved, as policy.ResolveWorkspace returns it) instead
+// of a session of each connection's own: for a local server an operator
+// starts on a project (sandboxrun mcp --workspace). Every connection shares
+// it. The file tools work on it with the sessions' guards (no path out of
+// it, no symlink followed) and write to it only when writable, which the
+// caller decides from the operator policy's workspace.write; runs mount it
+// at /workspace, writable only when the skill's allowed-tools grant Write
+// and the policy lets them, as for the CLI's run --workspace. The default
+// is a session per connection, under the Service's sessions root.
+func WithWorkspace(dir string, writable bool) Option {
+	return func(o *options) { o.workspace, o.writable = dir, writable }
+}
 
 func newOptions(opts []Option) options {
 	o := options{log: slog.New(slog.DiscardHandler), interval: 2 * time.Second, base: context.Background()}
@@ -72,11 +97,21 @@ func newOptions(opts []Option) options {
 // sessions.
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	o := newOptions(opts)
+	var ws files
+	var where string
+	switch {
+	case o.workspace == "":
+		ws, where = newWorkspaces(svc), instructionsSession
+	case o.writable:
+		ws, where = openFolder(o.base, svc, o.workspace, true), instructionsFolder
+	default:
+		ws, where = openFolder(o.base, svc, o.workspace, false), instructionsReadOnly
+	}
 	srv := mcpsdk.NewServer(
 		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
-		&mcpsdk.ServerOptions{Instructions: instructions, Logger: o.log},
+		&mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log},
 	)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: newWorkspaces(svc)}
+	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t

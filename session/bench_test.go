@@ -82,3 +82,52 @@ func BenchmarkListFiles(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFolderListFiles measures a host folder's listing (no hashing)
+// of 1000 files of 64 KiB, next to the store's listing of the same files
+// (every file hashed): what leaving the hash out saves on a project.
+func BenchmarkFolderListFiles(b *testing.B) {
+	data := string(bytes.Repeat([]byte("x"), 64<<10))
+	b.Run("folder", func(b *testing.B) {
+		f := openFolder(b, b.TempDir(), Limits{}, true)
+		for i := range 1000 {
+			if _, err := f.PutFile(fmt.Sprintf("d%d/f%d", i%20, i), bytes.NewReader([]byte(data))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			if _, err := f.ListFiles(""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("store", func(b *testing.B) {
+		s := openStore(b, Limits{}, withoutSync())
+		id := create(b, s)
+		for i := range 1000 {
+			put(b, s, id, fmt.Sprintf("d%d/f%d", i%20, i), data)
+		}
+		for b.Loop() {
+			if _, err := s.ListFiles(owner, id, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkFolderPutFile measures a host folder's upload (temp file,
+// fsync, rename), the store's path without the accounting.
+func BenchmarkFolderPutFile(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			f := openFolder(b, b.TempDir(), Limits{}, true)
+			data := bytes.Repeat([]byte("x"), size)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if _, err := f.PutFile("f", bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -82,9 +82,13 @@ func renameAt(from *os.Root, fromName string, to *os.Root, toName string) error 
 	})
 }
 
-// syncDir makes a rename or create in r durable.
-func (s *Store) syncDir(r *os.Root) error {
-	if s.opt.noSync {
+// durability says whether writes are fsynced; only tests turn it off
+// (SIGKILL keeps the page cache, and fuzzing needs speed).
+type durability struct{ noSync bool }
+
+// dir makes a rename or create in r durable.
+func (y durability) dir(r *os.Root) error {
+	if y.noSync {
 		return nil
 	}
 	d, err := r.Open(".")
@@ -95,13 +99,21 @@ func (s *Store) syncDir(r *os.Root) error {
 	return d.Sync()
 }
 
-// syncFile makes f's bytes durable.
-func (s *Store) syncFile(f *os.File) error {
-	if s.opt.noSync {
+// file makes f's bytes durable.
+func (y durability) file(f *os.File) error {
+	if y.noSync {
 		return nil
 	}
 	return f.Sync()
 }
+
+func (s *Store) durable() durability { return durability{noSync: s.opt.noSync} }
+
+// syncDir makes a rename or create in r durable.
+func (s *Store) syncDir(r *os.Root) error { return s.durable().dir(r) }
+
+// syncFile makes f's bytes durable.
+func (s *Store) syncFile(f *os.File) error { return s.durable().file(f) }
 
 // openSubdir opens the real directory name in parent. fi is name's Lstat
 // result; the handle opened must be that same directory, so a swap for a

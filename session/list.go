@@ -64,8 +64,9 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 	return nil
 }
 
-// entryOf describes one entry; files are hashed through a no-follow handle.
-func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo) (Entry, bool, error) {
+// entryOf describes one entry; with hash, files are hashed through a
+// no-follow handle.
+func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo, hash bool) (Entry, bool, error) {
 	e := Entry{Path: rel, Modified: fi.ModTime()}
 	switch {
 	case fi.IsDir():
@@ -77,7 +78,7 @@ func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo) (Entry, b
 		}
 		e.Type, e.Target, e.Size = TypeSymlink, target, int64(len(target))
 	case fi.Mode().IsRegular():
-		f, fe, err := openRegular(parent, name, rel)
+		f, fe, err := openRegular(parent, name, rel, hash)
 		if err != nil {
 			return e, false, nil // replaced since the listing: not shown
 		}
@@ -96,33 +97,47 @@ func entryOf(rel string, parent *os.Root, name string, fi fs.FileInfo) (Entry, b
 // shown with their target and never followed; the store's temporary files
 // are never listed.
 func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
-	var clean string
-	if sub != "" {
-		var err error
-		if clean, err = CheckPath(sub, s.lim.MaxDepth); err != nil {
-			return nil, err
-		}
+	clean, err := checkSub(sub, s.lim.MaxDepth)
+	if err != nil {
+		return nil, err
 	}
 	var out []Entry
-	err := s.read(owner, id, func(ws *os.Root) error {
-		add := func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
-			if len(out) >= s.lim.MaxFiles { // a run may have made more than uploads may
-				return &LimitError{Limit: LimitMaxFiles, Value: int64(s.lim.MaxFiles),
-					Hint: "the workspace holds more entries than a listing returns: list a sub folder, delete files, or raise sessions.max_files in the operator policy"}
-			}
-			e, ok, err := entryOf(rel, parent, name, fi)
-			if ok {
-				out = append(out, e)
-			}
-			return err
-		}
-		start, err := s.listStart(ws, clean, add)
-		if err != nil || start == nil {
-			return err
-		}
-		defer closeRoot(start)
-		return walk(start, clean, s.lim.MaxDepth, add)
+	err = s.read(owner, id, func(ws *os.Root) error {
+		out, err = listFiles(ws, clean, s.lim, true)
+		return err
 	})
+	return out, err
+}
+
+// checkSub checks the folder a listing starts at: "" is the whole
+// workspace, anything else a path CheckPath accepts.
+func checkSub(sub string, maxDepth int) (string, error) {
+	if sub == "" {
+		return "", nil
+	}
+	return CheckPath(sub, maxDepth)
+}
+
+// listFiles lists clean ("" for all of ws) in ws as ListFiles describes,
+// within lim's MaxFiles and MaxDepth; with hash, files carry their SHA256.
+func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error) {
+	var out []Entry
+	add := func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
+		if len(out) >= lim.MaxFiles { // a run may have made more than uploads may
+			return &LimitError{Limit: LimitMaxFiles, Value: int64(lim.MaxFiles),
+				Hint: "the workspace holds more entries than a listing returns: list a sub folder, delete files, or raise sessions.max_files in the operator policy"}
+		}
+		e, ok, err := entryOf(rel, parent, name, fi, hash)
+		if ok {
+			out = append(out, e)
+		}
+		return err
+	}
+	start, err := listStart(ws, clean, add)
+	if err == nil && start != nil {
+		err = walk(start, clean, lim.MaxDepth, add)
+		closeRoot(start)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -130,9 +145,9 @@ func (s *Store) ListFiles(owner, id, sub string) ([]Entry, error) {
 	return out, nil
 }
 
-// listStart resolves where a listing or a tar starts: the folder to walk,
-// or nil after handing a single non-folder entry to fn.
-func (s *Store) listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
+// listStart resolves where a listing starts: the folder to walk, or nil
+// after handing a single non-folder entry to fn.
+func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
 	if clean == "" {
 		return ws.OpenRoot(".")
 	}

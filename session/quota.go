@@ -64,6 +64,21 @@ func (c *charger) settle(landed bool, delta int64, entries int) {
 	}
 }
 
+// uploadMeter is the meter of one file upload to a session: a charger
+// for the upload's bytes, plus the entries it adds when it lands.
+type uploadMeter struct {
+	*charger
+	entries int
+}
+
+func (m uploadMeter) done(landed bool, n int64) {
+	if !landed {
+		m.settle(false, 0, 0)
+		return
+	}
+	m.settle(true, n-m.credit, m.entries)
+}
+
 // room is what may still be written, for bounding reads.
 func (c *charger) room() int64 {
 	c.s.mu.Lock()

@@ -19,8 +19,14 @@ import (
 // of the workspace and inside it.
 func plantLinks(t *testing.T, s *Store, id string, sen sentinel) {
 	t.Helper()
-	ws := wsPath(s, id)
 	put(t, s, id, "a/file", "inside")
+	plantLinksIn(t, wsPath(s, id), sen)
+}
+
+// plantLinksIn makes the links of plantLinks in the folder ws, which holds
+// a/file.
+func plantLinksIn(t *testing.T, ws string, sen sentinel) {
+	t.Helper()
 	for name, target := range map[string]string{
 		"leak":  sen.path,
 		"d":     "/",

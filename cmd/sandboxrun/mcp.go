@@ -10,13 +10,14 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/mcp"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 func newMCPCmd(g *globals, s streams) *cobra.Command {
-	var auditLog, ociRuntime, sessions string
+	var auditLog, ociRuntime, sessions, workspace string
 	var warm *warmFlags
 	cmd := &cobra.Command{
-		Use:   "mcp [--skills DIR] [--policy FILE] [--sessions DIR] [--audit-log FILE] [--oci-runtime NAME] [--warm-pool N]",
+		Use:   "mcp [--skills DIR] [--policy FILE] [--sessions DIR | --workspace DIR] [--audit-log FILE] [--oci-runtime NAME] [--warm-pool N]",
 		Short: "Serve the skills and sandboxed runs to an MCP host over stdio",
 		Long: `mcp is a Model Context Protocol server on stdin/stdout, for agent hosts
 (Claude Code, Claude Desktop, IDEs) to start as a subprocess. It offers the
@@ -34,6 +35,18 @@ disconnects. It lives under --sessions DIR (default: the policy's
 sessions.root, else a private temporary folder removed at exit). Logs go to
 stderr; stdout carries the protocol only.
 
+--workspace DIR gives the runs and the file tools a host folder instead (the
+project a coding agent works on), shared by every call, and no session is
+made. It is checked as run --workspace checks it (/, system folders and the
+Docker socket's folder are refused; so is a folder outside the policy's
+workspace.roots). The file tools never follow a symlink in it and reach
+nothing outside it; write_file may write there only while the policy's
+workspace.write is declared (the built-in default): with read-only, the
+folder is read-only for the file tools and for every run. A run may write it
+only when its skill's allowed-tools grant Write, as with run --workspace.
+write_file writes straight into the folder: give a folder you would let the
+model edit (.git/hooks included), or set workspace.write: read-only.
+
 Warm pool (on by default): a skill script or run_python configuration called
 lately keeps containers started ahead of its next calls, as many as its recent
 rate of calls asks, within --warm-pool in all (default 4, or the policy's
@@ -41,14 +54,26 @@ docker.warm_pool.max), so a model calling a skill in a loop pays a cold
 sandbox on its first call only. One not called for --warm-idle keeps none;
 --warm-pool 0 turns it off.
 
-Give --skills as an absolute path: hosts start servers in a folder of their
-choosing. The server stops when the host closes its stdin, cancelling runs in
-flight and removing their sandboxes and warm containers.`,
+Give --skills and --workspace as absolute paths: hosts start servers in a
+folder of their choosing. The server stops when the host closes its stdin,
+cancelling runs in flight and removing their sandboxes and warm containers.`,
 		Example: `  claude mcp add sandboxrun -- sandboxrun mcp --skills /path/to/skills
+  claude mcp add sandboxrun -- sandboxrun mcp --skills /path/to/skills --workspace /path/to/project
   sandboxrun mcp --skills ~/skills --policy /etc/sandboxrun/policy.yaml --audit-log ~/.sandboxrun/audit.jsonl`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if sessions == "" && g.pol.Sessions.Root.Value == "" {
+			var opts []mcp.Option
+			if workspace != "" {
+				if sessions != "" {
+					return usageError("--workspace and --sessions exclude each other: give runs the host folder (--workspace) or a session per connection (--sessions)")
+				}
+				w, err := hostWorkspace(g, workspace)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, w)
+			}
+			if workspace == "" && sessions == "" && g.pol.Sessions.Root.Value == "" {
 				tmp, err := privateSessions()
 				if err != nil {
 					return withCode(exitEnv, err)
@@ -61,14 +86,31 @@ flight and removing their sandboxes and warm containers.`,
 				return err
 			}
 			defer svc.Close()
-			return mcp.ServeStdio(cmd.Context(), svc, s.in, s.out, mcp.WithLogger(g.logger))
+			return mcp.ServeStdio(cmd.Context(), svc, s.in, s.out, append(opts, mcp.WithLogger(g.logger))...)
 		},
 	}
 	cmd.Flags().StringVar(&sessions, "sessions", "", "folder for the connection's workspace (default: the policy's sessions.root, else a temporary folder removed at exit)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "host folder for runs (/workspace) and the file tools instead of a session; writable by write_file only while the policy's workspace.write is declared (the default), by runs only with Write in the skill's allowed-tools. /, system folders and the Docker socket's folder are refused")
 	cmd.Flags().StringVar(&auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per run or refusal to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	warm = addWarmFlags(cmd.Flags())
 	cmd.Flags().StringVar(&ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for every sandbox, e.g. runsc (gVisor) (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
 	return cmd
+}
+
+// hostWorkspace checks dir as run --workspace does and returns the server
+// option that gives it to runs and file tools. write_file may write only
+// where the operator lets runs write at all: the policy's workspace.write
+// is declared (pol.WorkspaceWritable with Write granted), so read-only
+// makes the folder read-only for everything the model can call.
+func hostWorkspace(g *globals, dir string) (mcp.Option, error) {
+	real, err := policy.ResolveWorkspace(dir, os.Getenv("DOCKER_HOST"))
+	if err != nil {
+		return nil, withCode(exitRefused, err)
+	}
+	if err := g.pol.CheckWorkspaceRoot(real); err != nil {
+		return nil, withCode(exitRefused, err)
+	}
+	return mcp.WithWorkspace(real, g.pol.WorkspaceWritable(true)), nil
 }
 
 // remoteService builds the Service for callers who are models: skills by

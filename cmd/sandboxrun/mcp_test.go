@@ -42,21 +42,10 @@ func (l *lockedBuffer) String() string {
 func TestMCPServesOverStdio(t *testing.T) {
 	isolateEnv(t)
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	var stdout, stderr lockedBuffer
-	code := make(chan int, 1)
-	go func() {
-		code <- execute(context.Background(), []string{"mcp", "--skills", exampleSkills, "--audit-log", auditPath},
-			streams{in: serverIn, out: io.MultiWriter(serverOut, &stdout), err: &stderr})
-		_ = serverOut.Close() // what the process's exit does to its stdout
-	}()
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcpsdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	require.NoError(t, err)
+	srv := startStdio(ctx, t, "mcp", "--skills", exampleSkills, "--audit-log", auditPath)
+	cs, stdout := srv.cs, srv.stdout
 
 	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "list_skills", Arguments: map[string]any{}})
 	require.NoError(t, err)
@@ -73,14 +62,7 @@ func TestMCPServesOverStdio(t *testing.T) {
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content[0].(*mcpsdk.TextContent).Text, "the sandbox could not be started")
 
-	require.NoError(t, clientOut.Close(), "the host closes the server's stdin")
-	select {
-	case c := <-code:
-		require.Equal(t, 0, c, "stderr: %s", stderr.String())
-	case <-ctx.Done():
-		require.FailNow(t, "sandboxrun mcp did not stop when its stdin closed")
-	}
-	_ = cs.Close()
+	srv.stop(ctx, t)
 
 	// stdout carried the protocol and nothing else.
 	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
@@ -98,6 +80,45 @@ func TestMCPServesOverStdio(t *testing.T) {
 	recs := readLines(t, auditPath)
 	require.Len(t, recs, 1, "the refusal is audited (the run never reached an engine)")
 	require.Contains(t, recs[0], `"refused":true`)
+}
+
+// stdioServer is `sandboxrun mcp` run in-process, its stdin and stdout
+// connected to an SDK client.
+type stdioServer struct {
+	cs             *mcpsdk.ClientSession
+	stdout, stderr *lockedBuffer
+	clientOut      io.Closer
+	code           chan int
+}
+
+func startStdio(ctx context.Context, t *testing.T, args ...string) *stdioServer {
+	t.Helper()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	s := &stdioServer{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, clientOut: clientOut, code: make(chan int, 1)}
+	go func() {
+		s.code <- execute(context.Background(), args, streams{in: serverIn, out: io.MultiWriter(serverOut, s.stdout), err: s.stderr})
+		_ = serverOut.Close() // what the process's exit does to its stdout
+	}()
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcpsdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	require.NoError(t, err, "stderr: %s", s.stderr.String())
+	s.cs = cs
+	return s
+}
+
+// stop closes the server's stdin, as a host does, and requires a clean
+// exit.
+func (s *stdioServer) stop(ctx context.Context, t *testing.T) {
+	t.Helper()
+	require.NoError(t, s.clientOut.Close(), "the host closes the server's stdin")
+	select {
+	case c := <-s.code:
+		require.Equal(t, 0, c, "stderr: %s", s.stderr.String())
+	case <-ctx.Done():
+		require.FailNow(t, "sandboxrun mcp did not stop when its stdin closed")
+	}
+	_ = s.cs.Close()
 }
 
 func TestMCPRefusesAMissingSkillsRoot(t *testing.T) {

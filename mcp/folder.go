@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/session"
+)
+
+// folder is where the file tools and runs work when the operator gave the
+// server a host folder (WithWorkspace) instead of a session per
+// connection: every connection shares it, and it outlives them all. The
+// file tools reach it through session.Folder, the sessions' own guards;
+// runs mount it as a CLI run's --workspace is mounted, so whether a run may
+// write it is decided as for one (the skill's allowed-tools Write and the
+// policy's workspace.write), not by writable.
+type folder struct {
+	f   *session.Folder
+	err error // why the folder could not be opened, for every call
+}
+
+// openFolder opens dir for the server over svc, bounded by the policy's
+// sessions.max_files and sessions.max_depth; the folder is released when
+// base ends. A folder that does not open leaves the server up, every file
+// tool and run answering with the reason.
+func openFolder(base context.Context, svc *sandboxrun.Service, dir string, writable bool) *folder {
+	r := svc.Policy().Sessions
+	lim := session.Limits{MaxFiles: int(r.MaxFiles.Value), MaxDepth: int(r.MaxDepth.Value)}
+	f, err := session.OpenFolder(dir, lim, writable)
+	if err != nil {
+		return &folder{err: fmt.Errorf("the server's workspace folder is unusable (%w): ask the operator to fix --workspace", err)}
+	}
+	context.AfterFunc(base, func() { _ = f.Close() })
+	return &folder{f: f}
+}
+
+func (w *folder) put(_ *mcpsdk.CallToolRequest, p string, data []byte) (session.FileInfo, error) {
+	if w.err != nil {
+		return session.FileInfo{}, w.err
+	}
+	return w.f.PutFile(p, bytes.NewReader(data))
+}
+
+// get reads p, refusing more than limit bytes before reading them, and
+// hashes what it read (a Folder does not hash: its files have no bound).
+func (w *folder) get(_ *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error) {
+	if w.err != nil {
+		return nil, session.Entry{}, w.err
+	}
+	rc, e, err := w.f.OpenFile(p)
+	if err != nil {
+		return nil, e, err
+	}
+	defer rc.Close()
+	data, err := readAllMax(rc, e.Size, limit, e.Path)
+	if err != nil {
+		return nil, e, err
+	}
+	sum := sha256.Sum256(data)
+	e.SHA256, e.Size = hex.EncodeToString(sum[:]), int64(len(data))
+	return data, e, nil
+}
+
+func (w *folder) list(_ *mcpsdk.CallToolRequest, sub string) ([]session.Entry, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.f.ListFiles(sub)
+}
+
+// runIn mounts the folder at the run's /workspace. The Service checks it
+// again (policy.ResolveWorkspace, the policy's workspace.roots) on every
+// run, as for the CLI.
+func (w *folder) runIn(_ *mcpsdk.CallToolRequest, r *sandboxrun.Request) error {
+	if w.err != nil {
+		return w.err
+	}
+	r.Workspace, r.Session, r.Owner = w.f.Dir(), "", ""
+	return nil
+}
