@@ -41,7 +41,7 @@ func mcpPolicy(t *testing.T, yaml string) string {
 func TestMCPWorkspaceFolder(t *testing.T) {
 	dir := hostProject(t)
 	// hello gets Write from the operator, so its runs may write the folder.
-	pol := mcpPolicy(t, "skills:\n  hello:\n    allowed-tools: Write\n")
+	pol := mcpPolicy(t, "workspace:\n  write: declared\nskills:\n  hello:\n    allowed-tools: Write\n")
 	s := startMCP(t, "--policy", pol, "--workspace", dir, "--warm-pool", "0") // every container is a run's
 
 	csv := "name,price\napple,3\npear,5\n"

@@ -83,8 +83,8 @@ func (f *Folder) Limits() Limits { return f.lim }
 // refuses it with ErrReadOnly and touches nothing.
 func (f *Folder) PutFile(p string, r io.Reader) (FileInfo, error) {
 	if !f.writable {
-		return FileInfo{}, fmt.Errorf("%w: %q was not written: the workspace folder is read-only because the operator policy's workspace.write is read-only "+
-			"(with workspace.write: declared it is writable); write the file in a run's /tmp instead, or ask the operator", ErrReadOnly, p)
+		return FileInfo{}, fmt.Errorf("%w: %q was not written: the workspace folder is read-only: the operator's policy file does not say workspace.write: declared "+
+			"(the setting that lets the model write into it); write the file in a run's /tmp instead, or ask the operator", ErrReadOnly, p)
 	}
 	clean, err := CheckPath(p, f.lim.MaxDepth)
 	if err != nil {

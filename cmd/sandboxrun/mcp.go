@@ -40,12 +40,12 @@ project a coding agent works on), shared by every call, and no session is
 made. It is checked as run --workspace checks it (/, system folders and the
 Docker socket's folder are refused; so is a folder outside the policy's
 workspace.roots). The file tools never follow a symlink in it and reach
-nothing outside it; write_file may write there only while the policy's
-workspace.write is declared (the built-in default): with read-only, the
-folder is read-only for the file tools and for every run. A run may write it
-only when its skill's allowed-tools grant Write, as with run --workspace.
-write_file writes straight into the folder: give a folder you would let the
-model edit (.git/hooks included), or set workspace.write: read-only.
+nothing outside it. write_file may write there only when a policy file says
+workspace.write: declared (without one the folder is read-only for the file
+tools); with read-only, it is read-only for the file tools and for every run.
+A run may write it only when its skill's allowed-tools grant Write, as with
+run --workspace. write_file writes straight into the folder: allow it only
+for a folder you would let the model edit (.git/hooks included).
 
 Warm pool (on by default): a skill script or run_python configuration called
 lately keeps containers started ahead of its next calls, as many as its recent
@@ -90,7 +90,7 @@ cancelling runs in flight and removing their sandboxes and warm containers.`,
 		},
 	}
 	cmd.Flags().StringVar(&sessions, "sessions", "", "folder for the connection's workspace (default: the policy's sessions.root, else a temporary folder removed at exit)")
-	cmd.Flags().StringVar(&workspace, "workspace", "", "host folder for runs (/workspace) and the file tools instead of a session; writable by write_file only while the policy's workspace.write is declared (the default), by runs only with Write in the skill's allowed-tools. /, system folders and the Docker socket's folder are refused")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "host folder for runs (/workspace) and the file tools instead of a session; writable by write_file only when the policy file sets workspace.write: declared, by runs only with Write in the skill's allowed-tools. /, system folders and the Docker socket's folder are refused")
 	cmd.Flags().StringVar(&auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per run or refusal to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	warm = addWarmFlags(cmd.Flags())
 	cmd.Flags().StringVar(&ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for every sandbox, e.g. runsc (gVisor) (default $SANDBOXRUN_OCI_RUNTIME, else the engine's default)")
@@ -99,9 +99,8 @@ cancelling runs in flight and removing their sandboxes and warm containers.`,
 
 // hostWorkspace checks dir as run --workspace does and returns the server
 // option that gives it to runs and file tools. write_file may write only
-// where the operator lets runs write at all: the policy's workspace.write
-// is declared (pol.WorkspaceWritable with Write granted), so read-only
-// makes the folder read-only for everything the model can call.
+// where a policy file says workspace.write: declared; read-only makes the
+// folder read-only for everything the model can call.
 func hostWorkspace(g *globals, dir string) (mcp.Option, error) {
 	real, err := policy.ResolveWorkspace(dir, os.Getenv("DOCKER_HOST"))
 	if err != nil {
@@ -110,7 +109,10 @@ func hostWorkspace(g *globals, dir string) (mcp.Option, error) {
 	if err := g.pol.CheckWorkspaceRoot(real); err != nil {
 		return nil, withCode(exitRefused, err)
 	}
-	return mcp.WithWorkspace(real, g.pol.WorkspaceWritable(true)), nil
+	// The model writing into the operator's own folder is a choice the
+	// operator writes down: the built-in default does not make it.
+	writable := g.pol.Workspace.Write.Set && g.pol.WorkspaceWritable(true)
+	return mcp.WithWorkspace(real, writable), nil
 }
 
 // remoteService builds the Service for callers who are models: skills by

@@ -62,8 +62,8 @@ func callTool(ctx context.Context, t *testing.T, cs *mcpsdk.ClientSession, name 
 }
 
 // TestMCPWorkspaceOverStdio: `sandboxrun mcp --workspace DIR` gives the
-// file tools the folder (writable under the built-in policy, read-only
-// under workspace.write: read-only), never follows a link in it, and makes
+// file tools the folder (writable by write_file only when a policy file
+// says workspace.write: declared), never follows a link in it, and makes
 // no private sessions folder.
 func TestMCPWorkspaceOverStdio(t *testing.T) {
 	isolateEnv(t)
@@ -75,8 +75,17 @@ func TestMCPWorkspaceOverStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
+	// The built-in policy leaves the folder read-only for write_file.
 	srv := startStdio(ctx, t, "mcp", "--skills", exampleSkills, "--workspace", project)
 	out, isErr := callTool(ctx, t, srv.cs, "write_file", map[string]any{"path": "notes/todo.txt", "content": "ship it"})
+	require.True(t, isErr, out)
+	require.Contains(t, out, "workspace.write: declared")
+	require.NoFileExists(t, filepath.Join(project, "notes", "todo.txt"))
+	srv.stop(ctx, t)
+
+	declared := writePolicy(t, "workspace:\n  write: declared\n")
+	srv = startStdio(ctx, t, "mcp", "--skills", exampleSkills, "--policy", declared, "--workspace", project)
+	out, isErr = callTool(ctx, t, srv.cs, "write_file", map[string]any{"path": "notes/todo.txt", "content": "ship it"})
 	require.False(t, isErr, out)
 	got, err := os.ReadFile(filepath.Join(project, "notes", "todo.txt"))
 	require.NoError(t, err)
