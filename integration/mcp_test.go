@@ -220,7 +220,7 @@ func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
 // over MCP asks for `scripts/top.py FILE --by price -n 2`, and passes argv
 // to inline Python exactly.
 func TestMCPArgv(t *testing.T) {
-	s := startMCP(t)
+	s := startMCP(t, "--warm-pool", "0") // every container is a run's
 
 	res := s.call(t, mcp.ToolRunScript, map[string]any{
 		"skill": "data-analysis", "script": "scripts/top.py",

@@ -127,7 +127,7 @@ func serverSkill(t *testing.T, name string) string {
 // argument, never through a shell; what cannot be an argv is a 400.
 func TestServerArgv(t *testing.T) {
 	const name = "srv-argv"
-	srv := startServer(t, serverSkill(t, name))
+	srv := startServer(t, serverSkill(t, name), "--warm-pool", "0") // every container is a run's
 	argv := []string{"sample.csv", "--by", "price", "two  words", "naïve ✓ 技能", "--flag=x", "", "$(id)", "'q'"}
 	argvJSON, err := json.Marshal(argv)
 	require.NoError(t, err)

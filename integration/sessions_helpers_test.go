@@ -48,7 +48,10 @@ func startSessionServer(t *testing.T, dir string, args ...string) *sessServer {
 		dir = filepath.Join(t.TempDir(), "sessions")
 	}
 	skill := sessSkill(t)
-	srv := startServer(t, sessSkillRoot(t, skill), append([]string{"--sessions", dir}, args...)...)
+	// No warm pool: every container the server owns is a run's, so the
+	// tests' "nothing left" checks see leaks, not idle warm containers
+	// (TestWarmWritableWorkspace covers session runs in warm ones).
+	srv := startServer(t, sessSkillRoot(t, skill), append([]string{"--sessions", dir, "--warm-pool", "0"}, args...)...)
 	return &sessServer{liveServer: srv, dir: dir, skill: skill}
 }
 
