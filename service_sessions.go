@@ -56,7 +56,7 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 	}
 	// 0711: the sandbox user (another uid) must reach a session's folder
 	// through it; listing the root is the server's alone.
-	if err := os.MkdirAll(abs, 0o711); err != nil {
+	if err := os.MkdirAll(abs, 0o711); err != nil { //nolint:gosec // others may traverse, not list: see above
 		return nil, fmt.Errorf("create the sessions root %s: %w (give serve --sessions a folder this user may create)", abs, err)
 	}
 	// The folders under it are mounted into sandboxes: the same rules as a

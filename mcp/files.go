@@ -92,7 +92,7 @@ func (h *handlers) writeFile(_ context.Context, req *mcpsdk.CallToolRequest, in 
 	data := []byte(in.Content)
 	if enc == encBase64 {
 		if data, err = base64.StdEncoding.DecodeString(in.Content); err != nil {
-			return nil, session.FileInfo{}, fmt.Errorf("content is not base64 (%v): encode the bytes with standard base64, or pass text with encoding utf-8", err)
+			return nil, session.FileInfo{}, fmt.Errorf("content is not base64 (%w): encode the bytes with standard base64, or pass text with encoding utf-8", err)
 		}
 	}
 	fi, err := h.files.put(req, in.Path, data)

@@ -104,9 +104,6 @@ const (
 	ToolRunPython     = "run_python"
 )
 
-// workspaceNote tells a model what persists between calls.
-const workspaceNote = " /workspace is your workspace (the working directory): files you put there with write_file, and files a run writes there, are kept for later calls; list_files and read_file see them."
-
 const (
 	descListSkills = "List the skills available here: each one's name and a description of what it does and when to use it. " +
 		"Call this first, then activate_skill on the skill that fits the task."

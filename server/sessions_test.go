@@ -201,10 +201,10 @@ func (r *recorder) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result,
 	r.e.mu.Lock()
 	r.e.workspaces = append(r.e.workspaces, spec.Workspace)
 	r.e.mu.Unlock()
-	return r.e.engine.Run(ctx, spec)
+	return r.e.Run(ctx, spec)
 }
 func (r *recorder) CheckImage(ctx context.Context, ref string) (string, error) {
-	return r.e.engine.CheckImage(ctx, ref)
+	return r.e.CheckImage(ctx, ref)
 }
 func (r *recorder) Ping(ctx context.Context) error { return nil }
 func (r *recorder) Close() error                   { return nil }

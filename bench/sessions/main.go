@@ -196,7 +196,7 @@ func startServer(bin, root, sessions string) (*server, error) {
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			return nil, fmt.Errorf("server not ready: %v: %s", err, s.logs)
+			return nil, fmt.Errorf("server not ready: %w: %s", err, s.logs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -251,8 +251,11 @@ func (s *server) create() (string, error) {
 	var info struct {
 		ID string `json:"id"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || resp.StatusCode != http.StatusCreated {
-		return "", fmt.Errorf("create a session: status %d: %v", resp.StatusCode, err)
+	if resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("create a session: status %d", resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		return "", fmt.Errorf("create a session: %w", err)
 	}
 	return info.ID, nil
 }
