@@ -57,9 +57,13 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d.DurationMS = time.Since(d.Time).Milliseconds()
+		// The transport's dial may outlive this handler (a request given
+		// up on while connecting) and still write d under ex.mu: what is
+		// recorded is the copy taken here.
+		rec := d
 		ex.mu.Unlock()
-		p.rec.add(d)
-		p.s.logger.Debug("egress", "method", d.Method, "host", d.Host, "port", d.Port, "allowed", d.Allowed, "status", d.Status, "reason", d.Reason)
+		p.rec.add(rec)
+		p.s.logger.Debug("egress", "method", rec.Method, "host", rec.Host, "port", rec.Port, "allowed", rec.Allowed, "status", rec.Status, "reason", rec.Reason)
 	}()
 	if r.URL.Scheme != "http" || r.URL.Host == "" {
 		d.Status = http.StatusBadRequest
