@@ -95,6 +95,15 @@ func run(bin string, n int) error {
 			}
 			row(name, conc, m)
 		}
+		if pool.args[0] != "--warm-pool" {
+			m, err := measurePaced(n, 1, thinkTime, srv.run)
+			if err != nil {
+				stop()
+				srv.stop()
+				return fmt.Errorf("%s, paced: %w", name, err)
+			}
+			row(name+", 1s apart", 1, m)
+		}
 		stop()
 		fmt.Printf("%-26s RSS idle %d MiB, peak under load %d MiB\n", "", idle>>10, peak.Load()>>10)
 		if pool.args[0] != "--warm-pool" {
@@ -119,6 +128,10 @@ func run(bin string, n int) error {
 		return fmt.Errorf("mcp stdio: %w", err)
 	}
 	row("mcp stdio, default", 1, r)
+	if r, err = measurePaced(n, 1, thinkTime, m.run); err != nil {
+		return fmt.Errorf("mcp stdio, paced: %w", err)
+	}
+	row("mcp stdio, default, 1s apart", 1, r)
 	idleCost("mcp stdio, default", m.cmd.Process.Pid)
 	return nil
 }
@@ -130,6 +143,18 @@ type result struct {
 
 // measure runs total calls of f, conc at a time.
 func measure(total, conc int, f func(context.Context) error) (result, error) {
+	return measurePaced(total, conc, 0, f)
+}
+
+// thinkTime is the pause between an agent's calls in the "paced" rows: a
+// model's turn between two tool calls takes at least this long, so these
+// rows show what an agent calling a skill in a loop sees, where the others
+// send each call the moment the last one answered.
+const thinkTime = time.Second
+
+// measurePaced is measure with pause between one worker's calls; the
+// pause is not part of any latency, and exec/s counts it in.
+func measurePaced(total, conc int, pause time.Duration, f func(context.Context) error) (result, error) {
 	ctx := context.Background()
 	jobs := make(chan struct{}, total)
 	for range total {
@@ -143,7 +168,12 @@ func measure(total, conc int, f func(context.Context) error) (result, error) {
 	start := time.Now()
 	for range conc {
 		wg.Go(func() {
+			first := true
 			for range jobs {
+				if !first {
+					time.Sleep(pause)
+				}
+				first = false
 				t := time.Now()
 				err := f(ctx)
 				d := time.Since(t)
