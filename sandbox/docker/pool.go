@@ -193,18 +193,7 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 
 // held is what the pool holds, idle or starting, by key. Called with p.mu
 // held.
-func (p *warmPool) held() map[string]warm.Count {
-	out := make(map[string]warm.Count, len(p.idle)+len(p.starting))
-	for k, list := range p.idle {
-		out[k] = warm.Count{Idle: len(list)}
-	}
-	for k, n := range p.starting {
-		c := out[k]
-		c.Starting = n
-		out[k] = c
-	}
-	return out
-}
+func (p *warmPool) held() map[string]warm.Count { return warm.Held(p.idle, p.starting) }
 
 // trim removes the n longest idle containers of key. Called with p.mu held.
 func (p *warmPool) trim(key string, n int) {

@@ -286,3 +286,18 @@ func (s *Sizer) Plan(key string, held map[string]Count) Plan {
 	plan.Start = max(min(need, free), 0)
 	return plan
 }
+
+// Held counts what a pool holds by key: its idle entries and the starts
+// under way. Both backends' pools keep these two maps.
+func Held[T any](idle map[string][]T, starting map[string]int) map[string]Count {
+	out := make(map[string]Count, len(idle)+len(starting))
+	for k, list := range idle {
+		out[k] = Count{Idle: len(list)}
+	}
+	for k, n := range starting {
+		c := out[k]
+		c.Starting = n
+		out[k] = c
+	}
+	return out
+}
