@@ -8,11 +8,15 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // The README's library example. It is compiled with the tests but not run:
-// it needs a Docker engine.
+// it needs a Docker engine. The Service links no backend of its own:
+// Backend names the one to build on first use, here the host's Docker
+// engine (dockerbackend.New links no Kubernetes package; backends.New
+// picks Docker or Kubernetes as the policy says).
 func Example() {
 	ctx := context.Background()
 	pol, err := policy.LoadPolicy("examples/policy-agent-host.yaml")
@@ -27,6 +31,7 @@ func Example() {
 		WarmPool:      4,
 		WarmIdle:      time.Minute,
 		Logger:        slog.Default(),
+		Backend:       dockerbackend.New,
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -75,7 +75,7 @@ func TestOutcomeOf(t *testing.T) {
 		{"refused", nil, fmt.Errorf("x: %w", sandboxrun.ErrRefused), sandboxrun.OutcomeRefused},
 		{"invalid spec", nil, sandbox.ErrInvalidSpec, sandboxrun.OutcomeRefused},
 		{"canceled mid-run", &sandbox.Result{Started: true}, context.Canceled, sandboxrun.OutcomeCanceled},
-		{"engine down", nil, sandbox.ErrDockerUnavailable, sandboxrun.OutcomeError},
+		{"engine down", nil, sandbox.ErrUnavailable, sandboxrun.OutcomeError},
 		{"failed mid-run", &sandbox.Result{Started: true, Success: true}, errors.New("boom"), sandboxrun.OutcomeError},
 	}
 	for _, tt := range tests {

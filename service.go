@@ -13,8 +13,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
-	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
@@ -61,27 +59,32 @@ type Config struct {
 	WarmIdle time.Duration
 	// Progress receives image build progress; nil discards it.
 	Progress io.Writer
-	// Runner overrides the sandbox backend (tests, other backends); nil
-	// means the Docker engine, connected on first use.
+	// Runner is the sandbox backend, made by the caller (docker.New, a
+	// test's fake). When nil, Backend makes it on first use.
 	Runner Engine
+	// Backend makes the sandbox backend on first use, from this Config
+	// as New completed it (Policy and OCIRuntime the checked ones,
+	// MaxConcurrent and WarmIdle defaulted): backends.New picks the one
+	// the policy selects. Neither Runner nor Backend set, a run is an
+	// error; listing skills and refusals still work.
+	Backend func(Config) (Engine, error)
 	// SessionsRoot is the folder sessions are kept in (serve --sessions);
 	// empty takes the policy's sessions.root, and neither keeps none.
 	SessionsRoot string
 }
 
-// Engine is the backend surface the Service needs: run one execution, look
-// up an image, answer whether the engine is reachable, clean up.
+// Engine is what the Service needs of a backend: run one execution, and
+// release what it holds. What else a backend can do (sandbox.Pinger,
+// sandbox.ImageChecker, sandbox.Reaper, sandbox.PoolReporter,
+// sandbox.ImagePreparer) the Service asks with a type assertion.
 type Engine interface {
 	sandbox.Runner
-	CheckImage(ctx context.Context, ref string) (string, error)
-	Ping(ctx context.Context) error
 	Close() error
 }
 
-// reaper is a backend that can remove the sandboxes of owners that died.
-type reaper interface {
-	Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error)
-}
+// ErrNoBackend means a run was asked of a Service configured with neither
+// Config.Runner nor Config.Backend.
+var ErrNoBackend = errors.New("no sandbox backend configured")
 
 // Observer learns the outcome of each request; the server's metrics
 // implement it. Calls may come from many goroutines at once.
@@ -133,8 +136,8 @@ func New(cfg Config) (*Service, error) {
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
 	}
+	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
 	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}
-	cfg.Logger = log
 	svc.sessions, err = openSessions(cfg, pol)
 	switch {
 	case errors.Is(err, ErrNoSessions):
@@ -163,36 +166,24 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 		return s.engine, nil
 	}
 	if s.engine == nil {
-		// The operator's policy picks the backend: a cluster, or (nil) this
-		// host's Docker engine.
-		eng, err := PolicyEngine(s.pol, s.log, s.cfg.MaxConcurrent)
+		if s.cfg.Backend == nil {
+			return nil, fmt.Errorf("%w: set Config.Runner (docker.New) or Config.Backend (backends.New)", ErrNoBackend)
+		}
+		eng, err := s.cfg.Backend(s.cfg)
 		if err != nil {
 			return nil, err
 		}
 		s.engine = eng
 	}
-	if s.engine == nil {
-		d, err := docker.New(
-			docker.WithLogger(s.log),
-			docker.WithVersion(Version),
-			docker.WithDefaultImage(RunnerImage()),
-			docker.WithOCIRuntime(s.ociRuntime),
-			docker.WithMaxConcurrent(s.cfg.MaxConcurrent),
-			docker.WithWarmPoolByDemand(s.cfg.WarmPool, s.cfg.WarmIdle),
-			docker.WithUsrVolumes(s.pol.Docker.UsrVolumesOn()),
-		)
-		if err != nil {
+	if p, ok := s.engine.(sandbox.Pinger); ok {
+		if err := p.Ping(ctx); err != nil {
 			return nil, err
 		}
-		s.engine = d
 	}
-	if err := s.engine.Ping(ctx); err != nil {
-		return nil, err
-	}
-	if r, ok := s.engine.(reaper); ok {
+	if r, ok := s.engine.(sandbox.Reaper); ok {
 		reaped, err := r.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
 		switch {
-		case errors.Is(err, sandbox.ErrDockerUnavailable), errors.Is(err, kube.ErrUnavailable):
+		case errors.Is(err, sandbox.ErrUnavailable):
 			return nil, err
 		case err != nil:
 			s.log.Debug("reap at start failed", "err", err)
@@ -214,7 +205,7 @@ func (s *Service) Ready(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := eng.CheckImage(ctx, RunnerImage()); err != nil {
+	if _, err := s.lookupImage(eng)(ctx, RunnerImage()); err != nil {
 		return fmt.Errorf("runner image: %w", err)
 	}
 	return nil
@@ -244,8 +235,21 @@ func (s *Service) Close() error {
 func (s *Service) PoolStats() sandbox.PoolStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.engine.(interface{ PoolStats() sandbox.PoolStats }); ok {
+	if p, ok := s.engine.(sandbox.PoolReporter); ok {
 		return p.PoolStats()
 	}
 	return sandbox.PoolStats{}
+}
+
+// lookupImage is how the Service finds an image where eng starts its
+// sandboxes: eng's own lookup (an API call of about a millisecond), else
+// the local engine's through images.Inspect.
+func (s *Service) lookupImage(eng Engine) func(ctx context.Context, ref string) (string, error) {
+	if c, ok := eng.(sandbox.ImageChecker); ok {
+		return c.CheckImage
+	}
+	return func(ctx context.Context, ref string) (string, error) {
+		id, _, err := images.Inspect(ctx, ref)
+		return id, err
+	}
 }

@@ -129,7 +129,7 @@ func (s *Service) chooseImage(ctx context.Context, sk *skill.Skill, req Request,
 	if err != nil {
 		return err
 	}
-	o.Lookup = eng.CheckImage
+	o.Lookup = s.lookupImage(eng)
 	image, err := imageFromOptions(ctx, sk, opts, optsErr, o)
 	if err != nil {
 		return err

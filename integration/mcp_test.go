@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -355,7 +356,7 @@ func TestMCPServerEndRemovesSandboxes(t *testing.T) {
 // mounts, on loopback, over a real Service.
 func TestMCPStreamableHTTPRunsARealSkill(t *testing.T) {
 	t.Parallel()
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Backend: backends.New})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	srv := httptest.NewServer(mcp.HTTPHandler(svc))

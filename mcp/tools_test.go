@@ -309,7 +309,7 @@ func TestRunPythonAnswersInTheAgentShape(t *testing.T) {
 
 func TestEngineFailuresAreToolErrors(t *testing.T) {
 	eng := &fakeEngine{run: func(context.Context, sandbox.Spec) (*sandbox.Result, error) {
-		return nil, sandbox.ErrDockerUnavailable
+		return nil, sandbox.ErrUnavailable
 	}}
 	cs := session(t, service(t, eng))
 	res := call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))

@@ -13,8 +13,10 @@ var (
 	ErrInvalidSpec = errors.New("invalid sandbox spec")
 	// ErrImageNotFound: the runner image is not in the local engine.
 	ErrImageNotFound = errors.New("runner image not found")
-	// ErrDockerUnavailable: the Docker daemon could not be reached.
-	ErrDockerUnavailable = errors.New("docker daemon unreachable")
+	// ErrUnavailable: the backend's engine or cluster could not be
+	// reached. Each backend has its own sentinel, in its own words, that
+	// matches it (see Unavailable).
+	ErrUnavailable = errors.New("sandbox backend unreachable")
 	// ErrNoReport: sandbox-init ended without sending its result frame.
 	ErrNoReport = errors.New("sandbox-init did not report")
 	// ErrWorkspace: the workspace cannot be shared with the sandbox user.
@@ -36,3 +38,13 @@ func (e *SpecError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalidSpec) true.
 func (e *SpecError) Is(target error) bool { return target == ErrInvalidSpec }
+
+// Unavailable returns a backend's own "cannot reach" sentinel: its message
+// names the backend ("docker daemon unreachable"), and it matches
+// ErrUnavailable, so callers branch on one error whatever the backend.
+func Unavailable(msg string) error { return &unavailableError{msg: msg} }
+
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }

@@ -47,7 +47,7 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusTooManyRequests
 	case res != nil && res.Started:
 		return http.StatusInternalServerError // the sandbox failed mid-run
-	case errors.Is(err, sandbox.ErrDockerUnavailable), errors.Is(err, sandbox.ErrImageNotFound),
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrImageNotFound),
 		errors.Is(err, images.ErrNotFound), errors.Is(err, sandboxrun.ErrNeedsBuild):
 		return http.StatusServiceUnavailable
 	default:

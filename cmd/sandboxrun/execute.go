@@ -17,12 +17,9 @@ import (
 // skills root, the operator policy, the engine runtime and the audit log
 // from the flags. A local user may name a skill by its folder's path.
 func (g *globals) service(s streams, f *execFlags) (*sandboxrun.Service, error) {
-	var log *audit.Log
-	if f.auditLog != "" {
-		var err error
-		if log, err = audit.Open(f.auditLog); err != nil {
-			return nil, withCode(exitEnv, err)
-		}
+	log, err := openAudit(f.auditLog)
+	if err != nil {
+		return nil, err
 	}
 	cfg := g.serviceConfig()
 	cfg.OCIRuntime = f.ociRuntime
@@ -30,6 +27,19 @@ func (g *globals) service(s streams, f *execFlags) (*sandboxrun.Service, error) 
 	cfg.Audit = log
 	cfg.Progress = s.err
 	return sandboxrun.New(cfg)
+}
+
+// openAudit opens the audit log --audit-log names, for every command that
+// takes the flag; "" keeps none.
+func openAudit(path string) (*audit.Log, error) {
+	if path == "" {
+		return nil, nil
+	}
+	log, err := audit.Open(path)
+	if err != nil {
+		return nil, withCode(exitEnv, err)
+	}
+	return log, nil
 }
 
 // serviceCall is one run/exec/python operation on a Service.

@@ -159,7 +159,7 @@ func TestCodeOf(t *testing.T) {
 		{"usage", usageError("bad"), exitRefused},
 		{"refused by the library", fmt.Errorf("prepare: %w", sandboxrun.ErrRefused), exitRefused},
 		{"invalid spec", fmt.Errorf("run: %w", sandbox.ErrInvalidSpec), exitRefused},
-		{"docker unreachable", fmt.Errorf("create: %w", sandbox.ErrDockerUnavailable), exitEnv},
+		{"docker unreachable", fmt.Errorf("create: %w", sandbox.ErrUnavailable), exitEnv},
 		{"image missing", fmt.Errorf("run: %w", sandbox.ErrImageNotFound), exitEnv},
 		{"workspace not shareable", sandbox.ErrWorkspace, exitEnv},
 		{"interrupted", fmt.Errorf("run: %w", context.Canceled), 130},

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
@@ -132,11 +132,9 @@ func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string,
 	if err != nil {
 		return nil, err
 	}
-	var log *audit.Log
-	if auditLog != "" {
-		if log, err = audit.Open(auditLog); err != nil {
-			return nil, withCode(exitEnv, err)
-		}
+	log, err := openAudit(auditLog)
+	if err != nil {
+		return nil, err
 	}
 	svc, err := sandboxrun.New(sandboxrun.Config{
 		SkillRoots:   roots,
@@ -150,6 +148,7 @@ func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string,
 		WarmPool:     warmMax,
 		WarmIdle:     warmIdle,
 		SessionsRoot: sessions,
+		Backend:      backends.New,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the MCP server: %w", err)

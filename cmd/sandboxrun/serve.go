@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/server"
 )
@@ -113,12 +113,9 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	var log *audit.Log
-	if f.auditLog != "" {
-		var err error
-		if log, err = audit.Open(f.auditLog); err != nil {
-			return withCode(exitEnv, err)
-		}
+	log, err := openAudit(f.auditLog)
+	if err != nil {
+		return err
 	}
 	// Request logs go to stderr at info level even without -v.
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: min(slog.LevelInfo, g.logLevel())}))
@@ -136,6 +133,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		WarmPool:      warmMax,
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
+		Backend:       backends.New,
 	})
 	if err != nil {
 		return err

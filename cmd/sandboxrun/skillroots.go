@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -58,6 +59,7 @@ func (g *globals) serviceConfig() sandboxrun.Config {
 		Strict:          g.strict,
 		Warn:            func(msg string) { g.warn("%s", msg) },
 		Logger:          g.logger,
+		Backend:         backends.New,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	kubebackend "github.com/sandboxrun/sandboxrun/sandbox/kube"
@@ -25,7 +26,7 @@ func TestServiceOnPolicyBackendMatchesDocker(t *testing.T) {
 		os.Getenv("SANDBOXRUN_KUBECONFIG")+"\n  namespace: "+runner.Namespace()+"\nnetwork: none\n"), 0o600))
 	pol, err := policy.LoadPolicy(path)
 	require.NoError(t, err)
-	eng, err := sandboxrun.PolicyEngine(pol, nil, 2)
+	eng, err := backends.New(sandboxrun.Config{Policy: pol, MaxConcurrent: 2})
 	require.NoError(t, err)
 	require.IsType(t, &kubebackend.Kube{}, eng)
 
@@ -34,7 +35,7 @@ func TestServiceOnPolicyBackendMatchesDocker(t *testing.T) {
 	onKube, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol, Runner: eng})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = onKube.Close() })
-	onDocker, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: policy.BuiltinPolicy()})
+	onDocker, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: policy.BuiltinPolicy(), Backend: backends.New})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = onDocker.Close() })
 

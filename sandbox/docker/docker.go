@@ -61,7 +61,7 @@ func newEngineClient() (*client.Client, error) {
 }
 
 // apiError wraps an error from a Docker call with what was being done, and
-// maps an unreachable daemon onto ErrDockerUnavailable.
+// maps an unreachable daemon onto ErrUnavailable.
 func apiError(doing string, err error) error {
 	if err == nil {
 		return nil

@@ -22,5 +22,5 @@ func imageNotFound(ref string, cause error) error {
 // dockerUnavailable explains an unreachable daemon.
 func dockerUnavailable(doing string, cause error) error {
 	return fmt.Errorf("%s: %w: start Docker, or point DOCKER_HOST at a running engine: %w",
-		doing, sandbox.ErrDockerUnavailable, cause)
+		doing, ErrUnavailable, cause)
 }

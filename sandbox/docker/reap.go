@@ -106,7 +106,7 @@ func (d *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.
 		opts.Host = d.owner.Host
 	}
 	reaped, err := Reap(ctx, d.client, opts)
-	if opts.OnlyDeadOwners || errors.Is(err, sandbox.ErrDockerUnavailable) {
+	if opts.OnlyDeadOwners || errors.Is(err, ErrUnavailable) {
 		return reaped, err
 	}
 	usr, uerr := d.PruneUsr(ctx, opts.DryRun)

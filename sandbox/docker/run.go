@@ -29,7 +29,7 @@ import (
 // ending while the execution waited for a slot. Otherwise the Result is
 // filled as far as the execution got and its Error says why it failed; the
 // Go error, when set, is about the environment: ErrImageNotFound,
-// ErrDockerUnavailable, ErrNoReport, a Docker API failure, or ctx's error
+// ErrUnavailable, ErrNoReport, a Docker API failure, or ctx's error
 // when the caller gave up.
 func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
 	generatedID, err := sandbox.PrepareSpec(&spec, d.image, d.ids)

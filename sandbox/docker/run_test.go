@@ -193,7 +193,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 		{
 			name:      "daemon unreachable",
 			f:         &fakeClient{createErr: unavailable},
-			wantErr:   sandbox.ErrDockerUnavailable,
+			wantErr:   ErrUnavailable,
 			wantCalls: []string{"create", "remove"},
 			removed:   "sandboxrun-",
 		},

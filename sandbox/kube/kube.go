@@ -22,8 +22,9 @@ import (
 // Sentinel errors of this backend; the Spec and image errors are
 // sandbox's (ErrInvalidSpec, ErrImageNotFound, ErrNoReport).
 var (
-	// ErrUnavailable: the cluster's API server could not be reached.
-	ErrUnavailable = errors.New("kubernetes API server unreachable")
+	// ErrUnavailable: the cluster's API server could not be reached. It
+	// matches sandbox.ErrUnavailable.
+	ErrUnavailable = sandbox.Unavailable("kubernetes API server unreachable")
 	// ErrNetworkNotIsolated: a run without network was refused because a
 	// probe Pod did not show the loopback interface alone.
 	ErrNetworkNotIsolated = errors.New("pods in this namespace are not proven network-isolated")
@@ -231,3 +232,11 @@ type netProof struct {
 	err      error
 	failedAt time.Time
 }
+
+// What the Kube backend offers beyond sandbox.Runner.
+var (
+	_ sandbox.Pinger       = (*Kube)(nil)
+	_ sandbox.ImageChecker = (*Kube)(nil)
+	_ sandbox.Reaper       = (*Kube)(nil)
+	_ sandbox.PoolReporter = (*Kube)(nil)
+)

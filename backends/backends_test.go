@@ -1,4 +1,4 @@
-package sandboxrun
+package backends_test
 
 import (
 	"os"
@@ -7,15 +7,26 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
-func TestPolicyEngine(t *testing.T) {
-	t.Run("docker is the service's own", func(t *testing.T) {
-		e, err := PolicyEngine(policy.BuiltinPolicy(), nil, 0)
+// kubeBackend builds the backend pol selects, as a Service would.
+func kubeBackend(pol *policy.Operator, maxConcurrent int) (sandboxrun.Engine, error) {
+	return backends.New(sandboxrun.Config{Policy: pol, MaxConcurrent: maxConcurrent})
+}
+
+func TestNew(t *testing.T) {
+	t.Run("the built-in policy runs on docker", func(t *testing.T) {
+		e, err := backends.New(sandboxrun.Config{})
 		require.NoError(t, err)
-		require.Nil(t, e)
+		d, ok := e.(*docker.Runner)
+		require.True(t, ok, "got %T", e)
+		require.Equal(t, sandboxrun.RunnerImage(), d.Image())
+		require.NoError(t, d.Close())
 	})
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
@@ -28,12 +39,12 @@ current-context: c
 	t.Run("kubernetes from a kubeconfig", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n  warm: 2\n"))
 		require.NoError(t, err)
-		e, err := PolicyEngine(pol, nil, 3)
+		e, err := kubeBackend(pol, 3)
 		require.NoError(t, err)
 		k, ok := e.(*kube.Kube)
 		require.True(t, ok)
 		require.Equal(t, "sbx", k.Namespace())
-		require.Equal(t, RunnerImage(), k.Image())
+		require.Equal(t, sandboxrun.RunnerImage(), k.Image())
 		require.Equal(t, 2, k.PoolStats().Size, "the policy's warm pool")
 		require.NoError(t, k.Close())
 	})
@@ -45,7 +56,7 @@ current-context: c
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+
 			"\n  claims: [{name: s, path: "+filepath.Join(dir, "link")+"}]\n  host_paths: false\n"))
 		require.NoError(t, err)
-		e, err := PolicyEngine(pol, nil, 0)
+		e, err := kubeBackend(pol, 0)
 		require.NoError(t, err)
 		require.Equal(t, []kube.Claim{{Name: "s", Path: real}}, e.(*kube.Kube).Claims())
 	})
@@ -53,13 +64,13 @@ current-context: c
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+
 			"\n  claims: [{name: s, path: /nonexistent/skills}]\n"))
 		require.NoError(t, err)
-		_, err = PolicyEngine(pol, nil, 0)
+		_, err = kubeBackend(pol, 0)
 		require.ErrorContains(t, err, "kubernetes.claims s: path /nonexistent/skills")
 	})
 	t.Run("missing kubeconfig names the file", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: /nonexistent/kc\n"))
 		require.NoError(t, err)
-		_, err = PolicyEngine(pol, nil, 0)
+		_, err = kubeBackend(pol, 0)
 		require.ErrorContains(t, err, "/nonexistent/kc")
 	})
 }

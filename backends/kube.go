@@ -1,27 +1,21 @@
-package sandboxrun
+package backends
 
 import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
-// Both backends give the Service what it needs.
-var _ Engine = (*kube.Kube)(nil)
+// The Kubernetes backend gives the Service what it needs.
+var _ sandboxrun.Engine = (*kube.Kube)(nil)
 
-// PolicyEngine returns the sandbox backend the operator policy selects
-// (backend: kubernetes), or nil when it selects the Docker engine, which
-// the Service creates itself. It does not contact the cluster.
-func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (Engine, error) {
-	if pol == nil || pol.Backend.Kind() != policy.BackendKubernetes {
-		return nil, nil
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+// newKube builds the Kubernetes backend the policy's kubernetes section
+// describes. It does not contact the cluster.
+func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*kube.Kube, error) {
 	k8s := pol.Kubernetes
 	cfg, err := kube.RESTConfig(k8s.Kubeconfig)
 	if err != nil {
@@ -30,8 +24,8 @@ func PolicyEngine(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (En
 	opts := []kube.Option{
 		kube.WithRESTConfig(cfg),
 		kube.WithLogger(log),
-		kube.WithVersion(Version),
-		kube.WithDefaultImage(RunnerImage()),
+		kube.WithVersion(sandboxrun.Version),
+		kube.WithDefaultImage(sandboxrun.RunnerImage()),
 		kube.WithRuntimeClass(k8s.RuntimeClass),
 		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
 	}

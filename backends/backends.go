@@ -1,0 +1,29 @@
+package backends
+
+import (
+	"log/slog"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends/dockerbackend"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// New builds the backend cfg.Policy selects (nil: the built-in policy, so
+// Docker), with the Service's settings: logger, concurrency bound, warm
+// pool, OCI runtime. It contacts neither the engine nor the cluster; the
+// Service pings on first use. It has the shape of sandboxrun.Config's
+// Backend field.
+func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
+	pol := cfg.Policy
+	if pol == nil {
+		pol = policy.BuiltinPolicy()
+	}
+	if pol.Backend.Kind() == policy.BackendKubernetes {
+		log := cfg.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		return newKube(pol, log, cfg.MaxConcurrent)
+	}
+	return dockerbackend.New(cfg)
+}

@@ -1,0 +1,38 @@
+// Package dockerbackend builds the Docker backend (sandbox/docker) from a
+// sandboxrun.Config, for a library user who runs sandboxes on the host's
+// Docker engine only: it links no Kubernetes package, where
+// backends.New, which can also build the Kubernetes backend, does.
+package dockerbackend
+
+import (
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+)
+
+var _ sandboxrun.Engine = (*docker.Runner)(nil)
+
+// New builds the Docker backend with the Service's settings (logger,
+// concurrency bound, warm pool, OCI runtime, the policy's usr volumes),
+// whatever backend the policy names. It does not contact the engine. It
+// has the shape of sandboxrun.Config's Backend field.
+func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
+	pol := cfg.Policy
+	if pol == nil {
+		pol = policy.BuiltinPolicy()
+	}
+	opts := []docker.Option{
+		docker.WithVersion(sandboxrun.Version),
+		docker.WithDefaultImage(sandboxrun.RunnerImage()),
+		docker.WithOCIRuntime(cfg.OCIRuntime),
+		docker.WithWarmPoolByDemand(cfg.WarmPool, cfg.WarmIdle),
+		docker.WithUsrVolumes(pol.Docker.UsrVolumesOn()),
+	}
+	if cfg.Logger != nil {
+		opts = append(opts, docker.WithLogger(cfg.Logger))
+	}
+	if cfg.MaxConcurrent > 0 {
+		opts = append(opts, docker.WithMaxConcurrent(cfg.MaxConcurrent))
+	}
+	return docker.New(opts...)
+}
