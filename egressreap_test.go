@@ -34,12 +34,12 @@ func TestReapEgressFoldersRemovesOnlyDeadOwners(t *testing.T) {
 	deadDir := folder("dead", dead)
 	kept := []string{folder("live", sandbox.OwnerLabels()), folder("elsewhere", elsewhere), folder("unknown", nil)}
 
-	got, err := ReapEgressFolders(dir, true)
+	got, err := reapEgressFolders(dir, true)
 	require.NoError(t, err)
 	require.Equal(t, []string{deadDir}, got)
 	require.DirExists(t, deadDir, "a dry run removes nothing")
 
-	got, err = ReapEgressFolders(dir, false)
+	got, err = reapEgressFolders(dir, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{deadDir}, got)
 	require.NoDirExists(t, deadDir)

@@ -61,12 +61,12 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 	return res, err
 }
 
-// ReapEgressFolders removes the egress proxies' folders in dir
+// reapEgressFolders removes the egress proxies' folders in dir
 // (os.TempDir() when empty) whose owner process on this host is gone: what
 // a sandboxrun killed mid-run left behind. Folders of live owners, of other
 // hosts and without an owner record are kept. With dryRun nothing is
 // removed. It returns the folders selected.
-func ReapEgressFolders(dir string, dryRun bool) ([]string, error) {
+func reapEgressFolders(dir string, dryRun bool) ([]string, error) {
 	folders, err := egress.Folders(dir)
 	if err != nil {
 		return nil, err

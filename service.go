@@ -165,15 +165,8 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 	if s.connected {
 		return s.engine, nil
 	}
-	if s.engine == nil {
-		if s.cfg.Backend == nil {
-			return nil, fmt.Errorf("%w: set Config.Runner (docker.New) or Config.Backend (backends.New)", ErrNoBackend)
-		}
-		eng, err := s.cfg.Backend(s.cfg)
-		if err != nil {
-			return nil, err
-		}
-		s.engine = eng
+	if _, err := s.makeEngine(); err != nil {
+		return nil, err
 	}
 	if p, ok := s.engine.(sandbox.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
@@ -191,7 +184,7 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 			s.log.Info("removed leaked sandboxes", "count", len(reaped))
 		}
 	}
-	if dirs, err := ReapEgressFolders("", false); err != nil || len(dirs) > 0 {
+	if dirs, err := reapEgressFolders("", false); err != nil || len(dirs) > 0 {
 		s.log.Info("removed leaked egress proxy folders", "count", len(dirs), "err", err)
 	}
 	s.connected = true

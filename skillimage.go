@@ -226,11 +226,11 @@ func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (imag
 	return images.EnsureSkill(ctx, opts)
 }
 
-// PruneSkillImages removes the skill images that no skill under the roots would
+// pruneSkillImages removes the skill images that no skill under the roots would
 // run in now (other package lists, an older runner image), and untagged
 // ones. A skill whose dependencies cannot be read keeps all its images and
 // is reported in warnings, as is a folder that is not a readable skill.
-func PruneSkillImages(ctx context.Context, roots []string, o BuildOptions, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
+func pruneSkillImages(ctx context.Context, roots []string, o BuildOptions, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
 	skills, warnings := skill.Discover(roots...)
 	if _, err := o.lookup(ctx, RunnerImage()); isNotFound(err) {
 		return nil, warnings, fmt.Errorf("%w: runner image %s is not built, so no skill image can be told current; build it with `sandboxrun images build` first", images.ErrNotFound, RunnerImage())

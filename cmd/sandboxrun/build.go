@@ -148,6 +148,6 @@ func buildOne(cmd *cobra.Command, g *globals, s streams, svc *sandboxrun.Service
 		state = "up to date"
 	}
 	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, stringid.TruncateID(img.ID), time.Since(start).Round(time.Millisecond))
-	prepareUsr(cmd.Context(), g, s, img.Ref)
+	prepareUsr(cmd.Context(), svc, s, img.Ref)
 	return true, nil
 }

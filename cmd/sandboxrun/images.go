@@ -13,7 +13,6 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 func newImagesCmd(g *globals, s streams) *cobra.Command {
@@ -67,11 +66,13 @@ the image makes it.`,
 					return withCode(exitEnv, err)
 				}
 			}
+			svc, err := g.skillService()
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
 			start := time.Now()
-			img, err := images.BuildRunner(cmd.Context(), images.RunnerOptions{
-				Tag:        sandboxrun.RunnerImage(),
-				Version:    sandboxrun.Version,
-				Dockerfile: sandboxrun.RunnerDockerfile,
+			img, err := svc.BuildRunnerImage(cmd.Context(), images.RunnerOptions{
 				InitBinary: initPath,
 				Base:       base,
 				Progress:   s.err,
@@ -81,15 +82,13 @@ the image makes it.`,
 				return withCode(exitEnv, err)
 			}
 			reportImage(s, img, start)
-			prepareUsr(cmd.Context(), g, s, img.Ref)
+			prepareUsr(cmd.Context(), svc, s, img.Ref)
 			if profile == "" {
 				return nil
 			}
 			start = time.Now()
-			img, err = images.BuildProfile(cmd.Context(), images.ProfileOptions{
-				Runner:   sandboxrun.RunnerImage(),
+			img, err = svc.BuildProfileImage(cmd.Context(), images.ProfileOptions{
 				Profile:  profile,
-				Version:  sandboxrun.Version,
 				Progress: s.err,
 				Force:    force,
 			})
@@ -97,7 +96,7 @@ the image makes it.`,
 				return withCode(exitEnv, err)
 			}
 			reportImage(s, img, start)
-			prepareUsr(cmd.Context(), g, s, img.Ref)
+			prepareUsr(cmd.Context(), svc, s, img.Ref)
 			return nil
 		},
 	}
@@ -138,22 +137,15 @@ func shortID(id string) string {
 	return id
 }
 
-// prepareUsr fills the usr volume of a freshly built image, so that its
+// prepareUsr fills the usr volume of a freshly built image (what the
+// backend keeps beside it; a Kubernetes backend keeps none), so that its
 // first run does not wait for the copy. A failure is not the build's: runs
 // make the copy themselves, or read /usr through the storage driver.
-func prepareUsr(ctx context.Context, g *globals, s streams, ref string) {
-	if g.pol.Backend.Kind() != policy.BackendDocker {
-		return // sandboxes run elsewhere
-	}
+func prepareUsr(ctx context.Context, svc *sandboxrun.Service, s streams, ref string) {
 	start := time.Now()
-	d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version),
-		docker.WithUsrVolumes(g.pol.Docker.UsrVolumesOn()))
-	if err == nil {
-		defer d.Close()
-		var vol string
-		if vol, err = d.PrepareUsr(ctx, ref); err == nil && vol != "" {
-			fmt.Fprintf(s.err, "%s usr volume %s ready in %s\n", ref, vol, time.Since(start).Round(time.Millisecond))
-		}
+	vol, err := svc.PrepareImage(ctx, ref)
+	if err == nil && vol != "" {
+		fmt.Fprintf(s.err, "%s usr volume %s ready in %s\n", ref, vol, time.Since(start).Round(time.Millisecond))
 	}
 	if err != nil {
 		fmt.Fprintf(s.err, "warning: %s has no usr volume yet (its first run makes one): %v\n", ref, err)

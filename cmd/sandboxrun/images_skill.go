@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // listedImage is one image as `images list --json` prints it.
@@ -104,11 +101,15 @@ read keeps its images (and is reported). An image a container still uses is
 not removed. The usr volumes of images the engine no longer has go too.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			roots, err := g.existingRoots()
+			if _, err := g.existingRoots(); err != nil {
+				return err
+			}
+			svc, err := g.skillService()
 			if err != nil {
 				return err
 			}
-			pruned, warnings, err := sandboxrun.PruneSkillImages(cmd.Context(), roots, sandboxrun.BuildOptions{Policy: g.pol}, dryRun)
+			defer svc.Close()
+			pruned, volumes, warnings, err := svc.PruneImages(cmd.Context(), dryRun)
 			for _, w := range warnings {
 				fmt.Fprintf(s.err, "sandboxrun: %v\n", w)
 			}
@@ -131,9 +132,7 @@ not removed. The usr volumes of images the engine no longer has go too.`,
 			case len(pruned) > 0:
 				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), units.BytesSize(float64(total)))
 			}
-			if err == nil {
-				err = pruneUsr(cmd.Context(), g, s, dryRun)
-			}
+			printVolumes(s, volumes, dryRun)
 			if err != nil {
 				return withCode(exitEnv, err)
 			}
@@ -163,16 +162,4 @@ func humanAge(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// pruneUsr removes the usr volumes of images that are gone and says so.
-func pruneUsr(ctx context.Context, g *globals, s streams, dryRun bool) error {
-	d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	gone, err := d.PruneUsr(ctx, dryRun)
-	printVolumes(s, gone, dryRun)
-	return err
 }

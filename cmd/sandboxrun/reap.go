@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -10,9 +9,7 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 	"github.com/spf13/cobra"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 func newReapCmd(g *globals, s streams) *cobra.Command {
@@ -31,12 +28,14 @@ the engine no longer has. run, exec, python and serve reap dead owners'
 containers and folders at start.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := docker.New(docker.WithLogger(g.logger), docker.WithVersion(sandboxrun.Version))
+			svc, err := g.skillService()
 			if err != nil {
 				return err
 			}
-			defer d.Close()
-			reaped, err := d.Reap(cmd.Context(), sandbox.ReapOptions{DryRun: dryRun, Grace: olderThan})
+			defer svc.Close()
+			// The policy's backend: a Kubernetes policy reaps its pods.
+			out, err := svc.Reap(cmd.Context(), sandbox.ReapOptions{DryRun: dryRun, Grace: olderThan})
+			reaped, dirs := out.Sandboxes, out.EgressFolders
 			containers, volumes := splitReaped(reaped)
 			tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 			if len(containers) > 0 {
@@ -49,7 +48,6 @@ containers and folders at start.`,
 				return ferr
 			}
 			printVolumes(s, volumes, dryRun)
-			dirs, derr := sandboxrun.ReapEgressFolders("", dryRun)
 			for _, d := range dirs {
 				verb := "removed"
 				if dryRun {
@@ -57,7 +55,6 @@ containers and folders at start.`,
 				}
 				fmt.Fprintf(s.out, "%s egress proxy folder %s (owner gone)\n", verb, d)
 			}
-			err = errors.Join(err, derr)
 			if len(reaped) == 0 && len(dirs) == 0 && err == nil {
 				fmt.Fprintln(s.out, "no leaked sandboxes")
 			}
