@@ -43,7 +43,7 @@ func TestAuditRecordKeepsCallerArgvOut(t *testing.T) {
 	hello := loadExample(t, "hello")
 	p, err := sandboxrun.PrepareScript(hello, "scripts/echo.py", sandboxrun.Request{Argv: []string{"--token", "s3cret"}})
 	require.NoError(t, err)
-	rec := p.AuditRecord(nil, nil)
+	rec := sandboxrun.AuditRecord(p, nil, nil)
 	require.Equal(t, []string{"python3", "/skills/hello/scripts/echo.py"}, rec.Argv)
 	require.Equal(t, 2, rec.ScriptArgs)
 	require.Len(t, rec.ScriptArgsSHA256, 64)
@@ -51,11 +51,11 @@ func TestAuditRecordKeepsCallerArgvOut(t *testing.T) {
 
 	other, err := sandboxrun.PrepareScript(hello, "scripts/echo.py", sandboxrun.Request{Argv: []string{"--token s3cret"}})
 	require.NoError(t, err)
-	require.NotEqual(t, rec.ScriptArgsSHA256, other.AuditRecord(nil, nil).ScriptArgsSHA256, "argument boundaries count")
+	require.NotEqual(t, rec.ScriptArgsSHA256, sandboxrun.AuditRecord(other, nil, nil).ScriptArgsSHA256, "argument boundaries count")
 
 	none, err := sandboxrun.PrepareScript(hello, "scripts/echo.py", sandboxrun.Request{})
 	require.NoError(t, err)
-	rec = none.AuditRecord(nil, nil)
+	rec = sandboxrun.AuditRecord(none, nil, nil)
 	require.Zero(t, rec.ScriptArgs)
 	require.Empty(t, rec.ScriptArgsSHA256)
 }

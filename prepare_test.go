@@ -366,3 +366,20 @@ func TestCheckCommandResolvesBaseDir(t *testing.T) {
 		})
 	}
 }
+
+func TestPrepareNarrowsTheNetwork(t *testing.T) {
+	sk := tempSkill(t, "fetcher", []string{"metadata:", `  network_access: "true"`, `  allowed_domains: "api.example.com pypi.org"`},
+		map[string]string{"scripts/get.py": "print(1)\n"})
+	p, err := sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"pypi.org:443", "evil.com"}})
+	require.NoError(t, err)
+	require.False(t, p.Spec.Limits.Network)
+	require.Equal(t, []string{"pypi.org:443"}, p.Spec.Limits.Egress.Allow)
+
+	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{Env: map[string]string{"HTTPS_PROXY": "http://elsewhere:1"}})
+	require.ErrorIs(t, err, sandboxrun.ErrRefused)
+	require.ErrorContains(t, err, "[HTTPS_PROXY] are set by sandboxrun")
+
+	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"https://x"}})
+	require.ErrorIs(t, err, sandboxrun.ErrRefused)
+	require.ErrorIs(t, err, policy.ErrDomain)
+}

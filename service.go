@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
@@ -184,7 +185,7 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 			s.log.Info("removed leaked sandboxes", "count", len(reaped))
 		}
 	}
-	if dirs, err := reapEgressFolders("", false); err != nil || len(dirs) > 0 {
+	if dirs, err := egressrun.ReapFolders("", false); err != nil || len(dirs) > 0 {
 		s.log.Info("removed leaked egress proxy folders", "count", len(dirs), "err", err)
 	}
 	s.connected = true

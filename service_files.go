@@ -34,14 +34,14 @@ type SkillFile struct {
 	Data []byte
 }
 
-// SkillPath turns a model's name for a file of the skill skillName into a
+// skillPath turns a model's name for a file of the skill skillName into a
 // clean slash path relative to the skill folder. The names a model sees are
 // accepted: "references/x.md", "{baseDir}/references/x.md" and the sandbox
 // path "/skills/<skillName>/references/x.md". Anything that could name a
 // host file is refused (matching ErrRefused): another absolute path, a ".."
 // element, a backslash, a control byte, an empty name or the folder itself.
 // The host file system is not consulted.
-func SkillPath(skillName, ref string) (string, error) {
+func skillPath(skillName, ref string) (string, error) {
 	base := policy.SandboxDir(skillName)
 	switch {
 	case ref == "":
@@ -86,7 +86,7 @@ func (s *Service) ReadSkillFile(skillRef, ref string) (*SkillFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := SkillPath(sk.Manifest.Name, ref)
+	rel, err := skillPath(sk.Manifest.Name, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -61,7 +62,7 @@ func (s *Service) Reap(ctx context.Context, opts sandbox.ReapOptions) (Reaped, e
 	if r, ok := eng.(sandbox.Reaper); ok {
 		out.Sandboxes, err = r.Reap(ctx, opts)
 	}
-	dirs, derr := reapEgressFolders("", opts.DryRun)
+	dirs, derr := egressrun.ReapFolders("", opts.DryRun)
 	out.EgressFolders = dirs
 	return out, errors.Join(err, derr)
 }
@@ -100,7 +101,7 @@ func (s *Service) PrepareImage(ctx context.Context, ref string) (string, error) 
 // runs in now (see pruneSkillImages), then what the backend kept for
 // images that are gone. warnings name the skills whose images were kept.
 func (s *Service) PruneImages(ctx context.Context, dryRun bool) (pruned []images.Listed, state []sandbox.Reaped, warnings []error, err error) {
-	pruned, warnings, err = pruneSkillImages(ctx, s.cfg.SkillRoots, BuildOptions{Policy: s.pol}, dryRun)
+	pruned, warnings, err = imageEnv().Prune(ctx, s.cfg.SkillRoots, BuildOptions{Policy: s.pol}, dryRun)
 	if err != nil {
 		return pruned, nil, warnings, err
 	}

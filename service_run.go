@@ -7,6 +7,8 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
+	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -16,34 +18,20 @@ import (
 // or its sandbox path) with req's arguments and limits. Unless the Service
 // allows skill paths (a local front end), a host path is refused.
 func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, asked{script: script}, func(sk *skill.Skill, req Request) (*Prepared, error) {
-		if !s.cfg.AllowSkillPaths {
-			// A remote caller names the file as the skill sees it: an
-			// absolute host path, even one inside the skill, or a ".." is
-			// refused before the file system is consulted.
-			if _, err := SkillPath(sk.Manifest.Name, script); err != nil {
-				return nil, err
-			}
-		}
-		return PrepareScript(sk, script, req)
-	})
+	return s.execute(ctx, skillRef, req, Action{Script: script}, asked{script: script})
 }
 
 // RunCommand runs a Bash-tool command once every simple command in it is
 // allowed by the skill's allowed-tools and the operator's grants. A denial
 // matches ErrRefused and, with errors.As, *policy.DeniedError.
 func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, asked{argv: policy.BashArgv(command)}, func(sk *skill.Skill, req Request) (*Prepared, error) {
-		return PrepareCommand(sk, command, req)
-	})
+	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: policy.BashArgv(command)})
 }
 
 // RunPython runs model-written Python code in the skill's sandbox; the code
 // reaches python3 on its stdin.
 func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, asked{argv: []string{"python3", "-"}, stdin: code}, func(sk *skill.Skill, req Request) (*Prepared, error) {
-		return PreparePython(sk, code, req)
-	})
+	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code})
 }
 
 // CheckCommand is RunCommand's decision without running anything: the
@@ -53,7 +41,12 @@ func (s *Service) CheckCommand(skillRef, command string) (string, error) {
 	if err != nil {
 		return command, err
 	}
-	return CheckCommand(sk, s.pol, command)
+	refs := sk.Refs()
+	command = refs.Resolve(command)
+	if err := plan.Tools(sk, s.pol).ForSkill(refs).CheckCommand(command); err != nil {
+		return command, refused(err)
+	}
+	return command, nil
 }
 
 // asked is what a request asked for, for the audit record of a refusal.
@@ -63,47 +56,45 @@ type asked struct {
 	stdin  []byte // the code for RunPython; else req.Args
 }
 
-// execute is every run's sequence: load the skill, let policy check the
-// request, choose the image, run, audit, observe.
-func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
-	prepare func(*skill.Skill, Request) (*Prepared, error)) (res *sandbox.Result, err error) {
+// execute is every run's sequence: load the skill, plan the request (the
+// policy's one decision), find or build the image the plan names, run,
+// audit, observe.
+func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) (res *sandbox.Result, err error) {
 	start := time.Now()
 	// Observed under the skill's name once it is known, "" before: a caller
 	// naming skills that do not exist must not grow the metrics' labels.
 	name := ""
 	defer func() { s.observe(name, res, err, time.Since(start)) }()
 
-	// The operator's policy decides; a caller cannot bring its own.
-	req.Policy = s.pol
 	ctx, release, err := s.sessionRun(ctx, &req)
 	if err != nil {
-		s.auditRefusal(ref, req, a, err)
+		s.auditRefusal(ref, req, ak, err)
 		return nil, err
 	}
 	defer release()
 	sk, err := s.Skill(ref)
 	if err != nil {
-		s.auditRefusal(ref, req, a, err)
+		s.auditRefusal(ref, req, ak, err)
 		return nil, err
 	}
 	name = sk.Manifest.Name
-	p, err := prepare(sk, req)
+	p, err := s.planRun(sk, a, req)
 	if err != nil {
-		s.auditRefusal(name, req, a, err)
-		return nil, err
-	}
-	if err := s.chooseImage(ctx, sk, req, p); err != nil {
-		if errors.Is(err, ErrRefused) {
-			s.auditRefusal(name, req, a, err)
-		}
+		s.auditRefusal(name, req, ak, err)
 		return nil, err
 	}
 	eng, err := s.runner(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.resolveImage(ctx, eng, sk, req, p); err != nil {
+		if errors.Is(err, ErrRefused) {
+			s.auditRefusal(name, req, ak, err)
+		}
+		return nil, err
+	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
-	res, err = EgressRunner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
+	res, err = egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.
@@ -112,25 +103,29 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 	return res, err
 }
 
-// chooseImage sets the image the execution runs in: the caller's, else the
-// skill's own (built first when missing, unless req.NoBuild), else the
-// runner. A malformed dependency declaration is refused before the engine
-// is contacted.
-func (s *Service) chooseImage(ctx context.Context, sk *skill.Skill, req Request, p *Prepared) error {
+// planRun plans a run. A remote caller names a script as the skill sees
+// it: an absolute host path, even one inside the skill, or a ".." is
+// refused before the file system is consulted.
+func (s *Service) planRun(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+	if a.Script != "" && !s.cfg.AllowSkillPaths {
+		if _, err := skillPath(sk.Manifest.Name, a.Script); err != nil {
+			return nil, err
+		}
+	}
+	return s.makePlan(sk, a, req)
+}
+
+// resolveImage makes the plan's image concrete: the skill image's tag,
+// looked up on the runner the plan chose (and built when missing, unless
+// req.NoBuild), or a check that a runner profile is built. A caller's
+// image and the runner itself are the engine's to find.
+func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill, req Request, p *plan.Plan) error {
 	if req.Image != "" {
-		return nil // prepare already set it
+		return nil
 	}
-	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol}
-	opts, optsErr := SkillImageOptions(sk, o)
-	if optsErr != nil && !errors.Is(optsErr, ErrNoDependencies) {
-		return optsErr
-	}
-	eng, err := s.runner(ctx)
-	if err != nil {
-		return err
-	}
-	o.Lookup = s.lookupImage(eng)
-	image, err := imageFromOptions(ctx, sk, opts, optsErr, o)
+	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol,
+		Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	image, err := imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	if err != nil {
 		return err
 	}
@@ -138,11 +133,11 @@ func (s *Service) chooseImage(ctx context.Context, sk *skill.Skill, req Request,
 	return nil
 }
 
-func (s *Service) auditRun(p *Prepared, res *sandbox.Result, runErr error) error {
+func (s *Service) auditRun(p *plan.Plan, res *sandbox.Result, runErr error) error {
 	if s.cfg.Audit == nil {
 		return nil
 	}
-	rec := p.AuditRecord(res, runErr)
+	rec := auditRecord(p, res, runErr)
 	err := s.cfg.Audit.Append(rec)
 	if err != nil {
 		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)

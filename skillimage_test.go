@@ -98,21 +98,3 @@ func TestBuildSkillImageWithoutPackages(t *testing.T) {
 	_, err := sandboxrun.BuildSkillImage(context.Background(), sk, sandboxrun.BuildOptions{})
 	require.ErrorIs(t, err, sandboxrun.ErrNoDependencies)
 }
-
-func TestPipConfigFromEnv(t *testing.T) {
-	env := map[string]string{
-		"PIP_INDEX_URL":    " https://pypi.example.com/simple ",
-		"PIP_FIND_LINKS":   "/srv/wheels  https://example.com/links/",
-		"PIP_TRUSTED_HOST": "pypi.example.com other:8080",
-	}
-	c := sandboxrun.PipConfigFromEnv(func(k string) string { return env[k] })
-	require.Equal(t, images.PipConfig{
-		IndexURL:     "https://pypi.example.com/simple",
-		FindLinks:    []string{"/srv/wheels", "https://example.com/links/"},
-		TrustedHosts: []string{"pypi.example.com", "other:8080"},
-	}, c)
-	empty := sandboxrun.PipConfigFromEnv(func(string) string { return "" })
-	require.Empty(t, empty.IndexURL)
-	require.Empty(t, empty.FindLinks)
-	require.Empty(t, empty.TrustedHosts)
-}

@@ -23,8 +23,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -122,7 +122,7 @@ func runEgress(t *testing.T, spec sandbox.Spec, table names, dir string) *sandbo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	er := sandboxrun.EgressRunner{Runner: runner, Options: []egress.Option{egress.WithResolver(table), egress.WithDir(dir)}}
+	er := egressrun.Runner{Runner: runner, Options: []egress.Option{egress.WithResolver(table), egress.WithDir(dir)}}
 	res, err := er.Run(ctx, spec)
 	require.NoError(t, err)
 	require.NotNil(t, res)

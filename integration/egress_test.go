@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 )
 
 func TestEgressAllowedHostsWork(t *testing.T) {
@@ -237,7 +237,7 @@ time.sleep(120)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	spec.Stdout = &lineWriter{on: func(string) { cancel() }}
-	er := sandboxrun.EgressRunner{Runner: runner, Options: []egress.Option{egress.WithDir(dir)}}
+	er := egressrun.Runner{Runner: runner, Options: []egress.Option{egress.WithDir(dir)}}
 	res, err := er.Run(ctx, spec)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, res)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -160,7 +161,7 @@ func TestSkillImage(t *testing.T) {
 		"scripts/calc.sh": "echo '2+3' | bc\n",
 		"scripts/pep.py":  pep723,
 	})
-	opts := sandboxrun.BuildOptions{
+	opts := skillimage.Options{
 		Pip: images.PipConfig{
 			// The index is unreachable (the build container's own
 			// loopback): pip falls back to the wheelhouse, and the URL
@@ -171,7 +172,7 @@ func TestSkillImage(t *testing.T) {
 		Progress: progress{t},
 	}
 
-	img, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+	img, err := imgEnv().Build(ctx, sk, opts)
 	require.NoError(t, err)
 	removeImageOnCleanup(t, img.Ref)
 	require.True(t, img.Built)
@@ -235,7 +236,7 @@ func TestSkillImage(t *testing.T) {
 	})
 
 	t.Run("nothing changed: no build", func(t *testing.T) {
-		again, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+		again, err := imgEnv().Build(ctx, sk, opts)
 		require.NoError(t, err)
 		require.False(t, again.Built)
 		require.Equal(t, img.ID, again.ID)
@@ -244,14 +245,14 @@ func TestSkillImage(t *testing.T) {
 	t.Run("editing a script does not rebuild", func(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(sk.Dir, "scripts", "pep.py"), []byte(pep723+"print('edited')\n"), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(sk.Dir, "scripts", "new.py"), []byte("print('new')\n"), 0o644))
-		again, err := sandboxrun.BuildSkillImage(ctx, sk, opts)
+		again, err := imgEnv().Build(ctx, sk, opts)
 		require.NoError(t, err)
 		require.False(t, again.Built)
 		require.Equal(t, img.ID, again.ID)
 	})
 
 	t.Run("run finds the image without the build's package sources", func(t *testing.T) {
-		ref, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{NoBuild: true, Lookup: runner.CheckImage})
+		ref, err := imgEnv().ImageFor(ctx, sk, skillimage.Options{NoBuild: true, Lookup: runner.CheckImage})
 		require.NoError(t, err)
 		require.Equal(t, img.Ref, ref)
 	})
@@ -259,13 +260,13 @@ func TestSkillImage(t *testing.T) {
 	t.Run("a changed package list rebuilds; prune removes the old image", func(t *testing.T) {
 		changed := depsSkill(t, root, name, "metadata:\n  system_packages: \"python3-tabulate\"\n  python_packages: \"tinypkg\"\n",
 			map[string]string{"scripts/pep.py": pep723})
-		_, err := sandboxrun.ImageFor(ctx, changed, sandboxrun.BuildOptions{NoBuild: true})
+		_, err := imgEnv().ImageFor(ctx, changed, skillimage.Options{NoBuild: true})
 		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
 		require.Contains(t, err.Error(), "sandboxrun build "+changed.Dir)
 
 		wheelsOnly := opts
 		wheelsOnly.Pip = images.PipConfig{FindLinks: []string{wheels}}
-		rebuilt, err := sandboxrun.BuildSkillImage(ctx, changed, wheelsOnly)
+		rebuilt, err := imgEnv().Build(ctx, changed, wheelsOnly)
 		require.NoError(t, err)
 		removeImageOnCleanup(t, rebuilt.Ref)
 		require.True(t, rebuilt.Built)
@@ -275,7 +276,7 @@ func TestSkillImage(t *testing.T) {
 		require.Equal(t, "no-bc\n", res.Stdout)
 
 		// The glue's dry run names the old image and keeps the current one.
-		pruned, _, err := sandboxrun.PruneSkillImages(ctx, []string{root}, sandboxrun.BuildOptions{}, true)
+		pruned, _, err := imgEnv().Prune(ctx, []string{root}, skillimage.Options{}, true)
 		require.NoError(t, err)
 		var refs []string
 		for _, p := range pruned {
@@ -346,7 +347,7 @@ func TestSkillImageBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			name := fmt.Sprintf("it-bad-%d-%d", os.Getpid(), i)
 			sk := depsSkill(t, t.TempDir(), name, tt.front, tt.files)
-			opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{Pip: images.PipConfig{FindLinks: []string{wheels}}, Progress: progress{t}})
+			opts, err := imgEnv().SkillOptions(sk, skillimage.Options{Pip: images.PipConfig{FindLinks: []string{wheels}}, Progress: progress{t}})
 			require.NoError(t, err)
 			ref, _, err := images.SkillRef(ctx, opts)
 			require.NoError(t, err)
@@ -369,7 +370,7 @@ func TestSkillImageBadInput(t *testing.T) {
 		sk := depsSkill(t, t.TempDir(), "it-bad-pep", "", map[string]string{
 			"scripts/x.py": "# /// script\n# dependencies = \"tinypkg\"\n# ///\n",
 		})
-		_, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{})
+		_, err := imgEnv().ImageFor(ctx, sk, skillimage.Options{})
 		require.ErrorIs(t, err, skill.ErrInlineMetadata)
 		require.ErrorIs(t, err, sandboxrun.ErrRefused)
 		require.Contains(t, err.Error(), "scripts/x.py:2:")
@@ -381,7 +382,7 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 	ctx := buildCtx(t)
 	name := fmt.Sprintf("it-once-%d", os.Getpid())
 	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
-	opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{})
+	opts, err := imgEnv().SkillOptions(sk, skillimage.Options{})
 	require.NoError(t, err)
 	ref, _, err := images.SkillRef(ctx, opts)
 	require.NoError(t, err)
@@ -437,7 +438,7 @@ func TestSkillImageCancelledBuildLeavesNothing(t *testing.T) {
 	name := fmt.Sprintf("it-cancel-%d", os.Getpid())
 	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
 	w := &stepWatcher{want: "installing Debian packages", reached: make(chan struct{})}
-	opts, err := sandboxrun.SkillImageOptions(sk, sandboxrun.BuildOptions{Progress: w})
+	opts, err := imgEnv().SkillOptions(sk, skillimage.Options{Progress: w})
 	require.NoError(t, err)
 	ref, _, err := images.SkillRef(buildCtx(t), opts)
 	require.NoError(t, err)
@@ -534,4 +535,9 @@ func TestCLISkillWithDependencies(t *testing.T) {
 	r = cli(t, root, nil, "", "--skills", root, "images", "prune", "--dry-run")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stdout, ref, "the image of a current skill is kept")
+}
+
+// imgEnv names the images as the Service does.
+func imgEnv() skillimage.Env {
+	return skillimage.Env{RunnerImage: sandboxrun.RunnerImage(), Version: sandboxrun.Version}
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 )
 
 // writeSdist writes a source-only package whose setup.py records, in the
@@ -64,7 +64,7 @@ func TestSkillImageSourceBuilds(t *testing.T) {
 	})
 	pip := images.PipConfig{FindLinks: []string{wheels}}
 
-	_, err := sandboxrun.BuildSkillImage(ctx, sk, sandboxrun.BuildOptions{Pip: pip, Progress: progress{t}})
+	_, err := imgEnv().Build(ctx, sk, skillimage.Options{Pip: pip, Progress: progress{t}})
 	require.Error(t, err)
 	require.ErrorContains(t, err, "srcpkg")
 	require.ErrorContains(t, err, "--allow-source-builds")
@@ -75,7 +75,7 @@ func TestSkillImageSourceBuilds(t *testing.T) {
 	requireNoImage(t, ref)
 	requireNoBuildLeftovers(t, ref)
 
-	img, err := sandboxrun.BuildSkillImage(ctx, sk, sandboxrun.BuildOptions{Pip: pip, Progress: progress{t}, SourceBuilds: true})
+	img, err := imgEnv().Build(ctx, sk, skillimage.Options{Pip: pip, Progress: progress{t}, SourceBuilds: true})
 	require.NoError(t, err)
 	removeImageOnCleanup(t, img.Ref)
 	requireNoBuildLeftovers(t, img.Ref)

@@ -28,7 +28,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 const script = `import json, sys
@@ -77,13 +76,15 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(out, "sandboxrun skilldeps bench: runner %s\n\n", sandboxrun.RunnerImage())
-	sk, err := skill.Load(deps)
+	// A Service on this engine, as `sandboxrun run` builds one: skills
+	// named by their folders.
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{root}, AllowSkillPaths: true, Runner: d})
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "sandboxrun skilldeps bench: runner %s\n\n", sandboxrun.RunnerImage())
 	start := time.Now()
-	img, err := sandboxrun.BuildSkillImage(ctx, sk, sandboxrun.BuildOptions{NoCache: true})
+	img, err := svc.BuildImage(ctx, deps, sandboxrun.BuildOptions{NoCache: true})
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 		}()
 	}
 	start = time.Now()
-	again, err := sandboxrun.BuildSkillImage(ctx, sk, sandboxrun.BuildOptions{})
+	again, err := svc.BuildImage(ctx, deps, sandboxrun.BuildOptions{})
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	}{{"no dependencies (runner image)", plain}, {"with dependencies (skill image)", deps}}
 	for _, m := range methods { // warm caches; not counted
 		for range 2 {
-			if _, err := once(ctx, d, m.dir); err != nil {
+			if _, err := once(ctx, svc, m.dir); err != nil {
 				return err
 			}
 		}
@@ -125,7 +126,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	for i := range n {
 		for j := range methods {
 			k := (i + j) % len(methods) // alternate which goes first
-			dur, err := once(ctx, d, methods[k].dir)
+			dur, err := once(ctx, svc, methods[k].dir)
 			if err != nil {
 				return err
 			}
@@ -141,23 +142,11 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	return nil
 }
 
-// once runs the skill's script the way `sandboxrun run` does and returns
-// the wall time.
-func once(ctx context.Context, d *docker.Runner, dir string) (time.Duration, error) {
+// once runs the skill's script the way `sandboxrun run` does (load the
+// skill, plan, find the image, run) and returns the wall time.
+func once(ctx context.Context, svc *sandboxrun.Service, dir string) (time.Duration, error) {
 	start := time.Now()
-	sk, err := skill.Load(dir)
-	if err != nil {
-		return 0, err
-	}
-	image, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{NoBuild: true, Lookup: d.CheckImage})
-	if err != nil {
-		return 0, err
-	}
-	p, err := sandboxrun.PrepareScript(sk, "scripts/hello.py", sandboxrun.Request{Args: []byte(`{"name": "bench"}`), Image: image})
-	if err != nil {
-		return 0, err
-	}
-	res, err := d.Run(ctx, p.Spec)
+	res, err := svc.RunScript(ctx, dir, "scripts/hello.py", sandboxrun.Request{Args: []byte(`{"name": "bench"}`), NoBuild: true})
 	elapsed := time.Since(start)
 	if err != nil {
 		return 0, err

@@ -31,7 +31,7 @@ func (f *pipFlags) register(fs *pflag.FlagSet) {
 
 // config merges the flags over the environment, field by field.
 func (f *pipFlags) config() images.PipConfig {
-	c := sandboxrun.PipConfigFromEnv(os.Getenv)
+	c := pipConfigFromEnv(os.Getenv)
 	if len(f.findLinks) > 0 {
 		c.FindLinks = f.findLinks
 	}

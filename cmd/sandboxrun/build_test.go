@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/images"
 )
 
 func TestBuildRefusals(t *testing.T) {
@@ -79,4 +81,22 @@ func TestImagesPruneWithoutDocker(t *testing.T) {
 	r.requireCode(t, exitEnv)
 	require.NotContains(t, r.stdout, "no skill image to remove", "nothing was checked, so nothing can be claimed")
 	require.Contains(t, r.stderr, "docker daemon unreachable")
+}
+
+func TestPipConfigFromEnv(t *testing.T) {
+	env := map[string]string{
+		"PIP_INDEX_URL":    " https://pypi.example.com/simple ",
+		"PIP_FIND_LINKS":   "/srv/wheels  https://example.com/links/",
+		"PIP_TRUSTED_HOST": "pypi.example.com other:8080",
+	}
+	c := pipConfigFromEnv(func(k string) string { return env[k] })
+	require.Equal(t, images.PipConfig{
+		IndexURL:     "https://pypi.example.com/simple",
+		FindLinks:    []string{"/srv/wheels", "https://example.com/links/"},
+		TrustedHosts: []string{"pypi.example.com", "other:8080"},
+	}, c)
+	empty := pipConfigFromEnv(func(string) string { return "" })
+	require.Empty(t, empty.IndexURL)
+	require.Empty(t, empty.FindLinks)
+	require.Empty(t, empty.TrustedHosts)
 }

@@ -68,12 +68,18 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun {
-				sk, err := loadSkill(g, args[0])
+				svc, err := g.skillService()
 				if err != nil {
 					return err
 				}
-				command, err := sandboxrun.CheckCommand(sk, g.pol, args[1])
-				return reportDecision(s, f.json, sk.Manifest.Name, command, err)
+				defer svc.Close()
+				// The run's own plan, for a run with no flags: the command,
+				// then the limits and the image choice.
+				e, err := svc.Explain(cmd.Context(), args[0], sandboxrun.Action{Command: args[1]}, sandboxrun.Request{})
+				if e == nil {
+					return err
+				}
+				return reportDecision(s, f.json, e.Skill, e.Command, err)
 			}
 			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
 				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {

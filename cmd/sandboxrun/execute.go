@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -23,7 +25,7 @@ func (g *globals) service(s streams, f *execFlags) (*sandboxrun.Service, error) 
 	}
 	cfg := g.serviceConfig()
 	cfg.OCIRuntime = f.ociRuntime
-	cfg.Pip = sandboxrun.PipConfigFromEnv(os.Getenv)
+	cfg.Pip = pipConfigFromEnv(os.Getenv)
 	cfg.Audit = log
 	cfg.Progress = s.err
 	return sandboxrun.New(cfg)
@@ -146,4 +148,15 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// pipConfigFromEnv reads pip's own variables: PIP_INDEX_URL, PIP_FIND_LINKS
+// and PIP_TRUSTED_HOST (the last two space-separated lists). They are used
+// while building only and never reach the image.
+func pipConfigFromEnv(getenv func(string) string) images.PipConfig {
+	return images.PipConfig{
+		IndexURL:     strings.TrimSpace(getenv("PIP_INDEX_URL")),
+		FindLinks:    strings.Fields(getenv("PIP_FIND_LINKS")),
+		TrustedHosts: strings.Fields(getenv("PIP_TRUSTED_HOST")),
+	}
 }

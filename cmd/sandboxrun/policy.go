@@ -9,7 +9,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 func newPolicyCmd(g *globals, s streams) *cobra.Command {
@@ -86,15 +85,21 @@ refuse), 2 on usage errors.`,
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := g.skillService()
+			if err != nil {
+				return err
+			}
+			defer svc.Close()
 			var checks []skillCheck
 			failed := false
 			for _, ref := range args {
-				sk, err := loadSkill(g, ref)
-				if err != nil {
+				// A run with no flags, as the Service would plan it.
+				e, err := svc.Explain(cmd.Context(), ref, sandboxrun.Action{}, sandboxrun.Request{})
+				if e == nil {
 					return err
 				}
-				c := checkSkill(g.pol, sk)
+				c := checkSkill(g.pol, e, err)
 				failed = failed || !c.Allowed
 				checks = append(checks, c)
 			}
@@ -117,25 +122,26 @@ refuse), 2 on usage errors.`,
 	return cmd
 }
 
-func checkSkill(pol *policy.Operator, sk *skill.Skill) skillCheck {
-	name := sk.Manifest.Name
-	tools := sandboxrun.AllowedTools(sk, pol)
-	c := skillCheck{Skill: name, Allowed: true, AllowedTools: tools.ForSkill(sk.Refs()).String(), GrantedTools: pol.ExtraTools(name).String()}
-	c.Runner, _ = sandboxrun.RunnerFor(pol, name) // the policy's profile was checked when it loaded
+// checkSkill shapes the explanation of a run of the skill, and the
+// refusal the run would meet (err), for `policy check`.
+func checkSkill(pol *policy.Operator, e *sandboxrun.Explanation, err error) skillCheck {
+	name := e.Skill
+	c := skillCheck{Skill: name, Allowed: true, AllowedTools: e.Tools.String(), GrantedTools: pol.ExtraTools(name).String()}
+	c.Runner = e.Runner
 	c.SystemPackages, c.PythonPackages = pol.ExtraPackages(name)
-	l, err := pol.Decide(name, sk.Limits(), policy.Request{})
 	if err != nil {
 		c.Allowed, c.Error = false, err.Error()
 		if !errors.Is(err, policy.ErrLimit) {
 			c.Error = "skill: " + c.Error
 		}
 	} else {
+		l := e.Limits
 		c.Limits = &l
 	}
-	switch declared := tools.Grants("Write"); {
-	case !declared:
+	switch {
+	case !e.WriteGranted:
 		c.Workspace = "read-only"
-	case pol.WorkspaceWritable(declared):
+	case e.Writable:
 		c.Workspace = "writable (allowed-tools grants Write)"
 	default:
 		c.Workspace = "read-only (Write is granted but the policy's workspace.write is read-only)"

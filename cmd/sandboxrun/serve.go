@@ -125,7 +125,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Strict:        g.strict,
 		Policy:        g.pol,
 		OCIRuntime:    f.ociRuntime,
-		Pip:           sandboxrun.PipConfigFromEnv(os.Getenv),
+		Pip:           pipConfigFromEnv(os.Getenv),
 		Audit:         log,
 		Observer:      metrics,
 		Logger:        logger,

@@ -1,4 +1,4 @@
-package sandboxrun_test
+package egressrun_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -50,7 +50,7 @@ func TestEgressRunnerStartsAndStopsTheProxy(t *testing.T) {
 		c.Close()
 		return &sandbox.Result{ID: spec.RunID}, nil
 	})
-	er := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(shortDir(t))}}
+	er := egressrun.Runner{Runner: inner, Options: []egress.Option{egress.WithDir(shortDir(t))}}
 	res, err := er.Run(context.Background(), sandbox.Spec{RunID: "r1", Limits: egressLimits()})
 	require.NoError(t, err)
 	require.NotNil(t, res.Egress)
@@ -72,7 +72,7 @@ func TestEgressRunnerPassesOtherRunsThrough(t *testing.T) {
 		require.Empty(t, spec.EgressSocket)
 		return &sandbox.Result{}, nil
 	})
-	res, err := sandboxrun.EgressRunner{Runner: inner}.Run(context.Background(), sandbox.Spec{Limits: policy.DefaultLimits()})
+	res, err := egressrun.Runner{Runner: inner}.Run(context.Background(), sandbox.Spec{Limits: policy.DefaultLimits()})
 	require.NoError(t, err)
 	require.True(t, called)
 	require.Nil(t, res.Egress)
@@ -96,7 +96,7 @@ func TestEgressRunnerStopsTheProxyOnFailure(t *testing.T) {
 		require.Contains(t, spec.EgressSocket, "sandboxrun-egress-"+spec.RunID+"-", "the folder is named after the run")
 		return nil, boom
 	})
-	res, err := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(dir)}}.Run(context.Background(), sandbox.Spec{Limits: egressLimits()})
+	res, err := egressrun.Runner{Runner: inner, Options: []egress.Option{egress.WithDir(dir)}}.Run(context.Background(), sandbox.Spec{Limits: egressLimits()})
 	require.NotEmpty(t, named, "a run id is made when the spec has none")
 	require.ErrorIs(t, err, boom)
 	require.Nil(t, res)
@@ -104,23 +104,6 @@ func TestEgressRunnerStopsTheProxyOnFailure(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left, "nothing of the proxy is left")
 
-	_, err = sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(filepath.Join(dir, "missing"))}}.Run(context.Background(), sandbox.Spec{Limits: egressLimits()})
+	_, err = egressrun.Runner{Runner: inner, Options: []egress.Option{egress.WithDir(filepath.Join(dir, "missing"))}}.Run(context.Background(), sandbox.Spec{Limits: egressLimits()})
 	require.ErrorContains(t, err, "egress proxy: create its folder")
-}
-
-func TestPrepareNarrowsTheNetwork(t *testing.T) {
-	sk := tempSkill(t, "fetcher", []string{"metadata:", `  network_access: "true"`, `  allowed_domains: "api.example.com pypi.org"`},
-		map[string]string{"scripts/get.py": "print(1)\n"})
-	p, err := sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"pypi.org:443", "evil.com"}})
-	require.NoError(t, err)
-	require.False(t, p.Spec.Limits.Network)
-	require.Equal(t, []string{"pypi.org:443"}, p.Spec.Limits.Egress.Allow)
-
-	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{Env: map[string]string{"HTTPS_PROXY": "http://elsewhere:1"}})
-	require.ErrorIs(t, err, sandboxrun.ErrRefused)
-	require.ErrorContains(t, err, "[HTTPS_PROXY] are set by sandboxrun")
-
-	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"https://x"}})
-	require.ErrorIs(t, err, sandboxrun.ErrRefused)
-	require.ErrorIs(t, err, policy.ErrDomain)
 }

@@ -1,4 +1,7 @@
-package sandboxrun
+// Package egressrun gives the runs whose limits carry an egress allowlist
+// their own egress proxy around the sandbox, and removes the proxies'
+// folders that owners killed mid-run left behind.
+package egressrun
 
 import (
 	"context"
@@ -10,25 +13,25 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// EgressRunner runs each execution through Runner, and gives the ones
+// Runner runs each execution through Runner, and gives the ones
 // whose limits carry an egress allowlist (Spec.Limits.Egress, decided by
 // the operator's policy) their own egress proxy: started just before the
 // sandbox, stopped as soon as Runner returns (the container is gone by
 // then), its summary put in Result.Egress and every decision in
 // Result.EgressRecord for the audit log. Other executions pass through
 // unchanged. It is safe for concurrent use when Runner is.
-type EgressRunner struct {
+type Runner struct {
 	Runner sandbox.Runner
 	// Options apply to every proxy: a resolver, a logger, an observer
 	// counting decisions for metrics.
 	Options []egress.Option
 }
 
-var _ sandbox.Runner = EgressRunner{}
+var _ sandbox.Runner = Runner{}
 
 // Run starts the run's proxy when it needs one, runs, and stops the proxy.
 // A proxy that cannot start is an environment failure: nothing ran.
-func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+func (e Runner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 	if spec.Limits.Egress == nil || spec.EgressSocket != "" {
 		return e.Runner.Run(ctx, spec)
 	}
@@ -61,12 +64,12 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 	return res, err
 }
 
-// reapEgressFolders removes the egress proxies' folders in dir
+// ReapFolders removes the egress proxies' folders in dir
 // (os.TempDir() when empty) whose owner process on this host is gone: what
 // a sandboxrun killed mid-run left behind. Folders of live owners, of other
 // hosts and without an owner record are kept. With dryRun nothing is
 // removed. It returns the folders selected.
-func reapEgressFolders(dir string, dryRun bool) ([]string, error) {
+func ReapFolders(dir string, dryRun bool) ([]string, error) {
 	folders, err := egress.Folders(dir)
 	if err != nil {
 		return nil, err

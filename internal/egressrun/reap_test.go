@@ -1,4 +1,4 @@
-package sandboxrun
+package egressrun
 
 import (
 	"encoding/json"
@@ -34,12 +34,12 @@ func TestReapEgressFoldersRemovesOnlyDeadOwners(t *testing.T) {
 	deadDir := folder("dead", dead)
 	kept := []string{folder("live", sandbox.OwnerLabels()), folder("elsewhere", elsewhere), folder("unknown", nil)}
 
-	got, err := reapEgressFolders(dir, true)
+	got, err := ReapFolders(dir, true)
 	require.NoError(t, err)
 	require.Equal(t, []string{deadDir}, got)
 	require.DirExists(t, deadDir, "a dry run removes nothing")
 
-	got, err = reapEgressFolders(dir, false)
+	got, err = ReapFolders(dir, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{deadDir}, got)
 	require.NoDirExists(t, deadDir)

@@ -1,0 +1,78 @@
+package sandboxrun
+
+import (
+	"context"
+
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
+	"github.com/sandboxrun/sandboxrun/internal/plan"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// Hooks for the black-box tests: the plan as a Service with req.Policy
+// (nil: the built-in one) makes it, and the unexported helpers the
+// Service runs.
+
+// Prepared is a request's plan.
+type Prepared = plan.Plan
+
+// EgressRunner is the Service's egress wrapper.
+type EgressRunner = egressrun.Runner
+
+var (
+	SkillPath   = skillPath
+	AuditRecord = auditRecord
+)
+
+func planFor(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+	pol := req.Policy
+	if pol == nil {
+		pol = policy.BuiltinPolicy()
+	}
+	s := &Service{pol: pol}
+	return s.makePlan(sk, a, req)
+}
+
+// prepared is the plan of a request that may run, nil for a refused one.
+func prepared(p *plan.Plan, err error) (*plan.Plan, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func PrepareScript(sk *skill.Skill, script string, req Request) (*plan.Plan, error) {
+	return prepared(planFor(sk, Action{Script: script}, req))
+}
+
+func PrepareCommand(sk *skill.Skill, command string, req Request) (*plan.Plan, error) {
+	return prepared(planFor(sk, Action{Command: command}, req))
+}
+
+func PreparePython(sk *skill.Skill, code []byte, req Request) (*plan.Plan, error) {
+	return prepared(planFor(sk, Action{Code: code, Python: true}, req))
+}
+
+// CheckCommand is the command as judged and the denial, from the plan.
+func CheckCommand(sk *skill.Skill, pol *policy.Operator, command string) (string, error) {
+	p, err := planFor(sk, Action{Command: command}, Request{Policy: pol})
+	return p.Command, err
+}
+
+// RunnerFor is the runner the plan picks for a skill of that name.
+func RunnerFor(pol *policy.Operator, skillName string) (string, error) {
+	return imageEnv().RunnerFor(&skill.Skill{Manifest: skill.Manifest{Name: skillName}}, BuildOptions{Policy: pol})
+}
+
+func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, error) {
+	return imageEnv().ImageFor(ctx, sk, o)
+}
+
+func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (images.Image, error) {
+	return imageEnv().Build(ctx, sk, o)
+}
+
+func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, error) {
+	return imageEnv().SkillOptions(sk, o)
+}

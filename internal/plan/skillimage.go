@@ -1,0 +1,73 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/skill"
+)
+
+// BuildInputs are what a skill image's build takes besides the skill and
+// the policy.
+type BuildInputs struct {
+	Pip          images.PipConfig
+	Progress     io.Writer
+	NoCache      bool
+	SourceBuilds bool
+	Version      string
+}
+
+// SkillImageOptions collects a skill's dependencies, with the policy's
+// package grants and default package source (pol nil: none), into the
+// options of its image, built on runner. A malformed PEP 723 block or
+// package name is an error naming the file and line; a skill without
+// packages gives ErrNoDependencies.
+func SkillImageOptions(sk *skill.Skill, pol *policy.Operator, runner string, b BuildInputs) (images.SkillOptions, error) {
+	deps, err := sk.Dependencies()
+	if err != nil {
+		return images.SkillOptions{}, err
+	}
+	pip := b.Pip
+	if pol != nil {
+		system, python := pol.ExtraPackages(sk.Manifest.Name)
+		deps.System = appendNew(deps.System, system...)
+		deps.Python = appendNew(deps.Python, python...)
+		slices.Sort(deps.System)
+		slices.Sort(deps.Python)
+		if fl := pol.FindLinks(); fl != "" && !slices.Contains(pip.FindLinks, fl) {
+			pip.FindLinks = append(slices.Clone(pip.FindLinks), fl)
+		}
+	}
+	if deps.Empty() {
+		return images.SkillOptions{}, fmt.Errorf("skill %s: %w: it runs in the runner image %s", sk.Manifest.Name, ErrNoDependencies, runner)
+	}
+	req := make([]string, 0, len(deps.RequiresPython))
+	for _, c := range deps.RequiresPython {
+		req = append(req, c.Spec)
+	}
+	return images.SkillOptions{
+		Skill:          sk.Manifest.Name,
+		Runner:         runner,
+		PythonPackages: deps.Python,
+		SystemPackages: deps.System,
+		RequiresPython: req,
+		Pip:            pip,
+		Version:        b.Version,
+		Progress:       b.Progress,
+		NoCache:        b.NoCache,
+		SourceBuilds:   b.SourceBuilds || (pol != nil && pol.SourceBuilds()),
+	}, nil
+}
+
+// appendNew appends the values not already in list.
+func appendNew(list []string, values ...string) []string {
+	for _, v := range values {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}

@@ -1,0 +1,87 @@
+package sandboxrun
+
+import (
+	"context"
+
+	"github.com/sandboxrun/sandboxrun/internal/plan"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Explanation is what a request would do, decided exactly as its run
+// would decide it (one plan serves both), without running anything.
+type Explanation struct {
+	// Skill is the skill's name.
+	Skill string `json:"skill"`
+	// Argv is what the sandbox would execute; empty when the Action named
+	// nothing to run.
+	Argv []string `json:"argv,omitempty"`
+	// Command is a Bash-tool command as it was judged: the skill's own
+	// references resolved.
+	Command string `json:"command,omitempty"`
+	// Limits are the run's limits after defaults and ceilings, with the
+	// network and egress allowlist; zero when the request is refused
+	// before they are decided.
+	Limits policy.Limits `json:"limits"`
+	// Image is the image the sandbox starts in. For a skill that declares
+	// packages it is empty and SkillImage is set: the skill image's tag
+	// is taken from the id of Runner in the engine when the run starts.
+	Image      string `json:"image,omitempty"`
+	SkillImage bool   `json:"skill_image,omitempty"`
+	// Runner is the runner, or the runner profile the policy picks, the
+	// skill runs in or has its image built on.
+	Runner string `json:"runner"`
+	// Workspace is the host folder mounted at /workspace ("" for none)
+	// and WorkspaceWritable whether the run may write it.
+	Workspace         string `json:"workspace,omitempty"`
+	WorkspaceWritable bool   `json:"workspace_writable"`
+	// WriteGranted: the allowed-tools (with grants) grant Write. Writable:
+	// a workspace would be writable under the policy.
+	WriteGranted bool `json:"write_granted"`
+	Writable     bool `json:"writable"`
+	// Tools are the skill's allowed-tools with the policy's grants.
+	Tools policy.Tools `json:"-"`
+	// PolicyDigest identifies the policy that decided.
+	PolicyDigest string `json:"policy_digest"`
+}
+
+// Explain decides req for the skill named skillRef and the action a, as
+// RunScript, RunCommand or RunPython would, and tells what the run would
+// be, starting nothing and contacting no engine. A refusal is returned as
+// the run would return it (matching ErrRefused), together with what was
+// decided before it; the Explanation is nil only when the skill itself
+// could not be loaded. A session named in req is taken for the moment, as
+// a run would take it (waiting for a run in it to end).
+func (s *Service) Explain(ctx context.Context, skillRef string, a Action, req Request) (*Explanation, error) {
+	_, release, err := s.sessionRun(ctx, &req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sk, err := s.Skill(skillRef)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.planRun(sk, a, req)
+	if p == nil {
+		return nil, err
+	}
+	return explanation(p), err
+}
+
+func explanation(p *plan.Plan) *Explanation {
+	return &Explanation{
+		Skill:             p.Spec.Skill,
+		Argv:              p.Spec.Argv,
+		Command:           p.Command,
+		Limits:            p.Spec.Limits,
+		Image:             p.Spec.Image,
+		SkillImage:        p.SkillImage != nil,
+		Runner:            p.Runner,
+		Workspace:         p.Spec.Workspace,
+		WorkspaceWritable: p.Spec.WorkspaceWritable,
+		WriteGranted:      p.WriteGranted,
+		Writable:          p.Writable,
+		Tools:             p.Tools,
+		PolicyDigest:      p.PolicyDigest,
+	}
+}
