@@ -1,0 +1,3 @@
+#!/bin/sh
+# The RBAC is in docs/kubernetes.md, and the README's Running on Kubernetes section
+# says more; docs/guide.md#speed is fine.
