@@ -123,11 +123,12 @@ bench: images
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 
-# crun starts containers faster than runc (see README, "Performance"). This
-# installs Debian's crun package when missing and adds it to the engine's
-# runtimes in ENGINE_CONFIG (other settings and the default runtime are left
-# as they are), then sends dockerd SIGHUP, which reloads the runtimes. It
-# never restarts the engine: running containers are untouched. Needs root.
+# crun can start containers faster than runc (how it fared on this machine:
+# docs/speed.md, "Usr volumes"). This installs Debian's crun package when
+# missing and adds it to the engine's runtimes in ENGINE_CONFIG (other
+# settings and the default runtime are left as they are), then sends dockerd
+# SIGHUP, which reloads the runtimes. It never restarts the engine: running
+# containers are untouched. Needs root.
 # Use it with `sandboxrun run --oci-runtime crun`, SANDBOXRUN_OCI_RUNTIME=crun,
 # a policy's `runtime: crun`, or `make bench BENCH_RUNTIME=crun`.
 ENGINE_CONFIG ?= /etc/docker/daemon.json

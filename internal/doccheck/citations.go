@@ -44,10 +44,11 @@ func comments(name string, src []byte) []comment {
 		whole := strings.TrimSpace(line[:i]) == ""
 		body := strings.TrimSpace(line[i+len(marker):])
 		if cur != nil && whole {
+			cur.starts = append(cur.starts, len(cur.text)+1)
 			cur.text += " " + body
 			continue
 		}
-		out = append(out, comment{line: n, text: body})
+		out = append(out, comment{line: n, text: body, starts: []int{0}})
 		cur = &out[len(out)-1]
 		if !whole {
 			cur = nil // a trailing comment runs to its line's end only
@@ -57,8 +58,20 @@ func comments(name string, src []byte) []comment {
 }
 
 type comment struct {
-	line int
-	text string
+	line   int    // of the run's first line
+	text   string // the run's lines joined by spaces
+	starts []int  // where each line of the run begins in text
+}
+
+// lineAt is the source line holding text[i].
+func (c comment) lineAt(i int) int {
+	n := 0
+	for k, s := range c.starts {
+		if s <= i {
+			n = k
+		}
+	}
+	return c.line + n
 }
 
 // checkCitations reports the documentation a source file's comments cite
@@ -71,19 +84,19 @@ func (c docs) checkCitations(root, rel string) ([]Problem, error) {
 	var out []Problem
 	add := func(line int, msg string) { out = append(out, Problem{File: rel, Line: line, Msg: msg}) }
 	for _, cm := range comments(rel, src) {
-		for _, m := range quotedSection.FindAllStringSubmatch(cm.text, -1) {
-			if msg := c.section(root, m[1], m[2]); msg != "" {
-				add(cm.line, msg)
+		for _, re := range []*regexp.Regexp{quotedSection, namedSection} {
+			for _, m := range re.FindAllStringSubmatchIndex(cm.text, -1) {
+				page, title := cm.text[m[2]:m[3]], cm.text[m[4]:m[5]]
+				if msg := c.section(root, page, title); msg != "" {
+					add(cm.lineAt(m[0]), msg)
+				}
 			}
 		}
-		for _, m := range namedSection.FindAllStringSubmatch(cm.text, -1) {
-			if msg := c.section(root, m[1], m[2]); msg != "" {
-				add(cm.line, msg)
-			}
-		}
-		for _, m := range docPath.FindAllString(cm.text, -1) {
-			if msg := c.resolve(root, filepath.Join(root, "x"), m); msg != "" {
-				add(cm.line, "cites "+m+": "+msg)
+		for _, m := range docPath.FindAllStringIndex(cm.text, -1) {
+			ref := cm.text[m[0]:m[1]]
+			// Resolved as a link from a file at the root would be.
+			if msg := c.resolve(root, filepath.Join(root, "README.md"), ref); msg != "" {
+				add(cm.lineAt(m[0]), "cites "+ref+": "+msg)
 			}
 		}
 	}

@@ -41,6 +41,7 @@ func TestCheckFindsDeadReferences(t *testing.T) {
 			"README.md:3: link \"img/missing.png\": img/missing.png does not exist",
 			"hack/up.sh:2: cites README.md, \"Running on Kubernetes\": the page has no such section",
 			"hack/up.sh:2: cites docs/kubernetes.md: link \"docs/kubernetes.md\": docs/kubernetes.md does not exist",
+			"hack/up.sh:5: cites README.md, \"Broken page\": the page has no such section",
 		}},
 	}
 	for _, tc := range cases {
