@@ -89,7 +89,7 @@ export class Client {
     return this.http;
   }
 
-  private send(
+  private async send(
     op: keyof typeof OPERATIONS,
     params: Record<string, string> = {},
     extra: { body?: Body; headers?: Record<string, string>; query?: string; signal?: AbortSignal } = {},

@@ -3,7 +3,7 @@
 // missing Result means: 2 refused before running, 3 the environment failed
 // before the start, 125 the sandbox failed mid-run.
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -107,15 +107,16 @@ export class Local {
     if (opts.session) {
       throw new LocalModeError('sessions live on a server: set SANDBOXRUN_URL, or give the local client a workspace folder');
     }
+    if (kind === 'python' && opts.args !== undefined) {
+      throw new LocalModeError('python with args needs a server: locally the CLI hands the code to python3 on its stdin');
+    }
+    const argv = opts.argv ?? [];
+    if (kind === 'exec' && argv.length > 0) {
+      throw new LocalModeError('exec takes no argv: a command carries its own arguments');
+    }
     const flags = ['--json'];
     let stdin = '';
-    if (kind === 'python') {
-      if (opts.args !== undefined) {
-        throw new LocalModeError('python with args needs a server: locally the CLI hands the code to python3 on its stdin');
-      }
-      flags.push('--file', '/dev/stdin');
-      stdin = target;
-    } else if (opts.args !== undefined) {
+    if (kind !== 'python' && opts.args !== undefined) {
       flags.push('--args', '-');
       stdin = JSON.stringify(opts.args);
     }
@@ -126,27 +127,31 @@ export class Local {
     if (opts.memory_mib) flags.push('--memory', `${Math.trunc(opts.memory_mib)}m`);
     if (opts.cpus) flags.push('--cpus', String(opts.cpus));
     if (opts.cwd) flags.push('--cwd', opts.cwd);
-    const argv = opts.argv ?? [];
-    if (kind === 'exec' && argv.length > 0) {
-      throw new LocalModeError('exec takes no argv: a command carries its own arguments');
-    }
     const positional =
       kind === 'run' ? [skill, target, '--', ...argv] : kind === 'exec' ? [skill, '--', target] : [skill, '--', ...argv];
-    let workspace = opts.workspace ?? this.workspace;
-    let tmp: string | undefined;
-    if (!workspace) {
-      // A fresh empty folder: the run sees nothing of this host that the
-      // caller did not name (the CLI's own default is its working folder).
-      tmp = await mkdtemp(join(tmpdir(), 'sandboxrun-ws-'));
-      await chmod(tmp, 0o755); // empty, so nothing to hide; the sandbox's uid must enter it
-      workspace = tmp;
-    }
+    const temps: string[] = [];
     const started = Date.now();
     let r: Ran;
     try {
+      if (kind === 'python') {
+        // A file, not /dev/stdin: node gives a child a socket for stdin,
+        // which /dev/stdin cannot be opened on.
+        const dir = await mkdtemp(join(tmpdir(), 'sandboxrun-code-'));
+        temps.push(dir);
+        await writeFile(join(dir, 'code.py'), target, { mode: 0o600 });
+        flags.push('--file', join(dir, 'code.py'));
+      }
+      let workspace = opts.workspace ?? this.workspace;
+      if (!workspace) {
+        // A fresh empty folder: the run sees nothing of this host that the
+        // caller did not name (the CLI's own default is its working folder).
+        workspace = await mkdtemp(join(tmpdir(), 'sandboxrun-ws-'));
+        temps.push(workspace);
+        await chmod(workspace, 0o755); // empty, so nothing to hide; the sandbox's uid must enter it
+      }
       r = await this.cli([kind, ...flags, '--workspace', workspace, ...positional], stdin, opts.signal);
     } finally {
-      if (tmp) await rm(tmp, { recursive: true, force: true });
+      for (const dir of temps) await rm(dir, { recursive: true, force: true });
     }
     const doc = jsonObject(r.stdout);
     let res: Result;

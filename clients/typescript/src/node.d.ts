@@ -57,6 +57,7 @@ declare module 'node:fs' {
 
 declare module 'node:fs/promises' {
   export function mkdtemp(prefix: string): Promise<string>;
+  export function writeFile(path: string, data: string, options: { mode: number }): Promise<void>;
   export function chmod(path: string, mode: number): Promise<void>;
   export function rm(path: string, options: { recursive: boolean; force: boolean }): Promise<void>;
 }

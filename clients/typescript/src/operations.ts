@@ -1,6 +1,7 @@
 // Every endpoint of the HTTP API by the spec's operationId: the client
 // builds each request from this table, and a test holds it against
 // server/openapi.json.
+import { BadRequestError } from './errors.js';
 
 export interface Operation {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -39,6 +40,11 @@ export function pathOf(pattern: string, params: Record<string, string>): string 
       throw new TypeError(`sandboxrun: ${key} is required`);
     }
     const segs = key === 'path' ? value.split('/') : [value];
+    // fetch would resolve "." and ".." before sending, turning a bad path
+    // into another URL; the server's 400 is what the caller should see.
+    if (segs.some((s) => s === '.' || s === '..' || s === '')) {
+      throw new BadRequestError(`path ${JSON.stringify(value)}: empty, "." and ".." elements are refused; name the file relative to the workspace, e.g. out/report.csv`, { status: 400 });
+    }
     return segs.map(encodeURIComponent).join('/');
   });
 }
