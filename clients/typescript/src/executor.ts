@@ -288,7 +288,7 @@ export class ScriptExecutor {
       exitCode,
     };
     if (!success) {
-      out.error = res.stderr || res.error || (res.signal ? `Process killed by ${res.signal}` : `Process exited with code ${exitCode}`);
+      out.error = res.stderr || (res.signal ? `Process killed by ${res.signal}` : `Process exited with code ${exitCode}`);
     }
     return out;
   }

@@ -2,7 +2,7 @@
 // method, streaming, every error status, unix sockets, the spec coverage.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import {
@@ -55,7 +55,7 @@ let c;
 const policy = join(skillsRoot, '..', `tsgo-policy-${process.pid}.yaml`);
 
 before(async () => {
-  require_write(policy, 'sessions:\n  quota: 64Ki\n');
+  writeFileSync(policy, 'sessions:\n  quota: 64Ki\n');
   [main, busy, down] = await Promise.all([
     startServer({ skills, tokens: true, sessions: true, args: ['--policy', policy] }),
     startServer({ skills, unix: true, args: ['--max-running', '1', '--queue-wait', '1ms', '--warm-pool', '0'] }),
@@ -69,10 +69,6 @@ after(async () => {
   rmSync(skillsRoot, { recursive: true, force: true });
   rmSync(policy, { force: true });
 });
-
-function require_write(path, text) {
-  execFileSync('sh', ['-c', 'cat > "$1"', 'sh', path], { input: text });
-}
 
 async function rejects(promise, Cls, check) {
   try {
