@@ -57,7 +57,7 @@ const policy = join(skillsRoot, '..', `tsgo-policy-${process.pid}.yaml`);
 before(async () => {
   writeFileSync(policy, 'sessions:\n  quota: 64Ki\n');
   [main, busy, down] = await Promise.all([
-    startServer({ skills, tokens: true, sessions: true, args: ['--policy', policy] }),
+    startServer({ skills, ready: true, tokens: true, sessions: true, args: ['--policy', policy] }),
     startServer({ skills, unix: true, args: ['--max-running', '1', '--queue-wait', '1ms', '--warm-pool', '0'] }),
     startServer({ skills, env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' } }),
   ]);

@@ -52,7 +52,7 @@ const toolDir = makeSkill(root, 'tsgo-tools', SCRIPTS);
 let server;
 
 before(async () => {
-  server = await startServer({ skills: root, tokens: true });
+  server = await startServer({ skills: root, ready: true, tokens: true });
 });
 after(async () => {
   await server?.stop();

@@ -56,7 +56,8 @@ function freePort() {
 /**
  * Starts `sandboxrun serve`. opts: skills (roots, ':'-separated), tokens
  * (bool), sessions (bool), unix (bool), args (extra flags), env (extra
- * environment), ready (wait for /readyz instead of /healthz).
+ * environment), ready (wait for /readyz instead of /healthz: the engine
+ * answers and the runner image is there; build it with make images).
  */
 export async function startServer(opts = {}) {
   const dir = tempDir('serve');
@@ -83,14 +84,18 @@ export async function startServer(opts = {}) {
   let log = '';
   child.stderr.on('data', (c) => (log += c));
   const exited = new Promise((res) => child.on('exit', res));
-  const probe = opts.unix ? null : `${url}/healthz`;
+  // The main servers wait for /readyz: a missing runner image then fails
+  // here, with the server's reason, rather than in every test.
+  const probe = opts.unix ? null : `${url}/${opts.ready ? 'readyz' : 'healthz'}`;
+  let last = '';
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`sandboxrun serve exited: ${log}`);
-    if (i > 200) throw new Error(`sandboxrun serve did not answer in 20 s: ${log}`);
+    if (i > 300) throw new Error(`sandboxrun serve did not answer ${probe ?? url} in 30 s: ${last} ${log}`);
     try {
       if (probe) {
         const r = await fetch(probe);
         if (r.ok) break;
+        last = await r.text();
       } else if (existsSync(url.slice(5))) {
         break;
       }
