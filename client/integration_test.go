@@ -65,15 +65,13 @@ type liveServer struct {
 // server's reason.
 func startServer(t *testing.T, ready bool, sock string, env []string, args ...string) *liveServer {
 	t.Helper()
-	listen, url := sock, "unix:"+sock
+	listen, url := "unix:"+sock, "unix:"+sock
 	if sock == "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		listen = ln.Addr().String()
 		url = "http://" + listen
 		require.NoError(t, ln.Close())
-	} else {
-		listen = "unix:" + sock
 	}
 	cmd := exec.Command(cliPath, append([]string{"serve", "--listen", listen}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
