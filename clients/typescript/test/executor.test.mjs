@@ -113,6 +113,8 @@ function contract(mode) {
     assert.equal(r.output.env.BASE, 'base');
     assert.equal(r.output.env.TOOLENV, 'from-tool');
     assert.ok(r.durationMs > 0);
+    // Locally the script starts in its folder, as the seed's did; a server takes no working directory.
+    assert.equal(r.output.cwd, mode === 'local' ? '/skills/tsgo-tools' : '/workspace');
     assert.equal(r.stdout.trim(), JSON.stringify(r.output).replace(/,/g, ', ').replace(/:/g, ': '));
   });
   it('request.env wins over tool.env and baseEnv; the host environment is not inherited', async () => {
