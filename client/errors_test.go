@@ -105,6 +105,27 @@ func TestStreamErrorEvent(t *testing.T) {
 	require.Equal(t, "x", e.Result.ID)
 }
 
+// TestStreamRefused: a stream refused before it began yields the same
+// *Error as the plain call, and nothing else.
+func TestStreamRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"error":"denied","part":"rm x"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL)
+	require.NoError(t, err)
+	n := 0
+	for _, err := range c.ExecStream(context.Background(), "hello", ExecRequest{Command: "rm x"}) {
+		n++
+		require.ErrorIs(t, err, ErrRefused)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "rm x", e.Part)
+	}
+	require.Equal(t, 1, n)
+}
+
 // TestStreamCut: a stream that ends without its result is an error, not a
 // silent success.
 func TestStreamCut(t *testing.T) {

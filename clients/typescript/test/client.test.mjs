@@ -254,6 +254,10 @@ describe('errors', { concurrency: true }, () => {
       assert.match(e.suggest, /Bash\(rm/);
     });
   });
+  it('a stream refused before it began throws the same typed error', async () => {
+    const it = c.streamExec('hello', 'rm -rf /tmp/x');
+    await rejects(it.next(), RefusedError, (e) => assert.equal(e.status, 403));
+  });
   it('403 for a reserved variable', async () => {
     await rejects(c.run('hello', 'scripts/echo.py', { env: { LD_PRELOAD: '/x.so' } }), RefusedError);
   });
