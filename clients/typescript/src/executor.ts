@@ -56,19 +56,9 @@ import { basename, extname, isAbsolute, relative, sep } from 'node:path';
 import { Client } from './client.js';
 import { SandboxrunError } from './errors.js';
 import type { Result } from './types.js';
+import { validateInputs, type JSONSchemaDefinition, type ScriptInputValidationResult } from './validate.js';
 
-export interface JSONSchemaProperty {
-  type?: string | string[];
-  description?: string;
-  [key: string]: unknown;
-}
-
-export interface JSONSchemaDefinition {
-  type?: string;
-  properties?: Record<string, JSONSchemaProperty>;
-  required?: string[];
-  [key: string]: unknown;
-}
+export type { JSONSchemaDefinition, JSONSchemaProperty, ScriptInputValidationResult } from './validate.js';
 
 /** A script tool as the loader hands it over. */
 export interface LoadedScriptTool {
@@ -122,11 +112,6 @@ export interface ScriptExecutorConfig {
   skillName?: (tool: LoadedScriptTool) => string;
 }
 
-export interface ScriptInputValidationResult {
-  valid: boolean;
-  errors: string[];
-  normalizedInputs?: Record<string, unknown>;
-}
 
 /** Runtime command mappings: the runtimes a tool may name. */
 const RUNTIME_COMMANDS: Record<string, string[]> = {
@@ -300,67 +285,7 @@ export class ScriptExecutor {
    * an optional one is dropped.
    */
   validateInputs(inputs: Record<string, unknown>, schema: JSONSchemaDefinition): ScriptInputValidationResult {
-    const errors: string[] = [];
-    const normalizedInputs = this.normalizeJsonStringInputs(inputs, schema);
-    if (!schema.properties || Object.keys(schema.properties).length === 0) {
-      return { valid: true, errors: [], normalizedInputs };
-    }
-    for (const field of schema.required ?? []) {
-      if (!(field in normalizedInputs) || normalizedInputs[field] === undefined) {
-        errors.push(`Missing required field: ${field}`);
-      }
-    }
-    for (const [key, value] of Object.entries(normalizedInputs)) {
-      const propSchema = schema.properties[key];
-      if (!propSchema?.type) continue;
-      const actualType = this.getJsonType(value);
-      const expectedTypes = Array.isArray(propSchema.type) ? propSchema.type : [propSchema.type];
-      const ok = expectedTypes.includes(actualType) || (actualType === 'integer' && expectedTypes.includes('number'));
-      if (!ok && actualType !== 'null') {
-        errors.push(`Field '${key}': expected ${expectedTypes.join(' | ')}, got ${actualType}`);
-      }
-    }
-    const result: ScriptInputValidationResult = { valid: errors.length === 0, errors };
-    if (errors.length === 0) {
-      result.normalizedInputs = normalizedInputs;
-    }
-    return result;
-  }
-
-  private getJsonType(value: unknown): string {
-    if (value === null) return 'null';
-    if (Array.isArray(value)) return 'array';
-    const t = typeof value;
-    if (t === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-    return t;
-  }
-
-  private normalizeJsonStringInputs(inputs: Record<string, unknown>, schema: JSONSchemaDefinition): Record<string, unknown> {
-    const normalized: Record<string, unknown> = { ...inputs };
-    if (!schema.properties) {
-      return normalized;
-    }
-    const required = new Set(schema.required ?? []);
-    for (const [key, value] of Object.entries(normalized)) {
-      if (typeof value !== 'string') continue;
-      const propSchema = schema.properties[key];
-      if (!propSchema?.type) continue;
-      const expectedTypes = Array.isArray(propSchema.type) ? propSchema.type : [propSchema.type];
-      if (!expectedTypes.includes('array') && !expectedTypes.includes('object')) continue;
-      const trimmed = value.trim();
-      if (trimmed === '' && !required.has(key)) {
-        delete normalized[key];
-        continue;
-      }
-      if (trimmed.startsWith('[') || trimmed.startsWith('{')) {
-        try {
-          normalized[key] = JSON.parse(trimmed);
-        } catch {
-          // left as a string: the type check reports it
-        }
-      }
-    }
-    return normalized;
+    return validateInputs(inputs, schema);
   }
 
   private resolveRuntime(tool: LoadedScriptTool): string {
