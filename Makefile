@@ -43,7 +43,7 @@ demo: images
 	$(SANDBOXRUN) run --skills skills data-analysis scripts/stats.py \
 		--args '{"columns": ["price", "quantity"]}'
 
-test: unit integration
+test: unit integration test-typescript
 
 # timed NAME CMD...: runs CMD and prints how long it took; `go test` prints
 # each package's own time on its ok/FAIL line. CMD holds no comma ($(call) splits
@@ -59,7 +59,7 @@ unit:
 # them at once, on any number of CPUs.
 INTEGRATION_PARALLEL ?= 4
 integration: images
-	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/)
+	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/ ./client/)
 
 # The TypeScript client (clients/typescript) is compiled to dist/ (.js and
 # .d.ts) by Debian's tsc, which is installed first when missing (root).
@@ -71,7 +71,7 @@ typescript:
 
 # Its tests (node's built-in runner) start `sandboxrun serve` on loopback and
 # run on the real engine; they need the runner image (make images).
-test-typescript: build typescript
+test-typescript: images typescript
 	@docker info >/dev/null 2>&1 || { echo "make: test-typescript needs the Docker engine, and docker info cannot reach it" >&2; exit 1; }
 	@$(call timed,test-typescript,cd clients/typescript && SANDBOXRUN_BIN=$(SANDBOXRUN) node --test test/*.test.mjs)
 
