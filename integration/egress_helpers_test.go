@@ -116,7 +116,7 @@ func egressSpec(t *testing.T, u *upstreams, code string, cidrs []string, allow .
 
 var loopbackCIDR = []string{"127.0.0.1/32"}
 
-// runEgress runs spec through an EgressRunner whose proxies resolve with
+// runEgress runs spec through an egressrun.Runner whose proxies resolve with
 // table and live in dir, and checks nothing is left of the run.
 func runEgress(t *testing.T, spec sandbox.Spec, table names, dir string) *sandbox.Result {
 	t.Helper()

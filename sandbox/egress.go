@@ -51,7 +51,7 @@ func egressProblems(s *Spec) []string {
 	var p []string
 	switch {
 	case s.EgressSocket == "" && s.Limits.Egress != nil:
-		p = append(p, "Limits.Egress is set but EgressSocket is empty: start the run's egress proxy and set EgressSocket to its socket (sandboxrun.EgressRunner does both)")
+		p = append(p, "Limits.Egress is set but EgressSocket is empty: start the run's egress proxy and set EgressSocket to its socket (a sandboxrun.Service does both)")
 	case s.EgressSocket == "":
 		return nil
 	case s.Limits.Network:
