@@ -50,7 +50,9 @@ func TestExplainEqualsTheRun(t *testing.T) {
 	}
 	actions := []action{
 		{"script", func(n string) sandboxrun.Action { return sandboxrun.Action{Script: scripts[n]} }},
-		{"command", func(string) sandboxrun.Action { return sandboxrun.Action{Command: "python3 {baseDir}/scripts/x.py | echo done"} }},
+		{"command", func(string) sandboxrun.Action {
+			return sandboxrun.Action{Command: "python3 {baseDir}/scripts/x.py | echo done"}
+		}},
 		{"python", func(string) sandboxrun.Action { return sandboxrun.Action{Code: []byte("print(1)"), Python: true} }},
 	}
 	requests := map[string]sandboxrun.Request{

@@ -6,7 +6,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// ErrUnavailable: the Docker daemon could not be reached. It matches
+// ErrUnavailable means the Docker daemon could not be reached. It matches
 // sandbox.ErrUnavailable.
 var ErrUnavailable = sandbox.Unavailable("docker daemon unreachable")
 
