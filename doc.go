@@ -1,8 +1,12 @@
-// Package sandboxrun ties the pieces together: it turns a skill and a caller's
-// request into a checked sandbox.Spec (policy first, Docker never sees a
-// refused request), and records what ran in an append-only audit log.
+// Package sandboxrun is the one door to sandboxrun: a Service that lists
+// and activates skills, explains and runs requests against them under the
+// operator's policy, builds and prunes images, and reaps what crashed
+// owners left. Each request is decided once, in internal/plan, and that
+// plan both runs and explains it; a refused request reaches no backend.
 //
-// The skill model lives in package skill, the rules in package policy, and the
-// container runtime in package sandbox; cmd/sandboxrun is a thin CLI over this
-// package.
+// The Service links no backend. Config.Backend (backends.New, or
+// backends/dockerbackend.New for Docker alone) or Config.Runner supplies
+// one; what a backend can do beyond running (ping, image lookup, reap,
+// pool figures) the Service asks with the optional interfaces of package
+// sandbox. cmd/sandboxrun, server and mcp are thin front ends over it.
 package sandboxrun
