@@ -34,19 +34,15 @@ func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, r
 	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code})
 }
 
-// CheckCommand is RunCommand's decision without running anything: the
-// command that would run, or the denial.
+// CheckCommand is RunCommand's decision, for a request with no other
+// settings, without running anything: the command that would run (the
+// skill's references resolved), or the refusal. It is Explain's plan.
 func (s *Service) CheckCommand(skillRef, command string) (string, error) {
-	sk, err := s.Skill(skillRef)
-	if err != nil {
+	e, err := s.Explain(context.Background(), skillRef, Action{Command: command}, Request{})
+	if e == nil || e.Command == "" {
 		return command, err
 	}
-	refs := sk.Refs()
-	command = refs.Resolve(command)
-	if err := plan.Tools(sk, s.pol).ForSkill(refs).CheckCommand(command); err != nil {
-		return command, refused(err)
-	}
-	return command, nil
+	return e.Command, err
 }
 
 // asked is what a request asked for, for the audit record of a refusal.

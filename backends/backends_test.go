@@ -1,6 +1,7 @@
 package backends_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
@@ -73,4 +75,15 @@ current-context: c
 		_, err = kubeBackend(pol, 0)
 		require.ErrorContains(t, err, "/nonexistent/kc")
 	})
+}
+
+// Each backend says "unreachable" in its own words, and callers branch on
+// the neutral sentinel.
+func TestBackendsUnavailableIsNeutral(t *testing.T) {
+	for _, err := range []error{docker.ErrUnavailable, kube.ErrUnavailable} {
+		require.ErrorIs(t, fmt.Errorf("ping: %w", err), sandbox.ErrUnavailable, err.Error())
+		require.NotErrorIs(t, err, sandbox.ErrImageNotFound)
+	}
+	require.Equal(t, "docker daemon unreachable", docker.ErrUnavailable.Error())
+	require.Equal(t, "kubernetes API server unreachable", kube.ErrUnavailable.Error())
 }
