@@ -166,15 +166,16 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 	if s.connected {
 		return s.engine, nil
 	}
-	if _, err := s.makeEngine(); err != nil {
+	eng, err := s.makeEngine()
+	if err != nil {
 		return nil, err
 	}
-	if p, ok := s.engine.(sandbox.Pinger); ok {
+	if p, ok := eng.(sandbox.Pinger); ok {
 		if err := p.Ping(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if r, ok := s.engine.(sandbox.Reaper); ok {
+	if r, ok := eng.(sandbox.Reaper); ok {
 		reaped, err := r.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
 		switch {
 		case errors.Is(err, sandbox.ErrUnavailable):
@@ -189,7 +190,7 @@ func (s *Service) runner(ctx context.Context) (Engine, error) {
 		s.log.Info("removed leaked egress proxy folders", "count", len(dirs), "err", err)
 	}
 	s.connected = true
-	return s.engine, nil
+	return eng, nil
 }
 
 // Ready reports whether runs can start: the engine answers and the runner
