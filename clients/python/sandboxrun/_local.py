@@ -122,6 +122,8 @@ class Local:
         workspace = opts.get("workspace") or self.workspace
         if workspace is None:
             tmp = tempfile.mkdtemp(prefix="sandboxrun-ws-")
+            # Empty, so nothing to hide; the sandbox's uid must enter it.
+            os.chmod(tmp, 0o755)
             workspace = tmp
         start = time.monotonic()
         try:

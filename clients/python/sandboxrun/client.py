@@ -162,11 +162,14 @@ class Client:
         cpus: Optional[float] = None,
         session: Optional[str] = None,
         cwd: Optional[str] = None,
+        workspace: Optional[str] = None,
     ) -> Result:
         """Run one of the skill's scripts (``scripts/x.py``); ``args`` arrive as JSON on its stdin.
 
         A non-zero exit is a Result, not an exception. ``cwd`` ("workspace"
-        or "skill") is for local mode; a server starts runs in /workspace.
+        or "skill") and ``workspace`` (a host folder mounted at /workspace,
+        read-only unless the skill has Write) are for local mode: a server
+        starts runs in /workspace, a session's folder or an empty one.
         """
         return self._execute("run", skill, "script", script, locals())
 
@@ -182,6 +185,7 @@ class Client:
         cpus: Optional[float] = None,
         session: Optional[str] = None,
         cwd: Optional[str] = None,
+        workspace: Optional[str] = None,
     ) -> Result:
         """Run a shell command as an agent's Bash tool passes it, checked against the skill's allowed-tools."""
         return self._execute("exec", skill, "command", command, locals())
@@ -199,6 +203,7 @@ class Client:
         cpus: Optional[float] = None,
         session: Optional[str] = None,
         cwd: Optional[str] = None,
+        workspace: Optional[str] = None,
     ) -> Result:
         """Run Python source in the skill's sandbox."""
         return self._execute("python", skill, "code", code, locals())
@@ -306,6 +311,8 @@ class Client:
 def _body(key: str, target: str, opts: Dict[str, Any]) -> Dict[str, Any]:
     if opts.get("cwd") not in (None, "workspace"):
         raise LocalModeError("cwd: a server starts every run in /workspace; cwd='skill' is for local mode")
+    if opts.get("workspace") is not None:
+        raise LocalModeError("workspace: a server never mounts host folders; put the files in a session instead")
     body: Dict[str, Any] = {key: target}
     for name in ("args", "argv", "env", "timeout", "memory_mib", "cpus", "session"):
         value = opts.get(name)
