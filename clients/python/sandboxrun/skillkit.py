@@ -63,6 +63,7 @@ SKILLKIT_VERSION = "0.3.0"
 MAX_ARGUMENTS_BYTES = 10 * 1024 * 1024
 
 logger = logging.getLogger("sandboxrun.skillkit")
+logger.addHandler(logging.NullHandler())  # a library logs only where the host configured it
 
 
 class PathSecurityError(Exception):
