@@ -42,9 +42,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Union
@@ -107,7 +109,7 @@ class ScriptExecutor:
         self._client = client
         self._lock = threading.Lock()
         self._checker: Optional[Client] = None
-        self._narrow_dir: Optional[tempfile.TemporaryDirectory] = None  # type: ignore[type-arg]
+        self._narrow_dir: Optional[str] = None
 
     @property
     def client(self) -> Client:
@@ -135,8 +137,10 @@ class ScriptExecutor:
         allowed_tools, so the same checker judges the narrower list."""
         with self._lock:
             if self._narrow_dir is None:
-                self._narrow_dir = tempfile.TemporaryDirectory(prefix="sandboxrun-tools-")
-                folder = Path(self._narrow_dir.name) / self.skill_name
+                self._narrow_dir = tempfile.mkdtemp(prefix="sandboxrun-tools-")
+                # Removed with the executor, or at exit.
+                weakref.finalize(self, shutil.rmtree, self._narrow_dir, True)
+                folder = Path(self._narrow_dir) / self.skill_name
                 folder.mkdir()
                 (folder / "SKILL.md").write_text(
                     "---\nname: {}\ndescription: {}\nallowed-tools: {}\n---\n".format(
@@ -145,7 +149,7 @@ class ScriptExecutor:
                         json.dumps(self.allowed_tools or ""),
                     )
                 )
-            return str(Path(self._narrow_dir.name) / self.skill_name)
+            return str(Path(self._narrow_dir) / self.skill_name)
 
     def is_command_allowed(self, command: str) -> bool:
         """True when sandboxrun's checker allows every part of ``command`` for
