@@ -20,7 +20,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap
+.PHONY: all build images demo test unit integration test-python test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap
 
 all: build
 
@@ -59,6 +59,13 @@ unit:
 INTEGRATION_PARALLEL ?= 4
 integration: images
 	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/)
+
+# The Python client (clients/python): unittest on the host's python3 against a
+# real `sandboxrun serve` on loopback and the real engine; no Docker, no pass.
+PYTHON ?= python3
+test-python: images
+	@docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || { echo "make test-python: Docker is unreachable; these tests run on the real engine" >&2; exit 1; }
+	@$(call timed,test-python,cd clients/python && SANDBOXRUN_BIN=$(SANDBOXRUN) $(PYTHON) -m unittest discover -s tests)
 
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
