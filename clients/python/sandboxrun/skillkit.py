@@ -45,7 +45,6 @@ from typing import Any, Dict, Optional, Union
 
 from ._shared import default_client, skill_ref
 from .client import Client
-from .errors import RefusedError
 from .types import Result
 
 __all__ = [
@@ -313,6 +312,3 @@ def _cap(text: str, limit: int) -> "tuple[str, bool]":
         return text, False
     return raw[:limit].decode("utf-8", "ignore"), True
 
-
-# Re-exported so callers can catch sandboxrun's own refusal next to the seed's errors.
-SandboxRefusedError = RefusedError

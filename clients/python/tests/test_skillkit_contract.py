@@ -4,7 +4,6 @@ the real engine, through a server and through the local CLI."""
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import shutil

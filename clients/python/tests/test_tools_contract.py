@@ -9,7 +9,6 @@ import json
 import os
 import tempfile
 import unittest
-from pathlib import Path
 from typing import Any, Optional
 from unittest import mock
 
