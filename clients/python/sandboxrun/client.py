@@ -58,7 +58,8 @@ class Client:
     ``sandboxrun`` CLI on this host (``bin``, else ``$SANDBOXRUN_BIN``, else
     PATH) with the same return types; ``skills``, ``policy`` and
     ``workspace`` are then its --skills, --policy and --workspace (by
-    default each run gets an empty private folder). Sessions, files,
+    default each run gets an empty private folder); ``local=True`` runs
+    the CLI even when SANDBOXRUN_URL is set. Sessions, files,
     health and metrics need a server. ``timeout`` bounds one call, in
     seconds. A Client holds no connection: threads may share one.
     """
@@ -73,8 +74,12 @@ class Client:
         skills: Optional[str] = None,
         policy: Optional[str] = None,
         workspace: Optional[str] = None,
+        local: bool = False,
     ) -> None:
-        url = url or os.environ.get("SANDBOXRUN_URL") or None
+        if local and url:
+            raise ValueError("local=True runs the CLI: give no url with it")
+        if not local:
+            url = url or os.environ.get("SANDBOXRUN_URL") or None
         token = token or os.environ.get("SANDBOXRUN_TOKEN") or None
         self._http: Optional[Transport] = None
         self._local: Optional[Local] = None

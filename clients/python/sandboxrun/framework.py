@@ -49,7 +49,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from ._local import find_binary
 from ._shared import default_client, skill_ref
@@ -129,7 +129,7 @@ class ScriptExecutor:
                         raise SandboxrunError(
                             "is_command_allowed runs sandboxrun's checker through the CLI: install sandboxrun on PATH or set SANDBOXRUN_BIN"
                         )
-                    self._checker = Client(url=None, bin=binary)
+                    self._checker = Client(bin=binary, local=True)
             return self._checker
 
     def _narrowing_skill(self) -> str:
@@ -154,17 +154,20 @@ class ScriptExecutor:
     def is_command_allowed(self, command: str) -> bool:
         """True when sandboxrun's checker allows every part of ``command`` for
         this skill (and, when given, for ``allowed_tools`` too)."""
+        return bool(self._decide(command).get("allowed"))
+
+    def _decide(self, command: str) -> Dict[str, Any]:
+        """The checker's decision: the skill's own, then the narrower list's."""
         if not command or not command.strip():
-            return False
+            return {"allowed": False, "part": command, "reason": "empty command"}
         checker = self._local_checker()
         try:
-            if not checker.check_command(str(self.skill_directory.resolve()), command).get("allowed"):
-                return False
-            if self.allowed_tools is not None:
-                return bool(checker.check_command(self._narrowing_skill(), command).get("allowed"))
-        except RefusedError:
-            return False
-        return True
+            decision = checker.check_command(str(self.skill_directory.resolve()), command)
+            if decision.get("allowed") and self.allowed_tools is not None:
+                decision = checker.check_command(self._narrowing_skill(), command)
+        except RefusedError as e:
+            return {"allowed": False, "part": command, "reason": e.message}
+        return decision
 
     def validate_script_path(self, script_path: str) -> Path:
         """The script's absolute path (symlinks resolved) when it is inside the
@@ -201,9 +204,15 @@ class ScriptExecutor:
                 error=error,
             )
 
+        def denied(part: str, reason: str, suggest: str) -> ExecutionResult:
+            detail = f" ({part!r} {reason}" + (f"; to allow it add {suggest}" if suggest else "") + ")" if part else ""
+            return failed(f"Command not allowed by skill permissions: {command}{detail}")
+
         try:
-            if self.allowed_tools is not None and not self.is_command_allowed(command):
-                return failed(f"Command not allowed by skill permissions: {command}")
+            if self.allowed_tools is not None:
+                decision = self._decide(command)
+                if not decision.get("allowed"):
+                    return denied(decision.get("part", ""), decision.get("reason", ""), decision.get("suggest", ""))
             client = self.client
             folder = working_dir or self.constraints.working_directory
             if folder is not None and not client.local:
@@ -228,8 +237,7 @@ class ScriptExecutor:
                 if not decision.get("allowed"):
                     part, reason, suggest = decision.get("part", ""), decision.get("reason", ""), decision.get("suggest", "")
             if part:
-                detail = f"{part!r} {reason}" + (f"; to allow it add {suggest}" if suggest else "")
-                return failed(f"Command not allowed by skill permissions: {command} ({detail})")
+                return denied(part, reason, suggest)
             return failed(f"Execution error: {e}")
         except SandboxrunError as e:
             return failed(f"Execution error: {e}", e.result)

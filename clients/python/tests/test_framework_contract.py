@@ -139,7 +139,8 @@ class Contract:
         res = self.executor("Bash(git:*)").execute("python scripts/test.py")
         self.assertFalse(res.success)
         self.assertIn("not allowed", (res.error or "").lower())
-        self.assertEqual(res.error, "Command not allowed by skill permissions: python scripts/test.py")
+        self.assertTrue((res.error or "").startswith("Command not allowed by skill permissions: python scripts/test.py"))
+        self.assertIn("Bash(python:*)", res.error or "")  # what would allow it
         self.assertEqual((res.exit_code, res.stdout, res.stderr), (-1, "", ""))
         # denied by the skill's own allowed-tools, judged by whoever runs it
         res = self.executor().execute("python scripts/test.py && curl http://evil.com")
