@@ -252,9 +252,9 @@ class Client:
             if ev.type == "error":
                 err = ev.error or {}
                 result = Result.from_json(err["result"]) if isinstance(err.get("result"), dict) else None
-                # The status line went out before the failure: a failure
-                # with a started sandbox is the server's 500.
-                raise error_for_status(500 if result else 400, str(err.get("error", "the run failed")), err, result)
+                # The status line (200) went out with the first output, so
+                # the failure comes in the stream: the sandbox failed mid-run.
+                raise error_for_status(500, str(err.get("error", "the run failed")), err, result)
             yield ev
         raise SandboxrunError(f"POST {path}: the stream ended without a Result")
 
