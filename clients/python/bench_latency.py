@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
-import _harness
-from pathlib import Path
+import _harness  # noqa: E402  (tests/ is put on the path first)
 from sandboxrun import Client
 from sandboxrun.skillkit import ScriptExecutor, SkillMetadata
 
