@@ -10,6 +10,7 @@ from urllib.parse import quote
 from ._local import Local, find_binary
 from ._transport import Transport
 from .errors import LocalModeError, SandboxrunError, error_for_status
+from .session import Session
 from .types import Activation, Event, FileEntry, Result, SessionInfo, SkillSummary, StoredFile
 
 Timeout = Union[float, int, str]
@@ -260,7 +261,7 @@ class Client:
 
     # -- sessions and files ------------------------------------------------------
 
-    def create_session(self, ttl: Optional[Timeout] = None) -> "Session":
+    def create_session(self, ttl: Optional[Timeout] = None) -> Session:
         """A new session (a workspace kept across calls); use it as a context manager to delete it at the end."""
         doc = self._server("sessions").json("POST", "/v1/sessions", {} if ttl is None else {"ttl": ttl})
         return Session(self, SessionInfo.from_json(doc))
@@ -324,64 +325,3 @@ def _body(key: str, target: str, opts: Dict[str, Any]) -> Dict[str, Any]:
         if value is not None:
             body[name] = value
     return body
-
-
-class Session:
-    """A session on the server: its files and the runs that use its folder as /workspace.
-
-    ``with client.create_session() as s:`` deletes the session at the end.
-    """
-
-    def __init__(self, client: Client, info: SessionInfo) -> None:
-        self.client = client
-        self.info = info
-
-    @property
-    def id(self) -> str:
-        return self.info.id
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.delete()
-
-    def refresh(self) -> SessionInfo:
-        self.info = self.client.get_session(self.id)
-        return self.info
-
-    def delete(self) -> None:
-        """Delete the session; one already gone is not an error."""
-        from .errors import NotFoundError
-
-        try:
-            self.client.delete_session(self.id)
-        except NotFoundError:
-            pass
-
-    def upload(self, path: str, data: Union[bytes, str]) -> StoredFile:
-        return self.client.put_file(self.id, path, data)
-
-    def download(self, path: str) -> bytes:
-        return self.client.get_file(self.id, path)
-
-    def remove(self, path: str) -> None:
-        self.client.delete_file(self.id, path)
-
-    def files(self, path: Optional[str] = None) -> List[FileEntry]:
-        return self.client.list_files(self.id, path)
-
-    def upload_tar(self, data: bytes) -> List[StoredFile]:
-        return self.client.put_tar(self.id, data)
-
-    def download_tar(self) -> bytes:
-        return self.client.get_tar(self.id)
-
-    def run(self, skill: str, script: str, **kw: Any) -> Result:
-        return self.client.run(skill, script, session=self.id, **kw)
-
-    def exec(self, skill: str, command: str, **kw: Any) -> Result:
-        return self.client.exec(skill, command, session=self.id, **kw)
-
-    def python(self, skill: str, code: str, **kw: Any) -> Result:
-        return self.client.python(skill, code, session=self.id, **kw)
