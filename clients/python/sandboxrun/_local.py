@@ -140,10 +140,25 @@ class Local:
         elif doc is not None:
             res = Result.from_json(doc)
         else:
-            raise _failure(code, err)
+            failure = _failure(code, err)
+            if kind == "exec" and isinstance(failure, RefusedError):
+                self._explain_denial(failure, skill, target)
+            raise failure
         if code == EXIT_MIDRUN:
             raise ServerError(res.error or err.strip() or "the sandbox failed mid-run", result=res)
         return res
+
+
+    def _explain_denial(self, failure: RefusedError, skill: str, command: str) -> None:
+        """Give a refused command the fields a server's 403 carries (part,
+        reason, suggest): the CLI states them in words, its dry-run in JSON."""
+        try:
+            decision = self.check_command(skill, command)
+        except SandboxrunError:
+            return
+        if not decision.get("allowed"):
+            failure.body.update({k: decision[k] for k in ("part", "reason", "suggest") if decision.get(k)})
+            failure.body.setdefault("error", failure.message)
 
 
 def _json_or_none(out: bytes) -> Optional[Dict[str, Any]]:

@@ -230,14 +230,8 @@ class ScriptExecutor:
                 cwd=None if (folder is not None or not client.local) else "skill",
             )
         except RefusedError as e:
-            part, reason, suggest = e.part, e.reason, e.suggest
-            if not part and self.client.local:
-                # The CLI says why only in words; its dry-run says it in fields.
-                decision = self._local_checker().check_command(str(self.skill_directory.resolve()), command)
-                if not decision.get("allowed"):
-                    part, reason, suggest = decision.get("part", ""), decision.get("reason", ""), decision.get("suggest", "")
-            if part:
-                return denied(part, reason, suggest)
+            if e.part:
+                return denied(e.part, e.reason, e.suggest)
             return failed(f"Execution error: {e}")
         except SandboxrunError as e:
             return failed(f"Execution error: {e}", e.result)

@@ -86,8 +86,11 @@ class LocalMode(unittest.TestCase):
     def test_refusals_and_environment_failures_are_typed(self) -> None:
         c = local()
         with self.assertRaises(RefusedError) as cm:
-            c.exec("hello", "rm -rf /")
+            c.exec("hello", "echo hi; rm -rf /")
         self.assertIn("rm", cm.exception.message)
+        # the same fields as a server's 403
+        self.assertEqual((cm.exception.part, cm.exception.suggest), ("rm -rf /", "Bash(rm:*)"))
+        self.assertTrue(cm.exception.reason)
         with self.assertRaises(RefusedError):
             c.run("hello", "scripts/echo.py", env={"HOME": "/"})
         with self.assertRaises(NotFoundError):
