@@ -24,7 +24,8 @@ What differs, and why:
   PYTHONPATH, ...) are refused. ``SKILL_DIR`` and ``SCRIPTS_DIR`` are the
   sandbox's paths (``/skills/<name>``).
 - ``allowed_tools``, when given, can only narrow what the skill's
-  SKILL.md allows, never widen it; ``constraints.network_access`` cannot
+  SKILL.md allows, never widen it; the attribute keeps the string as
+  given (sandboxrun parses it, not a second parser here); ``constraints.network_access`` cannot
   grant a network the skill and the operator do not (it is ignored);
   ``max_execution_time`` and ``max_memory`` are held to the operator's
   ceilings.
