@@ -1,7 +1,8 @@
 # sandboxrun — build, images, tests.
 #
 #   make demo    build everything needed and run a real skill script in a sandbox
-#   make test    unit tests, fuzz seed corpora and the Docker integration suite
+#   make test    unit tests, fuzz seed corpora, the Docker integration suite and
+#                the Python and TypeScript clients against a real serve
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
@@ -21,7 +22,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
+.PHONY: all build images demo test unit integration test-python test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
 
 all: build
 
@@ -43,7 +44,7 @@ demo: images
 	$(SANDBOXRUN) run --skills skills data-analysis scripts/stats.py \
 		--args '{"columns": ["price", "quantity"]}'
 
-test: unit integration test-typescript
+test: unit integration test-python test-typescript
 
 # timed NAME CMD...: runs CMD and prints how long it took; `go test` prints
 # each package's own time on its ok/FAIL line. CMD holds no comma ($(call) splits
@@ -74,6 +75,13 @@ typescript:
 test-typescript: images typescript
 	@docker info >/dev/null 2>&1 || { echo "make: test-typescript needs the Docker engine, and docker info cannot reach it" >&2; exit 1; }
 	@$(call timed,test-typescript,cd clients/typescript && SANDBOXRUN_BIN=$(SANDBOXRUN) node --test test/*.test.mjs)
+
+# The Python client (clients/python): unittest on the host's python3 against a
+# real `sandboxrun serve` on loopback and the real engine; no Docker, no pass.
+PYTHON ?= python3
+test-python: images
+	@docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || { echo "make test-python: Docker is unreachable; these tests run on the real engine" >&2; exit 1; }
+	@$(call timed,test-python,cd clients/python && SANDBOXRUN_BIN=$(SANDBOXRUN) $(PYTHON) -m unittest discover -s tests)
 
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
