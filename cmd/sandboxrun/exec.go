@@ -50,8 +50,10 @@ program or the first argument of python, python3, bash, sh or node
 skill has it. The check judges, and bash runs, the resolved command, which
 --dry-run prints. Name the user's files relative to /workspace.
 --args reach the command on its stdin. --dry-run prints the decision without
-running anything: exit 0 when allowed, 2 when denied; with --json it prints
-{allowed, skill, command, part, reason, suggest}.
+running anything (the command's check, then the limits, environment and
+workspace of the run these flags ask for): exit 0 when allowed, 2 when
+denied; with --json it prints {allowed, skill, command, part, reason,
+suggest}.
 
 Exit status: the command's own; 124 on timeout; 128+N when killed by signal N;
 2 when denied or refused before running; 3 when the environment failed before
@@ -68,14 +70,18 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun {
+				req, err := f.request(cmd.InOrStdin(), g.pol)
+				if err != nil {
+					return err
+				}
 				svc, err := g.skillService()
 				if err != nil {
 					return err
 				}
 				defer svc.Close()
-				// The run's own plan, for a run with no flags: the command,
-				// then the limits and the image choice.
-				e, err := svc.Explain(cmd.Context(), args[0], sandboxrun.Action{Command: args[1]}, sandboxrun.Request{})
+				// The plan this very run would execute: the command, then
+				// the flags' limits, environment and workspace.
+				e, err := svc.Explain(cmd.Context(), args[0], sandboxrun.Action{Command: args[1]}, req)
 				if e == nil {
 					return err
 				}
