@@ -163,3 +163,35 @@ func TestExecUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// --dry-run explains the run its flags ask for, from the plan that run
+// would execute: a command allowed by allowed-tools is still denied when
+// the flags' limits or environment would refuse the run.
+func TestExecDryRunJudgesTheFlags(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		flags   []string
+		allowed bool
+		reason  string
+	}{
+		{"no flags", nil, true, ""},
+		{"a timeout within bounds", []string{"--timeout", "5"}, true, ""},
+		{"a timeout beyond bounds", []string{"--timeout", "9999"}, false, "timeout"},
+		{"a reserved variable", []string{"--env", "LD_PRELOAD=/x.so"}, false, "LD_PRELOAD"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"exec", "--dry-run", "--json", "--skills", exampleSkills}, tt.flags...)
+			r := cli(t, "", append(args, "hello", "--", "echo hi")...)
+			var d decision
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+			require.Equal(t, tt.allowed, d.Allowed)
+			require.Equal(t, "echo hi", d.Command)
+			if tt.allowed {
+				r.requireCode(t, exitOK)
+				return
+			}
+			r.requireCode(t, exitRefused)
+			require.Contains(t, d.Reason, tt.reason)
+		})
+	}
+}
