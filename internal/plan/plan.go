@@ -127,7 +127,7 @@ func Make(in Input) (*Plan, error) {
 	if in.Session != nil {
 		p.Writable = pol.Sessions.Write.Value
 	}
-	runner, err := images.ProfileRef(in.RunnerImage, pol.Profile(name))
+	runner, err := Runner(pol, in.RunnerImage, name)
 	if err != nil {
 		return p, err
 	}
@@ -248,6 +248,17 @@ func (p *Plan) image(in Input) error {
 	}
 	p.SkillImage = &opts
 	return nil
+}
+
+// Runner is the image a skill runs in when it has no image of its own,
+// and the one its image is built on: runnerImage, or the runner profile
+// (documents, office) pol picks for the skill; pol nil picks none.
+func Runner(pol *policy.Operator, runnerImage, skillName string) (string, error) {
+	var profile string
+	if pol != nil {
+		profile = pol.Profile(skillName)
+	}
+	return images.ProfileRef(runnerImage, profile)
 }
 
 // Tools are the skill's allowed-tools with the policy's grants for it.

@@ -80,11 +80,7 @@ func (e Env) RunnerFor(sk *skill.Skill, o Options) (string, error) {
 	if o.Runner != "" {
 		return o.Runner, nil
 	}
-	var profile string
-	if o.Policy != nil {
-		profile = o.Policy.Profile(sk.Manifest.Name)
-	}
-	ref, err := images.ProfileRef(e.RunnerImage, profile)
+	ref, err := plan.Runner(o.Policy, e.RunnerImage, sk.Manifest.Name)
 	if err != nil {
 		return "", refusal.Mark(err)
 	}
