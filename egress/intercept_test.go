@@ -163,7 +163,6 @@ func TestInterceptRefuses(t *testing.T) {
 	}{
 		{"placeholder in another header", "GET", s.secure + "/repos/acme/public/", http.Header{"X-Debug": {s.ph}}, "", 403, "is in the header X-Debug", true},
 		{"placeholder in the query", "GET", s.secure + "/repos/acme/public/?t=" + s.ph, nil, "", 403, "is in the URL", true},
-		{"placeholder in the body", "POST", s.secure + "/repos/acme/upload", nil, strings.Repeat("x", 70000) + s.ph, 403, "is in the body", true},
 		{"placeholder to another host", "GET", s.other + "/", bearer, "", 403, "of a request to www.example.com", true},
 		{"placeholder over plain HTTP", "GET", s.plain + "/", bearer, "", 403, "plain-HTTP request", true},
 		{"basic placeholder as a bearer", "GET", s.secure + "/repos/acme/public/", http.Header{"Authorization": {"Bearer " + s.basicPH}}, "", 403, "secret BASIC_PW", true},
@@ -172,6 +171,9 @@ func TestInterceptRefuses(t *testing.T) {
 		{"path outside the skill's rule", "GET", s.secure + "/repos/acme/private/x", nil, "", 403, "outside the skill's egress_rules", false},
 		{"dot segments", "GET", s.secure + "/repos/acme/public/%2e%2e/%2e%2e/private", nil, "", 403, "dot segments", false},
 		{"encoded slash", "GET", s.secure + "/repos/acme/public%2f..%2fsecret", nil, "", 403, "encoded slash", false},
+		// Last: the host sees the start of this body (the request is cut
+		// where the placeholder completes) and logs it after the answer.
+		{"placeholder in the body", "POST", s.secure + "/repos/acme/upload", nil, strings.Repeat("x", 70000) + s.ph, 403, "is in the body", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
