@@ -22,7 +22,7 @@ const (
 	// for programs that read that file whatever the variables say.
 	EgressCAPath  = "/run/sandboxrun/ca.pem"
 	ImageCABundle = "/etc/ssl/certs/ca-certificates.crt"
-	proxyURL         = "http://" + ProxyAddr
+	proxyURL      = "http://" + ProxyAddr
 )
 
 // proxyEnv are the variables that send HTTP clients through the proxy, in
