@@ -217,7 +217,7 @@ skills:
 			applied++
 		}
 	}
-	require.Equal(t, 3, applied)
+	require.Equal(t, 4, applied, "get, image_bundle, post and the first hop of redirect")
 	for what, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "audit": auditText} {
 		require.NotContains(t, text, secretValue, what)
 	}
