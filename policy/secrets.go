@@ -85,7 +85,9 @@ func (s SecretValue) Reveal() string {
 	return *s.v
 }
 
-func (s SecretValue) String() string   { return redacted }
+func (s SecretValue) String() string { return redacted }
+
+// GoString keeps %#v from printing the value.
 func (s SecretValue) GoString() string { return redacted }
 
 // MarshalJSON never writes the value.
