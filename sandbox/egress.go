@@ -59,21 +59,20 @@ func CheckProxyEnv(env map[string]string) error {
 // egressProblems checks the Spec's egress fields without touching the host.
 func egressProblems(s *Spec) []string {
 	var p []string
+	if s.EgressCA != "" && s.EgressSocket == "" {
+		p = append(p, "EgressCA without EgressSocket: the bundle belongs to the run's egress proxy")
+	}
 	switch {
 	case s.EgressSocket == "" && s.Limits.Egress != nil:
 		p = append(p, "Limits.Egress is set but EgressSocket is empty: start the run's egress proxy and set EgressSocket to its socket (sandboxrun.EgressRunner does both)")
 	case s.EgressSocket == "":
-		return nil
+		return p
 	case s.Limits.Network:
 		p = append(p, "EgressSocket with Limits.Network: a run has either the egress proxy or a full network, not both")
 	case !filepath.IsAbs(s.EgressSocket):
 		p = append(p, fmt.Sprintf("EgressSocket %q is not an absolute path", s.EgressSocket))
 	}
-	switch {
-	case s.EgressCA == "":
-	case s.EgressSocket == "":
-		p = append(p, "EgressCA without EgressSocket: the bundle belongs to the run's egress proxy")
-	case !filepath.IsAbs(s.EgressCA):
+	if s.EgressCA != "" && !filepath.IsAbs(s.EgressCA) {
 		p = append(p, fmt.Sprintf("EgressCA %q is not an absolute path", s.EgressCA))
 	}
 	for _, name := range caEnv {
