@@ -187,6 +187,15 @@ func TestAllowedDomainsWithoutNetworkAccessWarns(t *testing.T) {
 	require.Empty(t, messages(probs, sevWarn))
 }
 
+func TestSecretsWithoutNetworkAccessWarns(t *testing.T) {
+	m, probs := decodeFront(t, minimalFront+"secrets: [GITHUB_TOKEN]\n")
+	require.Empty(t, messages(probs, sevFatal))
+	requireOneContaining(t, messages(probs, sevWarn), "`secrets` has no effect without `network_access: true`")
+	require.Equal(t, []string{"GITHUB_TOKEN"}, m.Secrets)
+	s := &Skill{Manifest: m}
+	require.Equal(t, []string{"GITHUB_TOKEN"}, s.Limits().Secrets)
+}
+
 func TestLimits(t *testing.T) {
 	m, probs := decodeFront(t, minimalFront+"metadata:\n  max_execution_time: \"45\"\n  max_memory: \"128\"\n  max_cpus: \"1.5\"\n  network_access: \"true\"\n  allowed_domains: \"pypi.org\"\n")
 	require.Empty(t, messages(probs, sevFatal))
