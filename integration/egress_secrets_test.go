@@ -77,6 +77,11 @@ for root in ["/run/sandboxrun", "/tmp", os.environ["SKILL_DIR"]]:
             except OSError:
                 pass
 auth = {"Authorization": "Bearer " + tok}
+import subprocess
+# git (libcurl) trusts the proxy through GIT_SSL_CAINFO; the answer is no
+# git repository, so only what arrived matters.
+g = subprocess.run(["git", "-c", "http.extraHeader=Authorization: Bearer " + tok, "ls-remote", A + "/repos/acme/tool.git"],
+                   capture_output=True, text=True, timeout=60)
 print(json.dumps({
   "token": tok,
   "others": {k: os.environ.get(k) for k in ["SLACK_TOKEN", "OTHER_TOKEN", "UNDECLARED_TOKEN"]},
@@ -92,6 +97,7 @@ print(json.dumps({
   "in_url": call(A + "/repos/acme/echo?token=" + tok),
   "in_body": call(A + "/repos/acme/echo", method="POST", data=("token=" + tok).encode()),
   "redirect": call(A + "/redirect", auth),
+  "git": g.stderr,
 }))
 `
 
@@ -181,6 +187,9 @@ skills:
 	}
 	require.Contains(t, logs.String(), a+" GET /repos/acme/echo headers=map[Accept-Encoding:[identity] Authorization:[Bearer "+secretValue+"]")
 	require.Equal(t, "auth= slack=", got("no_token").Body, "no placeholder sent, no secret added")
+	require.Contains(t, logs.String(), a+" GET /repos/acme/tool.git/info/refs?service=git-upload-pack headers=", "git: %s", out["git"])
+	require.Regexp(t, `/repos/acme/tool\.git/info/refs\?service=git-upload-pack headers=map\[.*Authorization:\[Bearer `+secretValue+`\]`, logs.String())
+	require.NotContains(t, string(out["git"]), "certificate", "git trusted the proxy")
 
 	// L7 rules, and placeholders where the secret does not go.
 	for k, want := range map[string]string{
@@ -209,15 +218,18 @@ skills:
 	auditText := readFile(t, auditLog)
 	var rec audit.Record
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(auditText)), &rec))
-	applied := 0
+	applied := map[string]int{}
 	for _, d := range rec.Egress.Decisions {
 		if len(d.Secrets) > 0 {
 			require.Equal(t, []string{"GITHUB_TOKEN"}, d.Secrets)
 			require.Equal(t, "127.0.0.1", d.Host)
-			applied++
+			applied[d.Method+" "+d.Path]++
 		}
 	}
-	require.Equal(t, 4, applied, "get, image_bundle, post and the first hop of redirect")
+	require.Equal(t, 2, applied["GET /repos/acme/echo"], "get and image_bundle: %v", applied)
+	require.Equal(t, 1, applied["POST /repos/acme/echo"], "post: %v", applied)
+	require.Equal(t, 1, applied["GET /redirect"], "the redirect's first hop, to its own host: %v", applied)
+	require.NotZero(t, applied["GET /repos/acme/tool.git/info/refs"], "git: %v", applied)
 	for what, text := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "audit": auditText} {
 		require.NotContains(t, text, secretValue, what)
 	}
