@@ -163,7 +163,7 @@ var proxyEnvNames = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY
 	"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"}
 
 func readSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w; point it at a readable file holding only the credential", err)
 	}
@@ -175,6 +175,19 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	// Files written by editors and echo end in a newline nobody means.
 	return []byte(strings.TrimRight(string(b[:n]), "\r\n")), nil
+}
+
+// openRegular opens path when it is a regular file (links followed): a
+// FIFO or a device would hang or never end the policy's loading.
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.Open(path)
 }
 
 // checkSecretValue refuses what cannot go in an HTTP header: control

@@ -3,7 +3,7 @@ package policy
 import (
 	"crypto/x509"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strings"
 )
@@ -78,11 +78,22 @@ func (o *Operator) validateSecrets(getenv func(string) (string, bool)) []error {
 	return errs
 }
 
+// maxCABytes bounds egress.upstream_ca: a few certificates, not a dump.
+const maxCABytes = 1 << 20
+
 // checkCAFile requires a readable PEM file with at least one certificate.
 func checkCAFile(path string) error {
-	b, err := os.ReadFile(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return fmt.Errorf("%w; point it at a PEM file of the CA that signs your internal hosts", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxCABytes+1))
+	switch {
+	case err != nil:
+		return err
+	case len(b) > maxCABytes:
+		return fmt.Errorf("%s is over %d bytes; give the CA certificates only", path, maxCABytes)
 	}
 	if !x509.NewCertPool().AppendCertsFromPEM(b) {
 		return fmt.Errorf("%s holds no PEM certificate", path)

@@ -104,6 +104,8 @@ func TestSecretsBadPolicy(t *testing.T) {
 		{"unknown rule key", "egress:\n  rules:\n    - {host: a.example.com, path: [/x]}\n", "unknown key `path`"},
 		{"bad skill rule", "skills:\n  s:\n    egress_rules:\n      - {host: a.example.com, methods: [BREW]}\n", "skills.s.egress_rules[0]"},
 		{"bad upstream ca", "egress:\n  upstream_ca: " + ca + "\n", "egress.upstream_ca: " + ca + " holds no PEM"},
+		{"device upstream ca", "egress:\n  upstream_ca: /dev/zero\n", "egress.upstream_ca: /dev/zero is not a regular file"},
+		{"device secret file", "secrets:\n  T:\n    from_file: /dev/stdin\n" + ok, "secrets.T.from_file: /dev/stdin is not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
