@@ -83,7 +83,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		refuse(w, d.Status, d.Reason)
 		return
 	}
-	d.Host, d.Port = h.String(), port
+	d.Host, d.Port, d.Path = h.String(), port, r.URL.Path
 	t, err := p.allow(r.Context(), h, port)
 	if err == nil {
 		err = checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)

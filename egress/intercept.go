@@ -36,6 +36,10 @@ type interception struct {
 	first net.Conn // the verified upstream connection, used by the first request
 	upErr error    // why the upstream cannot be used, for every request
 
+	// active counts requests being served: a hijacked connection (an
+	// upgrade) lives on in its handler after the server lets it go.
+	active sync.WaitGroup
+
 	mu    sync.Mutex
 	conns []*upstream
 	rp    *httputil.ReverseProxy
@@ -125,11 +129,14 @@ func (it *interception) serve(c net.Conn) {
 	ln := &oneConnListener{c: c, closed: make(chan struct{})}
 	go func() { _ = srv.Serve(ln) }()
 	<-done
+	it.active.Wait()
 	_ = srv.Close()
 }
 
 // ServeHTTP judges one request of the tunnel and forwards it.
 func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	it.active.Add(1)
+	defer it.active.Done()
 	p, t := it.p, it.t
 	d := Decision{Time: time.Now(), Method: r.Method, Host: t.host.String(), Port: t.port, Path: r.URL.Path, Intercepted: true}
 	defer func() {
@@ -256,7 +263,10 @@ func (it *interception) forwarder() *httputil.ReverseProxy {
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ModifyResponse: func(resp *http.Response) error {
 			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
-			if len(vals) > 0 {
+			// An upgraded connection (101) is relayed as it is: the
+			// reverse proxy needs its body writable, and a mask over it
+			// would break it.
+			if len(vals) > 0 && resp.StatusCode != http.StatusSwitchingProtocols {
 				for k, vs := range resp.Header {
 					for i := range vs {
 						vs[i] = maskString(vs[i], vals)

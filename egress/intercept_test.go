@@ -238,3 +238,44 @@ func (l *headerLog) count() int {
 	defer l.mu.Unlock()
 	return len(l.seen)
 }
+
+func TestInterceptRelaysAnUpgrade(t *testing.T) {
+	up := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		b := make([]byte, 4)
+		if _, err := io.ReadFull(brw, b); err == nil {
+			_, _ = conn.Write(b)
+		}
+	}))
+	t.Cleanup(up.Close)
+	sp := port(t, up.URL)
+	cfg := testConfig(t, "example.com:"+sp)
+	cfg.Secrets = []Secret{{Name: "T", Placeholder: PlaceholderPrefix + "dddd", Hosts: mustAllow(t, "example.com:"+sp),
+		Header: "Authorization", Template: "Bearer {value}", Value: policy.NewSecretValue(testSecret)}}
+	cfg.UpstreamRoots = x509.NewCertPool()
+	cfg.UpstreamRoots.AddCert(up.Certificate())
+	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{"example.com": {"127.0.0.1"}}}))
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(p.CACert())
+	req, err := http.NewRequest("GET", "https://example.com:"+sp+"/ws", nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	resp, err := through(p, roots).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	rw, ok := resp.Body.(io.ReadWriteCloser)
+	require.True(t, ok)
+	_, err = rw.Write([]byte("ping"))
+	require.NoError(t, err)
+	b := make([]byte, 4)
+	_, err = io.ReadFull(rw, b)
+	require.NoError(t, err)
+	require.Equal(t, "ping", string(b))
+}

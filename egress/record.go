@@ -34,8 +34,9 @@ type Decision struct {
 	BytesDown  int64 `json:"bytes_down"`
 	DurationMS int64 `json:"duration_ms"`
 	// Intercepted is true for a tunnel whose TLS the proxy ended (its
-	// host carries a secret or an HTTP rule) and for each request in it;
-	// Path is such a request's path (never its query).
+	// host carries a secret or an HTTP rule) and for each request in it.
+	// Path is the path of such a request or of a plain-HTTP one (never
+	// its query).
 	Intercepted bool   `json:"intercepted,omitempty"`
 	Path        string `json:"path,omitempty"`
 	// Secrets name the secrets the proxy put in the request (never
