@@ -145,3 +145,59 @@ func (o *Operator) decideSecrets(skill string, s SkillLimits, l *Limits) {
 	}
 	l.Sources["secrets"] = strings.Join(parts, "; ")
 }
+
+// secretEntries show the secrets (where each comes from, never its value),
+// the upstream CA and the egress rules, for `policy show`.
+func (o *Operator) secretEntries() []Entry {
+	out := []Entry{
+		{"egress.upstream_ca", or(o.Egress.UpstreamCA.Value, "none (the system's roots)"), o.Egress.UpstreamCA.from()},
+		{"egress.rules", rulesText(o.Egress.Rules.Value), o.Egress.Rules.from()},
+	}
+	names := make([]string, 0, len(o.Secrets))
+	for name := range o.Secrets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		r := o.Secrets[name]
+		from := "$" + r.FromEnv
+		if r.FromFile != "" {
+			from = r.FromFile
+		}
+		how := "header " + r.Header
+		if r.BasicAuth != "" {
+			how = "basic_auth " + r.BasicAuth
+		}
+		out = append(out, Entry{"secrets." + name, fmt.Sprintf("from %s to %s as %s", from, strings.Join(r.Hosts, ", "), how), fmt.Sprintf("line %d", r.Line)})
+	}
+	return out
+}
+
+func (g *Grants) secretEntries(prefix string) []Entry {
+	var out []Entry
+	if g.Secrets.Set {
+		out = append(out, Entry{prefix + "secrets", listOr(g.Secrets.Value, "none"), g.Secrets.from()})
+	}
+	if g.EgressRules.Set {
+		out = append(out, Entry{prefix + "egress_rules", rulesText(g.EgressRules.Value), g.EgressRules.from()})
+	}
+	return out
+}
+
+func rulesText(rules []HTTPRule) string {
+	if len(rules) == 0 {
+		return "none"
+	}
+	s := make([]string, len(rules))
+	for i, r := range rules {
+		s[i] = r.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+func or(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}

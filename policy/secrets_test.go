@@ -58,6 +58,11 @@ func TestSecretsDecide(t *testing.T) {
 		require.NotContains(t, string(b), secretValue)
 	}
 	require.NotContains(t, fmt.Sprintf("%v %+v %#v %s", s, s, s, s.Value()), secretValue)
+	shown := fmt.Sprint(pol.Entries())
+	require.NotContains(t, shown, secretValue)
+	require.Contains(t, shown, "{secrets.GITHUB_TOKEN from $SANDBOXRUN_TEST_GH to api.github.com as header Authorization: Bearer {value} line 4}")
+	require.Contains(t, shown, "{skills.gh-report.secrets GITHUB_TOKEN line 16}")
+	require.Contains(t, shown, "{egress.rules api.github.com methods GET paths /repos/acme/ line 13}")
 
 	// Another skill declaring it gets nothing; without network, nothing.
 	l, err = pol.Decide("other", SkillLimits{Network: true, AllowedDomains: []string{"api.github.com"}, Secrets: []string{"GITHUB_TOKEN"}}, Request{})
