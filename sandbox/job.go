@@ -9,8 +9,8 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
-// Paths inside every sandbox, whatever the backend (README, "Security
-// model").
+// Paths inside every sandbox, whatever the backend (docs/design.md,
+// "Inside the sandbox").
 const (
 	// InitPath is sandbox-init, the sandbox's PID 1.
 	InitPath = "/usr/local/bin/sandbox-init"
