@@ -21,7 +21,8 @@
 // with its own TLS connection, judges every request (the rules, the Host),
 // puts each secret in its configured header where the sandbox put the
 // secret's placeholder, and refuses a placeholder anywhere else as an
-// exfiltration attempt. Other hosts keep the untouched tunnel.
+// exfiltration attempt. Other hosts keep the untouched tunnel. The
+// operator's view of it all is docs/secrets.md.
 //
 // Fail closed by construction: the sandbox has no route anywhere, so a
 // program that ignores the proxy variables, or a proxy that died, leaves it
