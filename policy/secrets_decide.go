@@ -116,6 +116,10 @@ func (o *Operator) decideSecrets(skill string, s SkillLimits, l *Limits) {
 		return
 	}
 	var given, why []string
+	var allow Allowlist
+	if l.Egress != nil {
+		allow, _ = ParseAllowlist(l.Egress.Allow) // canonical entries, decided above
+	}
 	for _, name := range s.Secrets {
 		r := o.Secrets[name]
 		switch {
@@ -123,6 +127,8 @@ func (o *Operator) decideSecrets(skill string, s SkillLimits, l *Limits) {
 			why = append(why, name+" is not granted (policy skills."+skill+".secrets)")
 		case l.Egress == nil:
 			why = append(why, name+" needs the egress proxy, and this run has none (network off, or a full network)")
+		case len(r.hosts.Intersect(allow)) == 0:
+			why = append(why, fmt.Sprintf("none of %s's hosts (%s) is in this run's allowlist", name, strings.Join(r.hosts.Strings(), ", ")))
 		default:
 			es := EgressSecret{Name: name, Hosts: r.hosts.Strings(), BasicAuth: r.BasicAuth != "", value: r.value}
 			es.template = r.BasicAuth

@@ -70,6 +70,18 @@ func TestSecretsDecide(t *testing.T) {
 	require.Nil(t, l.Egress) // the operator allows it no host
 	require.Equal(t, []string{"GITHUB_TOKEN"}, l.SecretsWithheld)
 
+	// A caller narrowing the allowlist past the secret's hosts narrows
+	// the secret away too.
+	l, err = pol.Decide("gh-report", SkillLimits{Network: true, AllowedDomains: []string{"api.github.com", "uploads.github.com"}, Secrets: []string{"GITHUB_TOKEN"}}, Request{AllowDomains: []string{"uploads.github.com"}})
+	require.NoError(t, err)
+	require.Nil(t, l.Egress, "uploads.github.com is not the operator's")
+	pol.Skills["gh-report"].domains = append(pol.Skills["gh-report"].domains, DomainRule{Name: "uploads.github.com"})
+	l, err = pol.Decide("gh-report", SkillLimits{Network: true, AllowedDomains: []string{"api.github.com", "uploads.github.com"}, Secrets: []string{"GITHUB_TOKEN"}}, Request{AllowDomains: []string{"uploads.github.com"}})
+	require.NoError(t, err)
+	require.NotNil(t, l.Egress)
+	require.Empty(t, l.Egress.Secrets)
+	require.Contains(t, l.Sources["secrets"], "none of GITHUB_TOKEN's hosts (api.github.com) is in this run's allowlist")
+
 	l, err = pol.Decide("gh-report", SkillLimits{Secrets: []string{"GITHUB_TOKEN"}}, Request{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"GITHUB_TOKEN"}, l.SecretsWithheld)
