@@ -17,7 +17,9 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 3000x ./egress/
 //
-// and subtract Direct from Proxy for the overhead.
+// and subtract Direct from Proxy for the overhead, HTTPSProxy from
+// HTTPSIntercepted (and the KeepAlive pair) for what ending TLS at the
+// proxy to add a secret costs (docs/secrets.md, "Cost").
 
 func benchUpstreams(b *testing.B) (plain, secure *httptest.Server, roots *x509.CertPool) {
 	b.Helper()

@@ -279,3 +279,38 @@ func TestInterceptRelaysAnUpgrade(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ping", string(b))
 }
+
+// An intercepted tunnel with a request in flight is cut by Close, which
+// waits for it and leaves nothing behind: no folder, no CA bundle.
+func TestInterceptCloseCutsTheTunnel(t *testing.T) {
+	release := make(chan struct{})
+	slow := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		<-release
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	sp := port(t, slow.URL)
+	cfg := testConfig(t, "example.com:"+sp)
+	cfg.Rules = []policy.HTTPRule{{Host: "example.com:" + sp}}
+	require.NoError(t, cfg.Rules[0].Check())
+	cfg.UpstreamRoots = x509.NewCertPool()
+	cfg.UpstreamRoots.AddCert(slow.Certificate())
+	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{"example.com": {"127.0.0.1"}}}))
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(p.CACert())
+	resp, err := through(p, roots).Get("https://example.com:" + sp + "/stream")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	bundle := p.CAFile()
+	require.FileExists(t, bundle)
+
+	require.NoError(t, p.Close())
+	_, err = io.ReadAll(resp.Body)
+	require.Error(t, err, "the response was cut, not left to time out")
+	require.NoFileExists(t, bundle)
+	rec := p.Record()
+	require.Len(t, rec.Decisions, 2, "the tunnel and its request")
+}
