@@ -314,3 +314,28 @@ func TestInterceptCloseCutsTheTunnel(t *testing.T) {
 	rec := p.Record()
 	require.Len(t, rec.Decisions, 2, "the tunnel and its request")
 }
+
+func TestRulesApplyToPlainHTTP(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(hello))
+	t.Cleanup(plain.Close)
+	pp := port(t, plain.URL)
+	cfg := testConfig(t, "plain.test:"+pp)
+	cfg.Rules = []policy.HTTPRule{{Host: "plain.test:" + pp, Methods: []string{"GET"}, Paths: []string{"/ok/"}}}
+	require.NoError(t, cfg.Rules[0].Check())
+	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{"plain.test": {"127.0.0.1"}}}))
+	c := through(p, nil)
+	status, _ := do(t, c, "GET", "http://plain.test:"+pp+"/ok/x", nil, "")
+	require.Equal(t, http.StatusOK, status)
+	status, body := do(t, c, "POST", "http://plain.test:"+pp+"/ok/x", nil, "")
+	require.Equal(t, http.StatusForbidden, status)
+	require.Contains(t, body, "POST /ok/x to plain.test is outside the operator's egress.rules")
+	status, _ = do(t, c, "GET", "http://plain.test:"+pp+"/other", nil, "")
+	require.Equal(t, http.StatusForbidden, status)
+	require.NoError(t, p.Close())
+	require.Equal(t, int64(0), p.Record().ExfiltrationAttempts)
+	paths := map[string]bool{}
+	for _, d := range p.Record().Decisions {
+		paths[d.Method+" "+d.Path] = d.Allowed
+	}
+	require.Equal(t, map[string]bool{"GET /ok/x": true, "POST /ok/x": false, "GET /other": false}, paths)
+}
