@@ -56,7 +56,8 @@ jq -n --arg token "${GITHUB_TOKEN:-}" --arg client "$(curl --version | head -n1)
 // nodeScript calls the API with node's https module. Node does not read
 // HTTPS_PROXY itself, so the script opens the CONNECT tunnel to it, as
 // https-proxy-agent and its kind do; the TLS and the request are the https
-// module's, trusting the proxy through NODE_EXTRA_CA_CERTS.
+// module's (createConnection and no agent: it uses the tunnel's socket),
+// trusting the proxy through NODE_EXTRA_CA_CERTS.
 const nodeScript = `const http = require("http"), https = require("https"), tls = require("tls");
 const [A, B] = process.argv.slice(2);
 const tok = process.env.GITHUB_TOKEN || "";
@@ -72,7 +73,7 @@ function call(url, headers) {
         socket.destroy();
         return done({status: res.statusCode, body: "CONNECT refused"});
       }
-      const r = https.request({host: u.hostname, port: u.port, path: u.pathname + u.search, headers, agent: false,
+      const r = https.request({host: u.hostname, port: u.port, path: u.pathname + u.search, headers,
         createConnection: () => tls.connect({socket, host: u.hostname})}, (resp) => {
         let body = "";
         resp.setEncoding("utf8");
