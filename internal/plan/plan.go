@@ -148,6 +148,13 @@ func Make(in Input) (*Plan, error) {
 		if err := sandbox.CheckProxyEnv(in.Env); err != nil {
 			return p, err
 		}
+		// The proxy puts each granted secret's placeholder in its variable;
+		// the operator decides what it holds, not the caller.
+		for _, s := range limits.Egress.Secrets {
+			if _, ok := in.Env[s.Name]; ok {
+				return p, fmt.Errorf("env sets %s, which is a secret the egress proxy adds for this skill: remove it from the request", s.Name)
+			}
+		}
 	}
 	if err := p.workspace(in); err != nil {
 		return p, err

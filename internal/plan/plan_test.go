@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -56,4 +57,28 @@ func TestPlanInASession(t *testing.T) {
 		require.Equal(t, write, p.Spec.WorkspaceWritable)
 		require.Equal(t, int64(5<<20), p.Spec.Limits.WorkspaceWriteBytes)
 	}
+}
+
+// A caller cannot set the variable a granted secret's placeholder goes in:
+// the plan refuses it, so Explain says what the run would meet.
+func TestPlanRefusesASecretsVariable(t *testing.T) {
+	t.Setenv("SANDBOXRUN_TEST_PLAN_SECRET", "plan-secret-value")
+	dir := filepath.Join(t.TempDir(), "gh")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: gh\ndescription: Test skill gh.\n"+
+		"metadata:\n  network_access: \"true\"\n  allowed_domains: \"api.github.com\"\n  secrets: \"GH_TOKEN\"\n---\nbody\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "x.py"), []byte("print(1)\n"), 0o644))
+	sk, err := skill.Load(dir)
+	require.NoError(t, err)
+	pol, err := policy.ParsePolicy("p.yaml", []byte("network: allowlist\nsecrets:\n  GH_TOKEN:\n    from_env: SANDBOXRUN_TEST_PLAN_SECRET\n"+
+		"    hosts: [api.github.com]\n    header: \"Authorization: Bearer {value}\"\nskills:\n  gh:\n    secrets: [GH_TOKEN]\n    allowed_domains: [api.github.com]\n"))
+	require.NoError(t, err)
+	in := plan.Input{Skill: sk, Policy: pol, RunnerImage: "r:1", Action: plan.Action{Script: "scripts/x.py"}}
+	p, err := plan.Make(in)
+	require.NoError(t, err)
+	require.Len(t, p.Spec.Limits.Egress.Secrets, 1, "the secret is granted")
+
+	in.Env = map[string]string{"GH_TOKEN": "mine"}
+	_, err = plan.Make(in)
+	require.ErrorContains(t, err, "env sets GH_TOKEN, which is a secret")
 }

@@ -1,4 +1,4 @@
-package sandboxrun_test
+package egressrun_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -27,7 +27,7 @@ func TestEgressRunnerGivesPlaceholdersAndTheCA(t *testing.T) {
 		require.NotContains(t, string(b), "PRIVATE KEY")
 		return &sandbox.Result{ID: spec.RunID}, nil
 	})
-	er := sandboxrun.EgressRunner{Runner: inner, Options: []egress.Option{egress.WithDir(shortDir(t))}}
+	er := egressrun.Runner{Runner: inner, Options: []egress.Option{egress.WithDir(shortDir(t))}}
 	spec := sandbox.Spec{RunID: "r1", Limits: l, Env: map[string]string{"OTHER": "x"}}
 	_, err := er.Run(context.Background(), spec)
 	require.NoError(t, err)

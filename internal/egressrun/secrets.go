@@ -1,4 +1,4 @@
-package sandboxrun
+package egressrun
 
 import (
 	"fmt"
