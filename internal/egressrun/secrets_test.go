@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
