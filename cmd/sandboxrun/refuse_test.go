@@ -223,3 +223,24 @@ func TestPythonJSONRefusals(t *testing.T) {
 		})
 	}
 }
+
+// reap goes to the backend the policy selects: under a Kubernetes policy
+// it asks the cluster, never the Docker engine.
+func TestReapUnderAKubernetesPolicyReapsTheCluster(t *testing.T) {
+	isolateEnv(t)
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	require.NoError(t, os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+	pol := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n  namespace: sbx\n"), 0o600))
+	r := cli(t, "", "--policy", pol, "reap", "--dry-run")
+	r.requireCode(t, exitEnv)
+	require.Contains(t, r.stderr, "kubernetes API server unreachable")
+	require.NotContains(t, r.stderr, "docker")
+}
