@@ -63,9 +63,9 @@ type Request struct {
 	// Stdout and Stderr receive the script's output live when set.
 	Stdout io.Writer
 	Stderr io.Writer
-	// Policy is the operator's policy; nil means policy.BuiltinPolicy. It
-	// is the host's to set, never a remote caller's: a Service replaces it
-	// with its own.
+	// Policy is not read: a Service decides every request with its own
+	// policy (Config.Policy), never one a request brings. The field stays
+	// so that code setting it still compiles.
 	Policy *policy.Operator `json:"-"`
 
 	// lease is the session the Service took for this run.
