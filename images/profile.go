@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	"github.com/docker/docker/pkg/stringid"
 	"github.com/docker/go-units"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -16,7 +18,7 @@ import (
 )
 
 // LabelProfile names the runner profile an image is, on profile images.
-const LabelProfile = "io.sandboxrun.profile"
+const LabelProfile = layout.LabelProfile
 
 // profilePackages are the Debian packages (bookworm) each runner profile
 // adds to the runner. The document skills people publish import pypdf,
@@ -151,8 +153,8 @@ RUN set -eu; \
     apt-get clean; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/cache/apt/*.bin /root/.cache; \
     find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
-USER 65532:65532
-WORKDIR /workspace
+USER ` + buildUser + `
+WORKDIR ` + layout.WorkspaceDir + `
 `)
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	"github.com/docker/docker/pkg/stringid"
 
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -38,21 +40,21 @@ const KindSkill = "skill"
 
 // Labels only skill images carry.
 const (
-	LabelSkill    = "io.sandboxrun.skill"
-	LabelDepsHash = "io.sandboxrun.deps-hash"
+	LabelSkill    = layout.LabelSkill
+	LabelDepsHash = layout.LabelDepsHash
 	// LabelPython and LabelSystem list the installed packages, for
 	// `sandboxrun images list` and for people reading `docker inspect`.
-	LabelPython = "io.sandboxrun.skill.python-packages"
-	LabelSystem = "io.sandboxrun.skill.system-packages"
+	LabelPython = layout.LabelPython
+	LabelSystem = layout.LabelSystem
 )
 
 // VenvPath is the virtual environment of every skill image with Python
 // packages. The sandbox puts its bin/ first on PATH, so python3 there is the
 // environment's interpreter.
-const VenvPath = "/opt/sandboxrun/venv"
+const VenvPath = layout.VenvDir
 
 // SkillRepoPrefix starts the repository name of every skill image.
-const SkillRepoPrefix = "sandboxrun/skill-"
+const SkillRepoPrefix = layout.SkillRepoPrefix
 
 // ErrSkillBuild means a skill image could not be built; errors.As with
 // *SkillBuildError gives the failed step and the package manager's output.

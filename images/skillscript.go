@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -32,10 +34,11 @@ const (
 
 // The build's own bounds. apt keeps root (it must write /usr) but each apt
 // call has a time limit; pip building from source runs as buildUser.
-const (
-	aptTimeout = "timeout --kill-after=10 600 "
-	buildUID   = "65532"
-	buildUser  = buildUID + ":" + buildUID
+const aptTimeout = "timeout --kill-after=10 600 "
+
+var (
+	buildUID  = strconv.Itoa(layout.UID)
+	buildUser = buildUID + ":" + buildUID
 )
 
 func pipStepHint(sourceBuilds bool) string {

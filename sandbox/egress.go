@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // The egress proxy inside the sandbox: sandbox-init relays ProxyAddr to the
@@ -16,7 +17,7 @@ import (
 // ProxyAddr. The sandbox has no other way out.
 const (
 	ProxyAddr        = "127.0.0.1:3128"
-	EgressSocketPath = "/run/sandboxrun/egress.sock"
+	EgressSocketPath = layout.EgressSocketPath
 	proxyURL         = "http://" + ProxyAddr
 )
 

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 
@@ -248,7 +249,7 @@ func New(opts ...Option) (*Runner, error) {
 		hosts:          newHostsFile(),
 	}
 	if d.image == "" {
-		d.image = "sandboxrun/runner:" + s.version
+		d.image = layout.RunnerRef(s.version)
 	}
 	sizer := warm.Fixed(s.warmSize)
 	if s.warmByDemand {

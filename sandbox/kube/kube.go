@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -108,7 +110,7 @@ func New(opts ...Option) (*Kube, error) {
 	}
 	k.owner[sandbox.LabelOwnerHost] = s.ownerHost
 	if k.image == "" {
-		k.image = "sandboxrun/runner:" + s.version
+		k.image = layout.RunnerRef(s.version)
 	}
 	sizer := warm.Fixed(s.warmSize)
 	if s.warmByDemand {
