@@ -134,7 +134,7 @@ func buildSource() (source, revision string) {
 
 // sortedKeys gives labels in a stable order, so the argument lists (and
 // the golden expectations in tests) do not depend on map iteration.
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

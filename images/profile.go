@@ -10,7 +10,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 
-	"github.com/docker/docker/pkg/stringid"
 	"github.com/docker/go-units"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -108,12 +107,12 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
-	if err == nil && existing.Config.Labels[LabelContentHash] == hash && !o.Force {
-		rep.stepf("%s is up to date (%s); nothing to build", ref, stringid.TruncateID(existing.ID))
+	if err == nil && existing.Labels[LabelContentHash] == hash && !o.Force {
+		rep.stepf("%s is up to date (%s); nothing to build", ref, shortID(existing.ID))
 		return Image{Ref: ref, ID: existing.ID, ContentHash: hash}, nil
 	}
 	started := time.Now()
-	rep.stepf("building %s FROM %s (%s): apt installs %s", ref, o.Runner, stringid.TruncateID(runnerID), strings.Join(pkgs, ", "))
+	rep.stepf("building %s FROM %s (%s): apt installs %s", ref, o.Runner, shortID(runnerID), strings.Join(pkgs, ", "))
 	id, err := buildImage(ctx, buildRequest{
 		tag:        ref,
 		dockerfile: profileDockerfile(pkgs),
@@ -126,7 +125,7 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	}
 	if existing.ID != "" && existing.ID != id {
 		if err := removeIfUntagged(ctx, existing.ID); err != nil {
-			rep.stepf("note: could not remove the previous %s image %s: %v", ref, stringid.TruncateID(existing.ID), err)
+			rep.stepf("note: could not remove the previous %s image %s: %v", ref, shortID(existing.ID), err)
 		}
 	}
 	added := ""
@@ -135,7 +134,7 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 			added = fmt.Sprintf("; %s, %s more than the runner", units.BytesSize(float64(info.Size)), units.BytesSize(float64(info.Size-runner.Size)))
 		}
 	}
-	rep.stepf("built %s (%s) in %s%s", ref, stringid.TruncateID(id), rep.since(started), added)
+	rep.stepf("built %s (%s) in %s%s", ref, shortID(id), rep.since(started), added)
 	return Image{Ref: ref, ID: id, ContentHash: hash, Built: true}, nil
 }
 

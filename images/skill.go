@@ -15,8 +15,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 
-	"github.com/docker/docker/pkg/stringid"
-
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -307,7 +305,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 	}
 	if img, ok, err := upToDate(ctx, p); err != nil || ok {
 		if ok {
-			rep.stepf("%s is up to date (%s); nothing to build", p.ref, stringid.TruncateID(img.ID))
+			rep.stepf("%s is up to date (%s); nothing to build", p.ref, shortID(img.ID))
 		}
 		return img, err
 	}
@@ -322,7 +320,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 			// Another process may have built it while we waited.
 			if img, ok, err := upToDate(ctx, p); err != nil || ok {
 				if ok {
-					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, stringid.TruncateID(img.ID))
+					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, shortID(img.ID))
 				}
 				return img, err
 			}
@@ -344,7 +342,7 @@ func upToDate(ctx context.Context, p skillPlan) (Image, bool, error) {
 	if err != nil {
 		return Image{}, false, err
 	}
-	if info.Config.Labels[LabelContentHash] != p.contentHash {
+	if info.Labels[LabelContentHash] != p.contentHash {
 		return Image{}, false, nil
 	}
 	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash}, true, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -246,13 +247,7 @@ func sanitizeComment(s string) string {
 // imageConfig is the part of an image's configuration a commit must carry
 // over from the runner: `docker commit` would otherwise keep the build
 // container's root user, shell entrypoint and script command.
-type imageConfig struct {
-	User       string   `json:"User"`
-	Entrypoint []string `json:"Entrypoint"`
-	Cmd        []string `json:"Cmd"`
-	WorkingDir string   `json:"WorkingDir"`
-	Env        []string `json:"Env"`
-}
+type imageConfig = imageapi.Config
 
 // commitChanges are the `docker commit --change` instructions that give the
 // skill image the runner's user, entrypoint, command and working
