@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
-	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+	dockerbackend "github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // Engine is what this package needs of a Docker engine (imageapi.Engine):
@@ -27,7 +27,7 @@ func engine() (Engine, error) {
 	if current != nil {
 		return current, nil
 	}
-	api, err := docker.NewImageAPI()
+	api, err := dockerbackend.NewImageAPI()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoDocker, err)
 	}
