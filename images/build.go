@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -52,6 +53,12 @@ func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, e
 		io.MultiWriter(steps, rep.output()))
 	if err != nil {
 		removeStepImages(ctx, steps.list(), req.baseID)
+		var step *imageapi.StepError
+		if errors.As(err, &step) {
+			// A failed step is the build's own failure: say it as a
+			// failed command with its exit code, as callers expect.
+			err = &CommandError{Command: []string{"docker", "build", "--tag", req.tag}, ExitCode: step.Code, StderrTail: step.Message, Err: err}
+		}
 		return "", fmt.Errorf("building %s: %w", req.tag, err)
 	}
 	info, err := inspectImage(ctx, req.tag)

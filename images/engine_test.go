@@ -244,13 +244,16 @@ func TestFailedBuildRemovesItsStepImages(t *testing.T) {
 		// base, which stays.
 		_, _ = io.WriteString(out, "Step 1/3 : FROM base\n ---> 111111111111\nStep 2/3 : RUN a\n ---> 222222222222\n")
 		_, _ = io.WriteString(out, "Step 3/3 : RUN b\n ---> Running in x\n ---> 333333333333\n")
-		return "", errors.New("The command '/bin/sh -c exit 7' returned a non-zero code: 7")
+		return "", &imageapi.StepError{Code: 7, Message: "The command '/bin/sh -c exit 7' returned a non-zero code: 7"}
 	}
 	var out bytes.Buffer
 	_, err := buildImage(context.Background(), buildRequest{tag: "t:1", dockerfile: []byte("FROM base\n"), baseID: "sha256:111111111111"},
 		newReporter(&out, nil))
 	require.ErrorContains(t, err, "building t:1")
 	require.ErrorContains(t, err, "non-zero code: 7")
+	var cmdErr *CommandError
+	require.ErrorAs(t, err, &cmdErr)
+	require.Equal(t, 7, cmdErr.ExitCode)
 	require.Contains(t, out.String(), "Step 2/3", "the build's output reaches the progress writer")
 	calls := f.Calls()
 	require.Contains(t, calls, "rm sha256:333333333333")

@@ -32,7 +32,8 @@ type Engine interface {
 	ImageImport(ctx context.Context, rootfs io.Reader, o Import) (string, error)
 	// ImageBuild builds a Dockerfile from the tar build context with the
 	// classic builder, which every engine has, writing the build's output
-	// to out. It returns the built image's ID.
+	// to out. It returns the built image's ID; a step that failed is a
+	// *StepError.
 	ImageBuild(ctx context.Context, buildContext io.Reader, o Build, out io.Writer) (string, error)
 
 	// ContainerCreate creates a build container and returns its ID.
@@ -49,6 +50,15 @@ type Engine interface {
 	// ContainerRemove force-removes the container named name, if any.
 	ContainerRemove(ctx context.Context, name string) error
 }
+
+// StepError is a build step that failed: a RUN whose command exited with
+// Code, as the builder reports it.
+type StepError struct {
+	Code    int
+	Message string
+}
+
+func (e *StepError) Error() string { return e.Message }
 
 // Image is what images reads of a local image.
 type Image struct {

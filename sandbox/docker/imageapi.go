@@ -161,6 +161,11 @@ func (a *ImageAPI) ImageBuild(ctx context.Context, buildContext io.Reader, o ima
 			id = aux.ID
 		}
 	})
+	var jerr *jsonmessage.JSONError
+	if errors.As(err, &jerr) && jerr.Code != 0 {
+		// The classic builder reports a failed RUN with its exit code.
+		return "", &imageapi.StepError{Code: jerr.Code, Message: jerr.Message}
+	}
 	return id, err
 }
 
