@@ -1,8 +1,10 @@
 # sandboxrun — build, images, tests.
 #
 #   make demo    build everything needed and run a real skill script in a sandbox
-#   make test    unit tests, fuzz seed corpora and the Docker integration suite
+#   make test    unit tests, fuzz seed corpora, the Docker integration suite and
+#                the Python and TypeScript clients against a real serve
 #   make lint    go vet, gofmt and golangci-lint
+#   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
@@ -20,7 +22,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap
+.PHONY: all build images demo test unit integration test-python test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
 
 all: build
 
@@ -42,7 +44,7 @@ demo: images
 	$(SANDBOXRUN) run --skills skills data-analysis scripts/stats.py \
 		--args '{"columns": ["price", "quantity"]}'
 
-test: unit integration
+test: unit integration test-python test-typescript
 
 # timed NAME CMD...: runs CMD and prints how long it took; `go test` prints
 # each package's own time on its ok/FAIL line. CMD holds no comma ($(call) splits
@@ -58,7 +60,28 @@ unit:
 # them at once, on any number of CPUs.
 INTEGRATION_PARALLEL ?= 4
 integration: images
-	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/)
+	@$(call timed,integration,$(GO) test -tags integration -race -count=1 -timeout 45m -parallel $(INTEGRATION_PARALLEL) ./integration/ ./images/ ./client/)
+
+# The TypeScript client (clients/typescript) is compiled to dist/ (.js and
+# .d.ts) by Debian's tsc, which is installed first when missing (root).
+TSC ?= tsc
+typescript:
+	@command -v $(TSC) >/dev/null || { echo "make: tsc is missing; installing Debian's node-typescript"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q node-typescript; }
+	cd clients/typescript && $(TSC) -p .
+
+# Its tests (node's built-in runner) start `sandboxrun serve` on loopback and
+# run on the real engine; they need the runner image (make images).
+test-typescript: images typescript
+	@docker info >/dev/null 2>&1 || { echo "make: test-typescript needs the Docker engine, and docker info cannot reach it" >&2; exit 1; }
+	@$(call timed,test-typescript,cd clients/typescript && SANDBOXRUN_BIN=$(SANDBOXRUN) node --test test/*.test.mjs)
+
+# The Python client (clients/python): unittest on the host's python3 against a
+# real `sandboxrun serve` on loopback and the real engine; no Docker, no pass.
+PYTHON ?= python3
+test-python: images
+	@docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || { echo "make test-python: Docker is unreachable; these tests run on the real engine" >&2; exit 1; }
+	@$(call timed,test-python,cd clients/python && SANDBOXRUN_BIN=$(SANDBOXRUN) $(PYTHON) -m unittest discover -s tests)
 
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
@@ -123,11 +146,12 @@ bench: images
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 
-# crun starts containers faster than runc (see README, "Performance"). This
-# installs Debian's crun package when missing and adds it to the engine's
-# runtimes in ENGINE_CONFIG (other settings and the default runtime are left
-# as they are), then sends dockerd SIGHUP, which reloads the runtimes. It
-# never restarts the engine: running containers are untouched. Needs root.
+# crun can start containers faster than runc (how it fared on this machine:
+# docs/speed.md, "Usr volumes"). This installs Debian's crun package when
+# missing and adds it to the engine's runtimes in ENGINE_CONFIG (other
+# settings and the default runtime are left as they are), then sends dockerd
+# SIGHUP, which reloads the runtimes. It never restarts the engine: running
+# containers are untouched. Needs root.
 # Use it with `sandboxrun run --oci-runtime crun`, SANDBOXRUN_OCI_RUNTIME=crun,
 # a policy's `runtime: crun`, or `make bench BENCH_RUNTIME=crun`.
 ENGINE_CONFIG ?= /etc/docker/daemon.json

@@ -4,7 +4,7 @@
 # (CRI) and a kubelet, each a process of this host recorded in a pid file
 # under the run folder. Test use only: static tokens, anonymous kubelet.
 #
-# The node is a "sandbox node pool" in the sense of the README: its CNI
+# The node is a "sandbox node pool" in the sense of docs/kubernetes.md, "No network": its CNI
 # plugin gives every pod the loopback interface only, so sandbox pods have
 # no network; sandbox/kube proves that with a probe pod before its first
 # run without network.
@@ -17,7 +17,7 @@
 #                         sandboxrun/runner:<version of this checkout>)
 #
 # It prints the kubeconfig of the sandboxrun user (the RBAC the backend
-# needs, README "Running on Kubernetes"); admin.kubeconfig is next to it.
+# needs, docs/kubernetes.md, "RBAC"); admin.kubeconfig is next to it.
 set -euo pipefail
 
 version=${K8S_VERSION:-1.36.3}

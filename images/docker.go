@@ -34,8 +34,8 @@ func checkDocker(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("checking the Docker daemon: %w", ctx.Err())
 	}
-	// "docker daemon unreachable" is the phrase the README's troubleshooting
-	// table and package sandbox's error use for the same condition.
+	// "docker daemon unreachable" is the phrase docs/troubleshooting.md and
+	// package sandbox's error use for the same condition.
 	return fmt.Errorf("%w: docker daemon unreachable: start it (e.g. `sudo systemctl start docker`), check DOCKER_HOST, and make sure this user may use the Docker socket (root, or a member of the docker group): %w", ErrNoDocker, err)
 }
 

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxArgsBytes caps the JSON arguments of one execution (README, "Limits and where they come from").
+// MaxArgsBytes caps the JSON arguments of one execution (docs/policy.md, "Limits and where they come from").
 const MaxArgsBytes = 10 << 20
 
 // ErrBadArgs is wrapped by every refusal of ParseArgs.

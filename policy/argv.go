@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on a script's command-line arguments (README, "Limits and where
-// they come from"). The kernel refuses a single argument of 128 KiB or more
+// Bounds on a script's command-line arguments (docs/policy.md, "Limits and
+// where they come from"). The kernel refuses a single argument of 128 KiB or more
 // (MAX_ARG_STRLEN, counting the NUL) and the whole argv plus environment
 // beyond a quarter of the stack limit; sandboxrun refuses well before either,
 // so the error names the fix instead of exec failing inside the sandbox.

@@ -13,7 +13,7 @@ import (
 // ErrLimit is wrapped by every refusal of a skill's or a request's limits.
 var ErrLimit = errors.New("limit out of bounds")
 
-// Built-in defaults and absolute bounds (README, "Limits and where they come from").
+// Built-in defaults and absolute bounds (docs/policy.md, "Limits and where they come from").
 const (
 	DefaultTimeout     = 30 * time.Second
 	MinTimeout         = 1 * time.Second

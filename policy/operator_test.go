@@ -262,7 +262,7 @@ func TestEntriesShowOrigins(t *testing.T) {
 	require.Equal(t, Entry{"limits.memory.max", "none", "builtin default"}, b["limits.memory.max"])
 }
 
-// TestExamplePolicies keeps the README's example files valid.
+// TestExamplePolicies keeps the example files docs/policy.md shows valid.
 func TestExamplePolicies(t *testing.T) {
 	for _, name := range []string{"policy-ci.yaml", "policy-agent-host.yaml"} {
 		o, err := LoadPolicy(filepath.Join("..", "examples", name))

@@ -10,8 +10,8 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
-// Paths inside every sandbox, whatever the backend (README, "Security
-// model").
+// Paths inside every sandbox, whatever the backend (docs/design.md,
+// "Inside the sandbox").
 const (
 	// InitPath is sandbox-init, the sandbox's PID 1.
 	InitPath = layout.InitPath

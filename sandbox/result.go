@@ -34,7 +34,7 @@ func NewResult(spec *Spec) *Result {
 	}
 }
 
-// Finish maps what was observed onto the Result conventions (README, "The
+// Finish maps what was observed onto the Result conventions (docs/cli.md, "The
 // result"): exit 124 and a "Timeout:" line on timeout, -N and the signal
 // name on death by signal N, oom_killed on OOM, valid UTF-8 output, and
 // output parsed as JSON when it is JSON.

@@ -1,5 +1,5 @@
 // Command sandboxrun runs Agent Skills scripts in ephemeral, locked-down
-// Docker containers. See README.md for the tour.
+// Docker containers. See README.md for the tour and docs/ for the rest.
 package main
 
 import (

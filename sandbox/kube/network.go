@@ -17,8 +17,8 @@ import (
 // proves it: before the first run without network, a probe Pod, made
 // exactly like a sandbox Pod (namespace, runtime class, security), lists
 // its network interfaces. Unless it sees the loopback interface alone,
-// runs without network are refused. Mechanisms that pass (README,
-// "Running on Kubernetes"): a node pool whose CNI gives pods loopback
+// runs without network are refused. Mechanisms that pass (docs/kubernetes.md,
+// "No network"): a node pool whose CNI gives pods loopback
 // only, or a RuntimeClass whose handler is gVisor with --network=none.
 // A NetworkPolicy does not pass: it filters traffic but leaves eth0.
 

@@ -1,0 +1,71 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Sentinels to branch on with errors.Is; every answer the server refused
+// is an *Error, which matches the sentinel of its status.
+var (
+	ErrBadRequest       = errors.New("bad request")                           // 400
+	ErrUnauthorized     = errors.New("missing or unknown bearer token")       // 401
+	ErrRefused          = errors.New("refused by the server's policy")        // 403
+	ErrNotFound         = errors.New("not found")                             // 404
+	ErrConflict         = errors.New("conflict")                              // 409
+	ErrTooLarge         = errors.New("over a size limit")                     // 413
+	ErrUnsupportedMedia = errors.New("unsupported media type")                // 415
+	ErrBusy             = errors.New("too many requests; retry later")        // 429
+	ErrServer           = errors.New("the server or the sandbox failed")      // 5xx
+	ErrUnavailable      = errors.New("the engine or an image is unavailable") // 503
+)
+
+// Error is an answer other than success: the status and what the server
+// said. For a denied command Part, Reason and Suggest say which part was
+// denied and which allowed-tools entry would allow it; for a sandbox that
+// failed mid-run Result holds what is known; for a 429 RetryAfter is the
+// delay the server asked for.
+type Error struct {
+	Status     int           `json:"-"`
+	Message    string        `json:"error"`
+	Part       string        `json:"part,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Suggest    string        `json:"suggest,omitempty"`
+	Result     *Result       `json:"result,omitempty"`
+	RetryAfter time.Duration `json:"-"`
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("sandboxrun server: %d: %s", e.Status, msg)
+}
+
+// Is matches the sentinel of e's status; a 503 is also an ErrServer.
+func (e *Error) Is(target error) bool {
+	switch e.Status {
+	case http.StatusBadRequest:
+		return target == ErrBadRequest
+	case http.StatusUnauthorized:
+		return target == ErrUnauthorized
+	case http.StatusForbidden:
+		return target == ErrRefused
+	case http.StatusNotFound:
+		return target == ErrNotFound
+	case http.StatusConflict:
+		return target == ErrConflict
+	case http.StatusRequestEntityTooLarge:
+		return target == ErrTooLarge
+	case http.StatusUnsupportedMediaType:
+		return target == ErrUnsupportedMedia
+	case http.StatusTooManyRequests:
+		return target == ErrBusy
+	case http.StatusServiceUnavailable:
+		return target == ErrUnavailable || target == ErrServer
+	}
+	return e.Status >= 500 && target == ErrServer
+}

@@ -1,0 +1,30 @@
+package client
+
+// operation is one endpoint of the HTTP API: its method and path pattern,
+// with {name}, {id} and {path} filled in per call. The table is keyed by
+// the spec's operationId, so a test can hold it against server/openapi.json.
+type operation struct {
+	method string
+	path   string
+}
+
+var operations = map[string]operation{
+	"healthz":       {"GET", "/healthz"},
+	"readyz":        {"GET", "/readyz"},
+	"metrics":       {"GET", "/metrics"},
+	"openapi":       {"GET", "/v1/openapi.json"},
+	"listSkills":    {"GET", "/v1/skills"},
+	"activateSkill": {"GET", "/v1/skills/{name}"},
+	"run":           {"POST", "/v1/skills/{name}/run"},
+	"exec":          {"POST", "/v1/skills/{name}/exec"},
+	"python":        {"POST", "/v1/skills/{name}/python"},
+	"createSession": {"POST", "/v1/sessions"},
+	"listSessions":  {"GET", "/v1/sessions"},
+	"getSession":    {"GET", "/v1/sessions/{id}"},
+	"deleteSession": {"DELETE", "/v1/sessions/{id}"},
+	"listFiles":     {"GET", "/v1/sessions/{id}/files"},
+	"putTar":        {"PUT", "/v1/sessions/{id}/files"},
+	"putFile":       {"PUT", "/v1/sessions/{id}/files/{path}"},
+	"getFile":       {"GET", "/v1/sessions/{id}/files/{path}"},
+	"deleteFile":    {"DELETE", "/v1/sessions/{id}/files/{path}"},
+}

@@ -1,0 +1,171 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Result is the outcome of one execution, field for field as the server
+// sends it (server/openapi.json, components.schemas.Result).
+type Result struct {
+	ID              string          `json:"id"`
+	Skill           string          `json:"skill"`
+	Command         []string        `json:"command"`
+	ExitCode        int             `json:"exit_code"`
+	Success         bool            `json:"success"`
+	Stdout          string          `json:"stdout"`
+	Stderr          string          `json:"stderr"`
+	StdoutTruncated bool            `json:"stdout_truncated"`
+	StderrTruncated bool            `json:"stderr_truncated"`
+	StdoutBytes     int64           `json:"stdout_bytes"`
+	StderrBytes     int64           `json:"stderr_bytes"`
+	Output          json.RawMessage `json:"output"`
+	TimedOut        bool            `json:"timed_out"`
+	OOMKilled       bool            `json:"oom_killed"`
+	Signal          string          `json:"signal"`
+	DurationMS      int64           `json:"duration_ms"`
+	Error           string          `json:"error,omitempty"`
+	Limits          Limits          `json:"limits"`
+	Image           string          `json:"image"`
+	ImageID         string          `json:"image_id,omitempty"`
+	Runtime         string          `json:"runtime"`
+	CPUTimeMS       int64           `json:"cpu_time_ms"`
+	PeakRSSKB       int64           `json:"peak_rss_kb"`
+	WorkspaceFull   bool            `json:"workspace_full,omitempty"`
+	// WorkspaceUsedBytes is what a writable workspace held when the script
+	// ended.
+	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
+	// Files are what the run changed in its session's workspace; nil
+	// without a session.
+	Files []FileChange `json:"files,omitempty"`
+	// Egress sums what the run's egress proxy allowed and denied, when it
+	// had one; kept as sent.
+	Egress json.RawMessage `json:"egress,omitempty"`
+}
+
+// Limits are the limits one execution ran under, after the request, the
+// skill and the operator's policy were combined.
+type Limits struct {
+	TimeoutS            float64           `json:"timeout_s"`
+	MemoryBytes         int64             `json:"memory_bytes"`
+	CPUs                float64           `json:"cpus"`
+	Pids                int64             `json:"pids"`
+	OutputBytes         int64             `json:"output_bytes"`
+	TmpBytes            int64             `json:"tmp_bytes,omitempty"`
+	WorkspaceWriteBytes int64             `json:"workspace_write_bytes,omitempty"`
+	Network             bool              `json:"network"`
+	Egress              json.RawMessage   `json:"egress,omitempty"`
+	Sources             map[string]string `json:"sources,omitempty"`
+	Clamped             []string          `json:"clamped,omitempty"`
+}
+
+// FileChange is a file a run created, modified or deleted in its session's
+// workspace.
+type FileChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // created, modified, deleted
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Params are what the run, exec and python calls share. Zero values are
+// left out, so the skill's and the policy's values apply.
+type Params struct {
+	// Args is a JSON object delivered on the script's stdin.
+	Args any `json:"args,omitempty"`
+	// Env is extra environment; the server refuses reserved names.
+	Env map[string]string `json:"env,omitempty"`
+	// Timeout in seconds, held to the policy's ceiling.
+	Timeout   float64 `json:"timeout,omitempty"`
+	MemoryMiB int64   `json:"memory_mib,omitempty"`
+	CPUs      float64 `json:"cpus,omitempty"`
+	// Session is a session's id: its folder becomes the run's /workspace.
+	Session string `json:"session,omitempty"`
+}
+
+// RunRequest runs one of a skill's scripts.
+type RunRequest struct {
+	Script string `json:"script"`
+	// Argv are the script's command-line arguments, never seen by a shell.
+	Argv []string `json:"argv,omitempty"`
+	Params
+}
+
+// ExecRequest runs a Bash-tool command checked against the skill's
+// allowed-tools.
+type ExecRequest struct {
+	Command string `json:"command"`
+	Params
+}
+
+// PythonRequest runs model-written Python in the skill's sandbox.
+type PythonRequest struct {
+	Code string   `json:"code"`
+	Argv []string `json:"argv,omitempty"`
+	Params
+}
+
+// SkillSummary is one entry of the skills list.
+type SkillSummary struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Activation is what an agent receives when it activates a skill.
+type Activation struct {
+	Name         string        `json:"name"`
+	Description  string        `json:"description"`
+	BaseDir      string        `json:"base_dir"`
+	Body         string        `json:"body"`
+	Scripts      []string      `json:"scripts"`
+	References   []string      `json:"references"`
+	Assets       []string      `json:"assets"`
+	AllowedTools []AllowedTool `json:"allowed_tools"`
+}
+
+// AllowedTool is one allowed-tools entry with the operator's grants.
+type AllowedTool struct {
+	Name string `json:"name"`
+	Spec string `json:"spec,omitempty"`
+}
+
+// Status is what /healthz and /readyz answer.
+type Status struct {
+	Status string `json:"status"`
+}
+
+// Session is a workspace the server keeps across calls.
+type Session struct {
+	ID         string    `json:"id"`
+	CreatedAt  time.Time `json:"created_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	BytesUsed  int64     `json:"bytes_used"`
+	BytesLimit int64     `json:"bytes_limit"`
+}
+
+// StoredFile is a file an upload wrote.
+type StoredFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// FileEntry is one entry of a session's file list. A symlink is shown
+// with its target, never followed.
+type FileEntry struct {
+	Path     string    `json:"path"`
+	Type     string    `json:"type"` // file, dir, symlink
+	Size     int64     `json:"size"`
+	SHA256   string    `json:"sha256,omitempty"`
+	Target   string    `json:"target,omitempty"`
+	Modified time.Time `json:"modified"`
+}
+
+// Event is one item of a streamed run: a chunk of stdout or stderr, then
+// the Result (Type "result") or the error (Type "error") last.
+type Event struct {
+	Type   string  `json:"type"`
+	Data   string  `json:"data,omitempty"`
+	Result *Result `json:"result,omitempty"`
+	Error  *Error  `json:"error,omitempty"`
+}

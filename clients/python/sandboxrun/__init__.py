@@ -1,0 +1,66 @@
+"""sandboxrun: run agent-skill scripts in ephemeral, locked-down containers.
+
+``Client`` talks to a ``sandboxrun serve`` (``SANDBOXRUN_URL``) or, with no
+URL, runs the ``sandboxrun`` CLI on this host. ``sandboxrun.skillkit``,
+``sandboxrun.tools`` and ``sandboxrun.framework`` are drop-in, sandboxed
+versions of the executor interfaces skills code already calls.
+"""
+
+from .client import Client, Session
+from .errors import (
+    AuthError,
+    BadRequestError,
+    BusyError,
+    ConflictError,
+    LocalModeError,
+    NotFoundError,
+    RefusedError,
+    SandboxrunError,
+    ServerError,
+    TooLargeError,
+    TransportError,
+    UnavailableError,
+    UnsupportedMediaError,
+)
+from .types import (
+    Activation,
+    AllowedTool,
+    Event,
+    FileChange,
+    FileEntry,
+    Limits,
+    Result,
+    SessionInfo,
+    SkillSummary,
+    StoredFile,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Activation",
+    "AllowedTool",
+    "AuthError",
+    "BadRequestError",
+    "BusyError",
+    "Client",
+    "ConflictError",
+    "Event",
+    "FileChange",
+    "FileEntry",
+    "Limits",
+    "LocalModeError",
+    "NotFoundError",
+    "RefusedError",
+    "Result",
+    "SandboxrunError",
+    "ServerError",
+    "Session",
+    "SessionInfo",
+    "SkillSummary",
+    "StoredFile",
+    "TooLargeError",
+    "TransportError",
+    "UnavailableError",
+    "UnsupportedMediaError",
+]

@@ -1,0 +1,138 @@
+"""Typed exceptions for every way a call can fail.
+
+Each carries the server's own words (``message``), the HTTP status when
+there was one, and, where the sandbox started before it failed, the
+partial ``result``. Callers branch on the class, never on the text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Result
+
+
+class SandboxrunError(Exception):
+    """Base of every error this package raises."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        body: Optional[Dict[str, Any]] = None,
+        result: Optional["Result"] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.body: Dict[str, Any] = body or {}
+        self.result = result
+
+
+class TransportError(SandboxrunError):
+    """The server could not be reached, or answered something that is not HTTP/JSON."""
+
+
+class LocalModeError(SandboxrunError):
+    """The call needs a server: the local CLI mode has no such operation."""
+
+
+class BadRequestError(SandboxrunError):
+    """400: the request was malformed; the message says which part and why."""
+
+
+class AuthError(SandboxrunError):
+    """401: the bearer token is missing or unknown (set SANDBOXRUN_TOKEN)."""
+
+
+class RefusedError(SandboxrunError):
+    """403: refused by policy before anything ran.
+
+    For a denied command, ``part`` is the denied part, ``reason`` why, and
+    ``suggest`` the allowed-tools entry that would allow it.
+    """
+
+    @property
+    def part(self) -> str:
+        return str(self.body.get("part", ""))
+
+    @property
+    def reason(self) -> str:
+        return str(self.body.get("reason", ""))
+
+    @property
+    def suggest(self) -> str:
+        return str(self.body.get("suggest", ""))
+
+
+class NotFoundError(SandboxrunError):
+    """404: no such skill, session or file."""
+
+
+class ConflictError(SandboxrunError):
+    """409: a folder or a link is where a file is needed."""
+
+
+class TooLargeError(SandboxrunError):
+    """413: a limit on bytes or files; the message names the limit and how to raise it."""
+
+
+class UnsupportedMediaError(SandboxrunError):
+    """415: a bulk upload that is not a tar."""
+
+
+class BusyError(SandboxrunError):
+    """429: every slot is taken (or the session count is reached); retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ServerError(SandboxrunError):
+    """5xx: the server or the sandbox failed. ``reason`` is the server's own explanation.
+
+    When the sandbox failed mid-run, ``result`` holds what is known.
+    """
+
+    @property
+    def reason(self) -> str:
+        return self.message
+
+
+class UnavailableError(ServerError):
+    """503 (or the CLI's exit status 3): the engine is unreachable or an image is missing."""
+
+
+_BY_STATUS = {
+    400: BadRequestError,
+    401: AuthError,
+    403: RefusedError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: TooLargeError,
+    415: UnsupportedMediaError,
+    503: UnavailableError,
+}
+
+
+def error_for_status(
+    status: int,
+    message: str,
+    body: Optional[Dict[str, Any]] = None,
+    result: Optional["Result"] = None,
+    retry_after: Optional[str] = None,
+) -> SandboxrunError:
+    """The typed exception for an HTTP error status."""
+    if status == 429:
+        try:
+            delay = float(retry_after) if retry_after else 1.0
+        except ValueError:
+            delay = 1.0
+        return BusyError(message, retry_after=delay, status=status, body=body, result=result)
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else SandboxrunError
+    return cls(message, status=status, body=body, result=result)

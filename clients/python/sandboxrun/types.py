@@ -1,0 +1,224 @@
+"""The API's documents as dataclasses, with the JSON field names.
+
+Every class is built with ``from_json``: known fields are set, fields this
+version of the client does not know are kept in ``extra`` rather than
+dropped, so a newer server never breaks an older client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Type, TypeVar
+
+T = TypeVar("T")
+
+
+def _build(cls: Type[T], data: Any, nested: Optional[Dict[str, Any]] = None) -> T:
+    if not isinstance(data, dict):
+        raise TypeError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
+    nested = nested or {}
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kw: Dict[str, Any] = {}
+    extra: Dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in names or key == "extra":
+            extra[key] = value
+            continue
+        conv = nested.get(key)
+        if conv is not None and value is not None:
+            value = [conv(v) for v in value] if isinstance(value, list) else conv(value)
+        kw[key] = value
+    if "extra" in names:
+        kw["extra"] = extra
+    return cls(**kw)
+
+
+@dataclass
+class Limits:
+    """The effective limits of a run, after defaults and the operator's ceilings."""
+
+    timeout_s: float = 0.0
+    memory_bytes: int = 0
+    cpus: float = 0.0
+    pids: int = 0
+    output_bytes: int = 0
+    tmp_bytes: int = 0
+    workspace_write_bytes: int = 0
+    network: bool = False
+    sources: Dict[str, str] = field(default_factory=dict)
+    clamped: List[str] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Limits":
+        return _build(cls, data)
+
+
+@dataclass
+class FileChange:
+    """A file a run created, modified or deleted in its session's workspace."""
+
+    path: str
+    change: str
+    size: int = 0
+    sha256: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "FileChange":
+        return _build(cls, data)
+
+
+@dataclass
+class Result:
+    """The outcome of one execution (the API's Result, field for field).
+
+    Conventions: a timeout gives ``exit_code`` 124, ``timed_out`` and a
+    ``Timeout:`` line in stderr; death by signal N gives ``exit_code`` -N
+    and ``signal`` set; ``output`` is stdout parsed as JSON, else None.
+    """
+
+    id: str = ""
+    skill: str = ""
+    command: List[str] = field(default_factory=list)
+    exit_code: int = -1
+    success: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    output: Any = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    signal: str = ""
+    duration_ms: int = 0
+    error: str = ""
+    limits: Limits = field(default_factory=Limits)
+    image: str = ""
+    image_id: str = ""
+    runtime: str = ""
+    cpu_time_ms: int = 0
+    peak_rss_kb: int = 0
+    workspace_full: bool = False
+    workspace_used_bytes: int = 0
+    files: Optional[List[FileChange]] = None
+    egress: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Result":
+        return _build(cls, data, {"limits": Limits.from_json, "files": FileChange.from_json})
+
+
+@dataclass
+class Event:
+    """One item of a stream: ``stdout`` or ``stderr`` with ``data``.
+
+    Streams yield these, then the Result itself; an ``error`` event is
+    raised as the matching exception instead of being yielded.
+    """
+
+    type: str
+    data: str = ""
+    result: Optional[Result] = None
+    error: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Event":
+        return _build(cls, data, {"result": Result.from_json})
+
+
+@dataclass
+class SkillSummary:
+    """A skill as listed: what an agent needs to choose it, nothing of its body."""
+
+    name: str
+    description: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "SkillSummary":
+        return _build(cls, data)
+
+
+@dataclass
+class AllowedTool:
+    """One allowed-tools entry, e.g. name ``Bash`` with spec ``python3:*``."""
+
+    name: str
+    spec: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "AllowedTool":
+        return _build(cls, data)
+
+
+@dataclass
+class Activation:
+    """An activated skill: its body with {baseDir} resolved, its files and tools."""
+
+    name: str
+    description: str = ""
+    base_dir: str = ""
+    body: str = ""
+    scripts: List[str] = field(default_factory=list)
+    references: List[str] = field(default_factory=list)
+    assets: List[str] = field(default_factory=list)
+    allowed_tools: List[AllowedTool] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Activation":
+        return _build(cls, data, {"allowed_tools": AllowedTool.from_json})
+
+
+@dataclass
+class SessionInfo:
+    """A session as the server describes it."""
+
+    id: str
+    created_at: str = ""
+    expires_at: str = ""
+    bytes_used: int = 0
+    bytes_limit: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "SessionInfo":
+        return _build(cls, data)
+
+
+@dataclass
+class StoredFile:
+    """A file an upload wrote."""
+
+    path: str
+    size: int = 0
+    sha256: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "StoredFile":
+        return _build(cls, data)
+
+
+@dataclass
+class FileEntry:
+    """One entry of a workspace listing; a symlink shows its target, never followed."""
+
+    path: str
+    type: str = "file"
+    size: int = 0
+    sha256: str = ""
+    target: str = ""
+    modified: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "FileEntry":
+        return _build(cls, data)

@@ -1,0 +1,101 @@
+// Typed errors: callers branch on the class (instanceof), never on the text.
+import type { ErrorBody, Result } from './types.js';
+
+/** The base of every error this package throws. */
+export class SandboxrunError extends Error {
+  /** the HTTP status, when a server answered */
+  readonly status?: number;
+  /** the server's error body, as sent */
+  readonly body: ErrorBody;
+  /** what is known of a run whose sandbox failed after it started */
+  readonly result?: Result;
+
+  constructor(message: string, opts: { status?: number; body?: ErrorBody; result?: Result } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.status = opts.status;
+    this.body = opts.body ?? { error: message };
+    this.result = opts.result ?? opts.body?.result;
+  }
+}
+
+/** The server could not be reached, or answered something that is not the API. */
+export class TransportError extends SandboxrunError {}
+
+/** The call needs a server: the local CLI mode has no such operation. */
+export class LocalModeError extends SandboxrunError {}
+
+/** 400: the request was malformed; the message says which part and why. */
+export class BadRequestError extends SandboxrunError {}
+
+/** 401: the bearer token is missing or unknown (set SANDBOXRUN_TOKEN). */
+export class AuthError extends SandboxrunError {}
+
+/**
+ * 403: refused by policy before anything ran. For a denied command, part is
+ * the denied part, reason why, and suggest the allowed-tools entry that
+ * would allow it.
+ */
+export class RefusedError extends SandboxrunError {
+  get part(): string {
+    return this.body.part ?? '';
+  }
+  get reason(): string {
+    return this.body.reason ?? '';
+  }
+  get suggest(): string {
+    return this.body.suggest ?? '';
+  }
+}
+
+/** 404: no such skill, session or file. */
+export class NotFoundError extends SandboxrunError {}
+
+/** 409: a folder or a link is where a file is needed. */
+export class ConflictError extends SandboxrunError {}
+
+/** 413: a limit on bytes or files; the message names it and how to raise it. */
+export class TooLargeError extends SandboxrunError {}
+
+/** 415: a bulk upload that is not a tar. */
+export class UnsupportedMediaError extends SandboxrunError {}
+
+/** 429: every slot is taken, or the token holds its most sessions; retry after retryAfter seconds. */
+export class BusyError extends SandboxrunError {
+  readonly retryAfter: number;
+  constructor(message: string, opts: { status?: number; body?: ErrorBody; retryAfter?: number } = {}) {
+    super(message, opts);
+    this.retryAfter = opts.retryAfter ?? 1;
+  }
+}
+
+/** 5xx: the server or the sandbox failed; the message is the server's reason. */
+export class ServerError extends SandboxrunError {
+  get reason(): string {
+    return this.message;
+  }
+}
+
+/** 503 (or the CLI's exit status 3): the engine is unreachable or an image is missing. */
+export class UnavailableError extends ServerError {}
+
+const BY_STATUS: Record<number, typeof SandboxrunError> = {
+  400: BadRequestError,
+  401: AuthError,
+  403: RefusedError,
+  404: NotFoundError,
+  409: ConflictError,
+  413: TooLargeError,
+  415: UnsupportedMediaError,
+  503: UnavailableError,
+};
+
+/** The error for an answer with this status and body. */
+export function errorForStatus(status: number, body: ErrorBody, retryAfter?: number): SandboxrunError {
+  const message = body.error || `the server answered ${status}`;
+  if (status === 429) {
+    return new BusyError(message, { status, body, retryAfter });
+  }
+  const Cls = BY_STATUS[status] ?? (status >= 500 ? ServerError : SandboxrunError);
+  return new Cls(message, { status, body });
+}

@@ -1,0 +1,193 @@
+// The API's documents, with the field names of server/openapi.json (a test
+// holds every interface here against the spec's schemas).
+
+/** The limits one execution ran under. */
+export interface Limits {
+  timeout_s: number;
+  memory_bytes: number;
+  cpus: number;
+  pids: number;
+  output_bytes: number;
+  tmp_bytes?: number;
+  workspace_write_bytes?: number;
+  network: boolean;
+  egress?: unknown;
+  sources?: Record<string, string>;
+  clamped?: string[];
+}
+
+/** A file a run created, modified or deleted in its session's workspace. */
+export interface FileChange {
+  path: string;
+  change: 'created' | 'modified' | 'deleted';
+  size: number;
+  sha256?: string;
+}
+
+/**
+ * The outcome of one execution. A script that exits non-zero, times out or
+ * is killed is a Result (success false), not an exception.
+ */
+export interface Result {
+  id: string;
+  skill: string;
+  command: string[];
+  /** the script's exit status; 124 on timeout; -N when killed by signal N; -1 when it never ran */
+  exit_code: number;
+  success: boolean;
+  stdout: string;
+  stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  /** stdout parsed as JSON when all of it is one JSON value, else null */
+  output: unknown;
+  timed_out: boolean;
+  oom_killed: boolean;
+  signal: string;
+  duration_ms: number;
+  error?: string;
+  limits: Limits;
+  image: string;
+  image_id?: string;
+  runtime: string;
+  cpu_time_ms?: number;
+  peak_rss_kb?: number;
+  workspace_full?: boolean;
+  workspace_used_bytes?: number;
+  /** what the run changed in its session's workspace; absent without a session */
+  files?: FileChange[];
+  egress?: unknown;
+}
+
+/** What run, exec and python share; absent fields take the skill's and the policy's values. */
+export interface RunOptions {
+  /** a JSON object delivered on the script's stdin */
+  args?: Record<string, unknown>;
+  /** command-line arguments (run and python), never seen by a shell */
+  argv?: string[];
+  /** extra environment; reserved and code-loading names are refused */
+  env?: Record<string, string>;
+  /** seconds, or a duration such as "10s"; held to the policy's ceiling */
+  timeout?: number | string;
+  memory_mib?: number;
+  cpus?: number;
+  /** a session's id: its folder is the run's /workspace (server only) */
+  session?: string;
+  /** local mode: start in "workspace" (default) or "skill" (the skill's folder, read-only) */
+  cwd?: 'workspace' | 'skill';
+  /** local mode: the host folder mounted at /workspace (default: a fresh empty folder) */
+  workspace?: string;
+  /** cancels the call; on a server, disconnecting cancels the run */
+  signal?: AbortSignal;
+}
+
+/** The body of POST /v1/skills/{name}/run. */
+export interface RunRequest {
+  script: string;
+  args?: Record<string, unknown>;
+  env?: Record<string, string>;
+  timeout?: number | string;
+  memory_mib?: number;
+  cpus?: number;
+  argv?: string[];
+  session?: string;
+}
+
+/** The body of POST /v1/skills/{name}/exec. */
+export interface ExecRequest {
+  command: string;
+  args?: Record<string, unknown>;
+  env?: Record<string, string>;
+  timeout?: number | string;
+  memory_mib?: number;
+  cpus?: number;
+  session?: string;
+}
+
+/** The body of POST /v1/skills/{name}/python. */
+export interface PythonRequest {
+  code: string;
+  args?: Record<string, unknown>;
+  env?: Record<string, string>;
+  timeout?: number | string;
+  memory_mib?: number;
+  cpus?: number;
+  argv?: string[];
+  session?: string;
+}
+
+export interface SkillSummary {
+  name: string;
+  description: string;
+}
+
+export interface AllowedTool {
+  name: string;
+  spec?: string;
+}
+
+/** What an agent receives when it activates a skill. */
+export interface Activation {
+  name: string;
+  description: string;
+  base_dir: string;
+  body: string;
+  scripts: string[];
+  references: string[];
+  assets: string[];
+  allowed_tools: AllowedTool[];
+}
+
+export interface Status {
+  status: string;
+}
+
+/** A workspace the server keeps across calls (the spec's Session). */
+export interface SessionInfo {
+  id: string;
+  created_at: string;
+  expires_at: string;
+  bytes_used: number;
+  bytes_limit: number;
+}
+
+export interface StoredFile {
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+/** One entry of a session's file list; a symlink is shown with its target, never followed. */
+export interface FileEntry {
+  path: string;
+  type: 'file' | 'dir' | 'symlink';
+  size: number;
+  sha256?: string;
+  target?: string;
+  modified: string;
+}
+
+/** Every error answer's body (the spec's Error). */
+export interface ErrorBody {
+  error: string;
+  part?: string;
+  reason?: string;
+  suggest?: string;
+  result?: Result;
+}
+
+/** One item of a stream as the server sends it. */
+export interface Event {
+  type: 'stdout' | 'stderr' | 'result' | 'error';
+  data?: string;
+  result?: Result;
+  error?: ErrorBody;
+}
+
+/** A chunk of output, as a stream yields it before the Result. */
+export interface OutputEvent {
+  type: 'stdout' | 'stderr';
+  data: string;
+}
