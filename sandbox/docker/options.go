@@ -138,7 +138,7 @@ func WithPrestart(on bool) Option { return func(s *settings) { s.prestart = on }
 func WithUsrVolumes(on bool) Option { return func(s *settings) { s.usrVolumes = on } }
 
 func (s *settings) validate() error {
-	errs := s.Options.Validate("containers")
+	errs := s.Validate("containers") // the shared tunables (sandbox.Options)
 	if s.removeTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("remove timeout is %s: use a positive duration", s.removeTimeout))
 	}

@@ -178,7 +178,7 @@ func (s *settings) validate() error {
 	if s.namespace == "" {
 		errs = append(errs, errors.New("namespace is empty: name the namespace the sandbox pods run in"))
 	}
-	errs = append(errs, s.Options.Validate("pods")...)
+	errs = append(errs, s.Validate("pods")...) // the shared tunables (sandbox.Options)
 	for _, d := range []struct {
 		name string
 		v    time.Duration

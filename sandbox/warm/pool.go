@@ -69,9 +69,10 @@ func NewPool[T comparable](cfg PoolConfig[T]) *Pool[T] {
 	if cfg.Sizer == nil {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Pool[T]{cfg: cfg, ctx: ctx, cancel: cancel, idle: map[string][]*entry[T]{},
+	p := &Pool[T]{cfg: cfg, idle: map[string][]*entry[T]{},
 		starting: map[string]int{}, waiters: map[string][]chan *entry[T]{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background()) //nolint:gosec // the Pool keeps cancel; Close calls it
+	return p
 }
 
 // Take returns a sandbox of key that claim accepted, or the zero T: none

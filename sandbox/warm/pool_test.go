@@ -110,7 +110,7 @@ func TestPoolFailedStartTellsTheWaiter(t *testing.T) {
 }
 
 func TestPoolOff(t *testing.T) {
-	var p *Pool[*item] = NewPool(PoolConfig[*item]{})
+	p := NewPool(PoolConfig[*item]{})
 	require.Nil(t, p)
 	require.Nil(t, p.Take(context.Background(), "k", accept))
 	p.Refill("k", nil)
