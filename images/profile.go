@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 
-	"github.com/docker/go-units"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -131,7 +131,7 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	added := ""
 	if info, err := inspectImage(ctx, id); err == nil {
 		if runner, err := inspectImage(ctx, runnerID); err == nil && info.Size >= runner.Size {
-			added = fmt.Sprintf("; %s, %s more than the runner", units.BytesSize(float64(info.Size)), units.BytesSize(float64(info.Size-runner.Size)))
+			added = fmt.Sprintf("; %s, %s more than the runner", size.Format(info.Size), size.Format(info.Size-runner.Size))
 		}
 	}
 	rep.stepf("built %s (%s) in %s%s", ref, shortID(id), rep.since(started), added)

@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/go-units"
-
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // Skill images are made by creating, starting and committing a container
@@ -113,7 +112,7 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	}
 	added := ""
 	if runner, err := inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
-		added = fmt.Sprintf("; it adds %s to the runner image", units.BytesSize(float64(info.Size-runner.Size)))
+		added = fmt.Sprintf("; it adds %s to the runner image", size.Format(info.Size-runner.Size))
 	}
 	rep.stepf("built %s (%s) in %s%s", p.ref, shortID(info.ID), rep.since(started), added)
 	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash, Built: true}, nil

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	units "github.com/docker/go-units"
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
@@ -145,7 +144,7 @@ func ParseSeconds(s string) (time.Duration, error) {
 // Size is a number of bytes written with a unit: 512Mi, 2Gi, 512m, 1g.
 type Size int64
 
-func (s Size) String() string { return units.BytesSize(float64(s)) }
+func (s Size) String() string { return size.Format(int64(s)) }
 
 // MarshalJSON writes the size in bytes.
 func (s Size) MarshalJSON() ([]byte, error) { return json.Marshal(int64(s)) }

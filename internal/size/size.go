@@ -74,13 +74,10 @@ func ParseMiB(s string) (int64, error) {
 	return b / MiB, nil
 }
 
-// iec are the binary units Format prints.
-var iec = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-
-// Format prints a size in bytes the way sandboxrun prints every size:
-// up to four significant digits and the largest binary unit, "128 MiB",
-// "1.5 GiB".
-func Format(bytes int64) string { return units.CustomSize("%.4g %s", float64(bytes), 1024, iec) }
+// Format prints a size in bytes the way sandboxrun prints every size, as
+// go-units does: up to four significant digits and the largest binary
+// unit, "128MiB", "1.5GiB". Parse reads it back.
+func Format(bytes int64) string { return units.BytesSize(float64(bytes)) }
 
 // FormatMiB is Format of a number of MiB.
 func FormatMiB(mib int64) string { return Format(mib * MiB) }

@@ -42,11 +42,11 @@ func TestParseMiB(t *testing.T) {
 
 func TestFormat(t *testing.T) {
 	for in, want := range map[int64]string{
-		0: "0 B", 512: "512 B", 16 << 20: "16 MiB", 128 << 20: "128 MiB", 1536 << 20: "1.5 GiB", 4 << 30: "4 GiB",
+		0: "0B", 512: "512B", 16 << 20: "16MiB", 128 << 20: "128MiB", 1536 << 20: "1.5GiB", 4 << 30: "4GiB",
 	} {
 		require.Equal(t, want, Format(in), in)
 	}
-	require.Equal(t, "16 MiB", FormatMiB(16))
+	require.Equal(t, "16MiB", FormatMiB(16))
 }
 
 // What Format prints, Parse reads back.

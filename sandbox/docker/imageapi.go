@@ -53,10 +53,13 @@ func imageErr(doing string, err error) error {
 	return apiError(doing, err)
 }
 
-// Ping confirms that the daemon answers.
+// Ping confirms that the daemon answers. Its error is the client's own:
+// package images says what an unreachable daemon means and how to fix it.
 func (a *ImageAPI) Ping(ctx context.Context) error {
-	_, err := a.c.Ping(ctx)
-	return imageErr("ping docker", err)
+	if _, err := a.c.Ping(ctx); err != nil {
+		return fmt.Errorf("ping docker: %w", err)
+	}
+	return nil
 }
 
 // ImageInspect describes a local image.
