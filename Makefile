@@ -123,6 +123,9 @@ fuzz:
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
+	$(GO) test ./egress/ -run '^$$' -fuzz FuzzScanReader -fuzztime $(FUZZTIME)
+	$(GO) test ./egress/ -run '^$$' -fuzz FuzzMaskReader -fuzztime $(FUZZTIME)
+	$(GO) test ./egress/ -run '^$$' -fuzz FuzzApplySecrets -fuzztime $(FUZZTIME)
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the

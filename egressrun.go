@@ -50,6 +50,9 @@ func (e EgressRunner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Resu
 		return nil, err
 	}
 	spec.EgressSocket = p.Socket()
+	if err := withSecrets(&spec, p); err != nil {
+		return nil, errors.Join(err, p.Close())
+	}
 	res, err := e.Runner.Run(ctx, spec)
 	if cerr := p.Close(); cerr != nil {
 		err = errors.Join(err, cerr)

@@ -84,6 +84,10 @@ func (p *Proxy) tunnel(d *Decision, t *target, conn net.Conn, brw *bufio.ReadWri
 		_, _ = conn.Write(accessDenied)
 		return
 	}
+	if p.intercepts(t.host, t.port) {
+		p.intercept(d, t, conn, brw.Reader, hello, up)
+		return
+	}
 	idle := newIdler(p.cfg.IdleTimeout, conn)
 	u := &upstream{Conn: up, b: &p.budget, idle: idle}
 	idle.add(up)

@@ -15,6 +15,15 @@
 // limits on connections, bytes and idle time, and every decision is recorded
 // for the Result and the audit log.
 //
+// For a host that carries a secret or an HTTP rule (intercept.go), the
+// proxy ends the sandbox's TLS itself, with a certificate from a CA made
+// for the run (its key never leaves this process), verifies the upstream
+// with its own TLS connection, judges every request (the rules, the Host),
+// puts each secret in its configured header where the sandbox put the
+// secret's placeholder, and refuses a placeholder anywhere else as an
+// exfiltration attempt. Other hosts keep the untouched tunnel. The
+// operator's view of it all is docs/secrets.md.
+//
 // Fail closed by construction: the sandbox has no route anywhere, so a
 // program that ignores the proxy variables, or a proxy that died, leaves it
 // with no network at all.

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"net/http/httputil"
 	"sync"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // forwardKey carries a request's exchange to the transport's dialer.
@@ -18,6 +21,9 @@ type forwardKey struct{}
 // transport and the reverse proxy report back into its decision.
 type exchange struct {
 	t *target
+	// body scans the request's body for placeholders; secrets name them.
+	body    *scanReader
+	secrets []Secret
 
 	mu   sync.Mutex
 	d    *Decision
@@ -77,8 +83,15 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		refuse(w, d.Status, d.Reason)
 		return
 	}
-	d.Host, d.Port = h.String(), port
+	d.Host, d.Port, d.Path = h.String(), port, r.URL.Path
 	t, err := p.allow(r.Context(), h, port)
+	if err == nil {
+		err = checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)
+	}
+	if err == nil {
+		_, err = applySecrets(p.cfg.Secrets, r, h, port, false)
+		d.Exfiltration = errors.Is(err, ErrExfiltration)
+	}
 	if err == nil {
 		d.Allowed = true
 		err = p.budget.takeConn()
@@ -87,6 +100,10 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		d.Status, d.Reason = statusFor(err), err.Error()
 		refuse(w, d.Status, d.Reason)
 		return
+	}
+	if r.Body != nil && r.Body != http.NoBody && len(p.cfg.Secrets) > 0 {
+		ex.body, ex.secrets = newScanReader(r.Body, p.cfg.Secrets), p.cfg.Secrets
+		r.Body = ex.body
 	}
 	ex.t = t
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, ex)))
@@ -122,12 +139,33 @@ func (p *Proxy) forwarder(errLog *log.Logger) *httputil.ReverseProxy {
 			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
 			return nil
 		},
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			status := statusFor(err)
-			exOf(r).update(func(d *Decision) { d.Status, d.Reason = status, err.Error() })
-			refuse(w, status, err.Error())
-		},
+		ErrorHandler: forwardError,
 	}
+}
+
+// forwardError answers a request the transport could not complete: cut by
+// a placeholder in its body (refused as exfiltration), a limit, or the
+// upstream.
+func forwardError(w http.ResponseWriter, r *http.Request, err error) {
+	ex, _ := r.Context().Value(forwardKey{}).(*exchange)
+	if ex.body != nil && ex.body.found() != "" {
+		name := ex.body.found()
+		var hosts policy.Allowlist
+		for _, s := range ex.secrets {
+			if s.Name == name {
+				hosts = s.Hosts
+			}
+		}
+		err = exfiltration(&Secret{Name: name, Hosts: hosts}, "the body", ex.t.host)
+	}
+	status := statusFor(err)
+	ex.update(func(d *Decision) {
+		d.Status, d.Reason = status, err.Error()
+		if errors.Is(err, ErrExfiltration) {
+			d.Allowed, d.Exfiltration = false, true
+		}
+	})
+	refuse(w, status, err.Error())
 }
 
 // dialExchange connects the transport to the request's checked target,

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,13 @@ type Config struct {
 	// IdleTimeout closes a connection with no traffic either way for that
 	// long.
 	IdleTimeout time.Duration
+	// Secrets are added to requests to their hosts (secrets.go); the
+	// sandbox holds their placeholders.
+	Secrets []Secret
+	// Rules and SkillRules limit methods and paths per host (rules.go).
+	Rules, SkillRules []policy.HTTPRule
+	// UpstreamRoots verify intercepted hosts; nil means the system's.
+	UpstreamRoots *x509.CertPool
 }
 
 // Validate checks the limits.
@@ -82,6 +90,9 @@ func ConfigFor(runID string, e *policy.Egress) (Config, error) {
 			return Config{}, err
 		}
 		cfg.AllowCIDRs = append(cfg.AllowCIDRs, p)
+	}
+	if err := interceptConfig(&cfg, e); err != nil {
+		return Config{}, err
 	}
 	return cfg, cfg.Validate()
 }
@@ -154,6 +165,10 @@ type Proxy struct {
 	rec    *recorder
 	srv    *http.Server
 	rp     *httputil.ReverseProxy
+	// ca signs the certificates of intercepted hosts; nil when the run
+	// intercepts none.
+	ca     *authority
+	caFile string
 
 	// stop ends every request's context when the proxy closes, which
 	// also cuts upgraded connections the forwarder holds.
@@ -212,6 +227,10 @@ func Start(cfg Config, opts ...Option) (p *Proxy, err error) {
 	errLog := log.New(io.Discard, "", 0)
 	if s.logger.Enabled(context.Background(), slog.LevelDebug) {
 		errLog = slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug)
+	}
+	if err := p.startAuthority(); err != nil {
+		closeAll(ln)
+		return nil, err
 	}
 	p.rp = p.forwarder(errLog)
 	base, stop := context.WithCancel(context.Background())

@@ -33,6 +33,18 @@ type Decision struct {
 	BytesUp    int64 `json:"bytes_up"`
 	BytesDown  int64 `json:"bytes_down"`
 	DurationMS int64 `json:"duration_ms"`
+	// Intercepted is true for a tunnel whose TLS the proxy ended (its
+	// host carries a secret or an HTTP rule) and for each request in it.
+	// Path is the path of such a request or of a plain-HTTP one (never
+	// its query).
+	Intercepted bool   `json:"intercepted,omitempty"`
+	Path        string `json:"path,omitempty"`
+	// Secrets name the secrets the proxy put in the request (never
+	// their values).
+	Secrets []string `json:"secrets,omitempty"`
+	// Exfiltration is true when the request was refused for carrying a
+	// secret's placeholder where the secret does not go.
+	Exfiltration bool `json:"exfiltration,omitempty"`
 }
 
 // HostStats sums the decisions about one host and port.
@@ -60,6 +72,9 @@ type Summary struct {
 	Connections int64 `json:"connections"`
 	BytesUp     int64 `json:"bytes_up"`
 	BytesDown   int64 `json:"bytes_down"`
+	// ExfiltrationAttempts counts requests refused for carrying a
+	// secret's placeholder where it does not go.
+	ExfiltrationAttempts int64 `json:"exfiltration_attempts,omitempty"`
 	// LimitsHit names the limits the run reached: connections, bytes.
 	LimitsHit []string `json:"limits_hit,omitempty"`
 	// Hosts sums per host and port, most requests first; HostsOmitted
@@ -114,6 +129,9 @@ func (r *recorder) add(d Decision) {
 	}
 	if d.Addr != "" {
 		s.Connections++
+	}
+	if d.Exfiltration {
+		s.ExfiltrationAttempts++
 	}
 	s.BytesUp += d.BytesUp
 	s.BytesDown += d.BytesDown

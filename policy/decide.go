@@ -39,6 +39,7 @@ func (o *Operator) Decide(skill string, s SkillLimits, r Request) (Limits, error
 	if err := o.decideNetwork(skill, s, r, &l); err != nil {
 		return Limits{}, err
 	}
+	o.decideSecrets(skill, s, &l)
 	return l, nil
 }
 

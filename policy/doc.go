@@ -3,7 +3,8 @@
 // the script path guard, the interpreter choice, the JSON-argument check, the
 // effective resource limits, the network allowlist (its grammar, and what a
 // run may reach: the skill's allowed_domains held to the operator's) and the
-// caller-environment check.
+// caller-environment check, and the secrets and HTTP rules the egress
+// proxy applies (secrets.go, httprules.go).
 //
 // A scoped Bash entry such as Bash(git status:*) allows that program, not a
 // changed environment for it: a command checked against scoped entries may not

@@ -33,6 +33,17 @@ type Egress struct {
 	// long.
 	IdleTimeout    time.Duration `json:"-"`
 	IdleTimeoutSec float64       `json:"idle_timeout_s"`
+	// Secrets are added by the proxy to requests to their hosts; the
+	// sandbox holds only placeholders (secrets_decide.go).
+	Secrets []EgressSecret `json:"secrets,omitempty"`
+	// Rules are the operator's, SkillRules the skill's grant's: a request
+	// to a host a layer has rules for must match one of them, in each
+	// layer.
+	Rules      []HTTPRule `json:"rules,omitempty"`
+	SkillRules []HTTPRule `json:"skill_rules,omitempty"`
+	// UpstreamCA is the operator's PEM file of extra roots for verifying
+	// intercepted hosts.
+	UpstreamCA string `json:"upstream_ca,omitempty"`
 }
 
 // EgressRules are the operator's settings of the egress proxy.
@@ -45,6 +56,11 @@ type EgressRules struct {
 	MaxConnections Setting[Count]    `yaml:"max_connections" json:"max_connections"`
 	MaxBytes       Setting[Size]     `yaml:"max_bytes" json:"max_bytes"`
 	IdleTimeout    Setting[Duration] `yaml:"idle_timeout" json:"idle_timeout"`
+	// UpstreamCA is a PEM file of extra roots the proxy trusts, beside the
+	// system's, when it verifies an intercepted host (internal services).
+	UpstreamCA Setting[string] `yaml:"upstream_ca" json:"upstream_ca"`
+	// Rules limit methods and paths per host (httprules.go).
+	Rules Setting[[]HTTPRule] `yaml:"rules" json:"rules"`
 
 	cidrs []netip.Prefix
 }

@@ -42,6 +42,9 @@ type SkillLimits struct {
 	// AllowedDomains are the hosts the skill says it needs (allowlist
 	// entries); with Network, they are the most it may reach.
 	AllowedDomains []string
+	// Secrets are the names of the secrets the skill declares it needs;
+	// the operator's grants decide which it gets.
+	Secrets []string
 }
 
 // Request is what a caller asks for on one execution; a zero field means

@@ -29,4 +29,7 @@ type Limits struct {
 	Sources map[string]string `json:"sources,omitempty"`
 	// Clamped names the limits that were lowered to a policy ceiling.
 	Clamped []string `json:"clamped,omitempty"`
+	// SecretsWithheld names the secrets the skill declares but this run
+	// does not get (Sources["secrets"] says why).
+	SecretsWithheld []string `json:"secrets_withheld,omitempty"`
 }

@@ -63,6 +63,9 @@ type Operator struct {
 	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
 	Build         BuildRules         `yaml:"build" json:"build"`
 	Skills        map[string]*Grants `yaml:"skills" json:"skills,omitempty"`
+	// Secrets are the credentials the egress proxy adds to requests
+	// (secrets.go); skills get them through Grants.Secrets.
+	Secrets map[string]*SecretRule `yaml:"secrets" json:"secrets,omitempty"`
 
 	// BackendRules (backend.go): docker or kubernetes, and its settings.
 	BackendRules `yaml:",inline"`
@@ -108,6 +111,10 @@ type Grants struct {
 	// skill.
 	AllowedDomains Setting[[]string] `yaml:"allowed_domains" json:"allowed_domains"`
 	Profile        Setting[string]   `yaml:"profile" json:"profile"`
+	// Secrets the skill gets when it declares them; EgressRules narrow
+	// the global egress.rules for its runs.
+	Secrets     Setting[[]string]   `yaml:"secrets" json:"secrets"`
+	EgressRules Setting[[]HTTPRule] `yaml:"egress_rules" json:"egress_rules"`
 
 	tools   Tools
 	domains Allowlist
@@ -208,6 +215,7 @@ func (o *Operator) validate() []error {
 	add(o.Network.oneOf("network", NetworkNone, NetworkAllowlist, NetworkDeclared))
 	o.domains = parsePolicyDomains("allowed_domains", o.AllowedDomains, add)
 	errs = append(errs, o.Egress.validate()...)
+	errs = append(errs, o.validateSecrets(os.LookupEnv)...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
 	errs = append(errs, o.Sessions.validate()...)
 	add(checkProfileSetting("profile", o.RunnerProfile))

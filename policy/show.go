@@ -54,6 +54,7 @@ func (o *Operator) Entries() []Entry {
 		Entry{"egress.max_bytes", o.Egress.MaxBytes.Value.String(), o.Egress.MaxBytes.from()},
 		Entry{"egress.idle_timeout", o.Egress.IdleTimeout.Value.String(), o.Egress.IdleTimeout.from()},
 	)
+	out = append(out, o.secretEntries()...)
 	str("workspace.write", o.Workspace.Write, "")
 	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
 	out = append(out, o.Sessions.entries()...)
@@ -98,6 +99,7 @@ func (o *Operator) Entries() []Entry {
 			out = append(out, Entry{p + "profile", g.Profile.Value, g.Profile.from()})
 		}
 		limits(p+"limits.", &g.Limits, false)
+		out = append(out, g.secretEntries(p)...)
 	}
 	return out
 }

@@ -18,7 +18,12 @@ import (
 const (
 	ProxyAddr        = "127.0.0.1:3128"
 	EgressSocketPath = layout.EgressSocketPath
-	proxyURL         = "http://" + ProxyAddr
+	// EgressCAPath is where the proxy's trust bundle is mounted;
+	// ImageCABundle is the image's bundle, which it is mounted over too,
+	// for programs that read that file whatever the variables say.
+	EgressCAPath  = layout.EgressCAPath
+	ImageCABundle = layout.ImageCABundle
+	proxyURL      = "http://" + ProxyAddr
 )
 
 // proxyEnv are the variables that send HTTP clients through the proxy, in
@@ -30,6 +35,10 @@ var proxyEnv = []string{
 	"http_proxy=" + proxyURL, "https_proxy=" + proxyURL, "all_proxy=" + proxyURL, "no_proxy=",
 }
 
+// caEnv name the trust bundle for OpenSSL (Python's ssl, curl), requests,
+// curl, Node and git.
+var caEnv = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"}
+
 // CheckProxyEnv refuses caller variables that would replace the proxy
 // settings of a run that goes through the egress proxy.
 func CheckProxyEnv(env map[string]string) error {
@@ -40,6 +49,7 @@ func CheckProxyEnv(env map[string]string) error {
 			clash = append(clash, name)
 		}
 	}
+
 	if len(clash) == 0 {
 		return nil
 	}
@@ -50,15 +60,26 @@ func CheckProxyEnv(env map[string]string) error {
 // egressProblems checks the Spec's egress fields without touching the host.
 func egressProblems(s *Spec) []string {
 	var p []string
+	if s.EgressCA != "" && s.EgressSocket == "" {
+		p = append(p, "EgressCA without EgressSocket: the bundle belongs to the run's egress proxy")
+	}
 	switch {
 	case s.EgressSocket == "" && s.Limits.Egress != nil:
 		p = append(p, "Limits.Egress is set but EgressSocket is empty: start the run's egress proxy and set EgressSocket to its socket (sandboxrun.EgressRunner does both)")
 	case s.EgressSocket == "":
-		return nil
+		return p
 	case s.Limits.Network:
 		p = append(p, "EgressSocket with Limits.Network: a run has either the egress proxy or a full network, not both")
 	case !filepath.IsAbs(s.EgressSocket):
 		p = append(p, fmt.Sprintf("EgressSocket %q is not an absolute path", s.EgressSocket))
+	}
+	if s.EgressCA != "" && !filepath.IsAbs(s.EgressCA) {
+		p = append(p, fmt.Sprintf("EgressCA %q is not an absolute path", s.EgressCA))
+	}
+	for _, name := range caEnv {
+		if _, ok := s.Env[name]; ok && s.EgressCA != "" {
+			p = append(p, fmt.Sprintf("Env: %s is set by sandboxrun for a run whose egress proxy ends TLS (it names the proxy's CA bundle); remove it", name))
+		}
 	}
 	if s.EgressSocket != "" {
 		if err := CheckProxyEnv(s.Env); err != nil {
@@ -102,7 +123,13 @@ func egressEnv(spec *Spec) []string {
 	if spec.EgressSocket == "" {
 		return nil
 	}
-	return slices.Clone(proxyEnv)
+	env := slices.Clone(proxyEnv)
+	if spec.EgressCA != "" {
+		for _, name := range caEnv {
+			env = append(env, name+"="+EgressCAPath)
+		}
+	}
+	return env
 }
 
 // UserIDs are the uid and gid sandboxes run as for this process (see

@@ -31,6 +31,9 @@ func TestEgressSpecProblems(t *testing.T) {
 		{"both", func(s *Spec) { s.Limits.Network = true }, "either the egress proxy or a full network"},
 		{"relative", func(s *Spec) { s.EgressSocket = "egress.sock" }, "not an absolute path"},
 		{"caller proxy", func(s *Spec) { s.Env = map[string]string{"https_proxy": "http://evil:1", "NO_PROXY": "*"} }, "[NO_PROXY https_proxy] are set by sandboxrun"},
+		{"CA without socket", func(s *Spec) { s.EgressCA, s.EgressSocket, s.Limits.Egress = "/x/ca.pem", "", nil }, "EgressCA without EgressSocket"},
+		{"relative CA", func(s *Spec) { s.EgressCA = "ca.pem" }, "EgressCA \"ca.pem\" is not an absolute path"},
+		{"caller CA", func(s *Spec) { s.EgressCA, s.Env = "/x/ca.pem", map[string]string{"SSL_CERT_FILE": "/mine"} }, "Env: SSL_CERT_FILE is set by sandboxrun"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,6 +55,13 @@ type Spec struct {
 	// HTTP_PROXY/HTTPS_PROXY point there; the sandbox still has no network
 	// interface but loopback. Limits.Network must be false.
 	EgressSocket string
+	// EgressCA is the host path of the egress proxy's trust bundle (the
+	// system's roots and the run's CA), or empty. When set (with
+	// EgressSocket), it is mounted read-only at EgressCAPath and over the
+	// image's bundle, and the usual CA variables name it, so programs in
+	// the sandbox trust the proxy where it ends TLS (hosts with a secret
+	// or an HTTP rule). The CA's key never leaves the proxy.
+	EgressCA string
 	// Image is the image to run; empty means the default runner image.
 	Image  string
 	Limits policy.Limits

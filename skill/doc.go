@@ -14,7 +14,7 @@
 // compatibility, metadata and allowed-tools at the top level, and only string
 // values under metadata. Frameworks in the wild put the execution fields
 // (version, max_execution_time, max_memory, max_cpus, network_access,
-// allowed_domains, python_packages, system_packages, runtime) at the top level with native YAML
+// allowed_domains, python_packages, system_packages, runtime, secrets) at the top level with native YAML
 // types. This package reads both spellings.
 //
 // When a field is given in both places, the two values must agree after

@@ -28,6 +28,7 @@ const (
 var execFieldNames = []string{
 	"version", "max_execution_time", "max_memory", "max_cpus",
 	"network_access", "allowed_domains", "python_packages", "system_packages", "runtime",
+	"secrets",
 }
 
 func isExecField(key string) bool { return slices.Contains(execFieldNames, key) }
@@ -55,6 +56,14 @@ func (d *decoder) execFields(top, meta []entry, m *Manifest) {
 	readExec(d, top, meta, "system_packages", parseSystemPackages, samePackages, &m.SystemPackages)
 	readExec(d, top, meta, "runtime", parseRuntime, same, &m.Runtime)
 	readExec(d, top, meta, "allowed_domains", parseAllowedDomains, samePackages, &m.AllowedDomains)
+	readExec(d, top, meta, "secrets", parseSecretNames, samePackages, &m.Secrets)
+	if len(m.Secrets) > 0 && !m.NetworkAccess {
+		e := findEntry(meta, "secrets")
+		if e == nil {
+			e = findEntry(top, "secrets")
+		}
+		d.add(sevWarn, e.keyNode, "`secrets` has no effect without `network_access: true`: the egress proxy adds them to requests; set it, or remove the list")
+	}
 	if len(m.AllowedDomains) > 0 && !m.NetworkAccess {
 		e := findEntry(meta, "allowed_domains")
 		if e == nil {

@@ -20,6 +20,7 @@ func TestExecFieldsBothSpellings(t *testing.T) {
 		PythonPackages:   []string{"pandas>=2", "requests[socks]"},
 		SystemPackages:   []string{"libxml2", "curl=7.88.1-10"},
 		Runtime:          "python3",
+		Secrets:          []string{"GITHUB_TOKEN", "SLACK_TOKEN"},
 	}
 	top := `version: 1.2.0
 max_execution_time: 60
@@ -32,6 +33,7 @@ python_packages:
   - requests[socks]
 system_packages: [libxml2, curl=7.88.1-10]
 runtime: python3
+secrets: [GITHUB_TOKEN, SLACK_TOKEN]
 `
 	meta := `metadata:
   version: "1.2.0"
@@ -43,15 +45,16 @@ runtime: python3
   python_packages: "pandas>=2, requests[socks]"
   system_packages: "libxml2 curl=7.88.1-10"
   runtime: "python3"
+  secrets: "GITHUB_TOKEN, SLACK_TOKEN"
 `
 	tests := []struct {
 		name   string
 		front  string
 		strict int // how many strict-only problems
 	}{
-		{"top level", top, 9},
+		{"top level", top, 10},
 		{"metadata", meta, 0},
-		{"both, agreeing", top + meta, 9},
+		{"both, agreeing", top + meta, 10},
 		{"top-level strings", "max_memory: \"256\"\n" + meta, 1},
 	}
 	for _, tt := range tests {
@@ -145,6 +148,13 @@ func TestExecFieldBounds(t *testing.T) {
 		{"domains empty", "allowed_domains", "\"\"", "is empty"},
 		{"domains mapping", "allowed_domains", "{a: b}", "is a YAML mapping"},
 		{"domains nested", "allowed_domains", "[[a.com]]", "not a string"},
+		{"secrets list", "secrets", "[GITHUB_TOKEN, X_KEY]", ""},
+		{"secrets string", "secrets", "\"GITHUB_TOKEN X_KEY\"", ""},
+		{"secrets bad name", "secrets", "[github-token]", "cannot be a secret's variable"},
+		{"secrets reserved", "secrets", "[PATH]", "cannot be a secret's variable"},
+		{"secrets code loading", "secrets", "[LD_PRELOAD]", "cannot be a secret's variable"},
+		{"secrets empty", "secrets", "\"\"", "is empty"},
+		{"secrets mapping", "secrets", "{a: b}", "is a YAML mapping"},
 	}
 	for _, tt := range tests {
 		for _, where := range []string{"top", "metadata"} {
@@ -175,6 +185,15 @@ func TestAllowedDomainsWithoutNetworkAccessWarns(t *testing.T) {
 	require.Equal(t, []string{"api.example.com"}, m.AllowedDomains)
 	_, probs = decodeFront(t, minimalFront+"metadata:\n  allowed_domains: \"api.example.com\"\n  network_access: \"true\"\n")
 	require.Empty(t, messages(probs, sevWarn))
+}
+
+func TestSecretsWithoutNetworkAccessWarns(t *testing.T) {
+	m, probs := decodeFront(t, minimalFront+"secrets: [GITHUB_TOKEN]\n")
+	require.Empty(t, messages(probs, sevFatal))
+	requireOneContaining(t, messages(probs, sevWarn), "`secrets` has no effect without `network_access: true`")
+	require.Equal(t, []string{"GITHUB_TOKEN"}, m.Secrets)
+	s := &Skill{Manifest: m}
+	require.Equal(t, []string{"GITHUB_TOKEN"}, s.Limits().Secrets)
 }
 
 func TestLimits(t *testing.T) {

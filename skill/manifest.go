@@ -40,6 +40,10 @@ type Manifest struct {
 	SystemPackages []string `json:"system_packages,omitempty"`
 	// Runtime overrides the interpreter chosen from a script's extension.
 	Runtime string `json:"runtime,omitempty"`
+	// Secrets name the credentials the skill needs, each the variable its
+	// scripts read; the sandbox gets a placeholder there, and the egress
+	// proxy adds the value for the hosts the operator set (secrets.go).
+	Secrets []string `json:"secrets,omitempty"`
 }
 
 // Spec limits on field lengths, counted in runes.

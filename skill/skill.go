@@ -184,5 +184,6 @@ func (s *Skill) Limits() policy.SkillLimits {
 		Network:   m.NetworkAccess,
 
 		AllowedDomains: m.AllowedDomains,
+		Secrets:        m.Secrets,
 	}
 }

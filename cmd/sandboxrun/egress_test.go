@@ -56,3 +56,19 @@ func TestExplainEgress(t *testing.T) {
 	require.Contains(t, b.String(), "egress proxy denied 2 request(s): evil.example:443 (not in this run's allowlist)")
 	require.Contains(t, b.String(), "egress limits reached: bytes")
 }
+
+func TestPolicyCheckShowsTheSecrets(t *testing.T) {
+	isolateEnv(t)
+	t.Setenv("SANDBOXRUN_TEST_TOKEN", "cmd-test-secret-value")
+	root := t.TempDir()
+	writeSkill(t, root, "gh", "name: gh\ndescription: calls an API\nmetadata:\n  network_access: \"true\"\n  allowed_domains: \"api.github.com\"\n  secrets: \"GITHUB_TOKEN SLACK_TOKEN\"", "Body.\n", nil)
+	pol := filepath.Join(t.TempDir(), "p.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("network: allowlist\nsecrets:\n  GITHUB_TOKEN: {from_env: SANDBOXRUN_TEST_TOKEN, hosts: [api.github.com], header: \"Authorization: Bearer {value}\"}\nskills:\n  gh:\n    secrets: [GITHUB_TOKEN]\n    allowed_domains: [api.github.com]\n"), 0o644))
+	r := cli(t, "", "--skills", root, "--policy", pol, "policy", "check", "gh")
+	r.requireCode(t, 0)
+	require.Regexp(t, `secrets\s+1 granted, 1 withheld\s+granted: GITHUB_TOKEN; withheld: SLACK_TOKEN is not granted`, r.stdout)
+	r = cli(t, "", "--policy", pol, "policy", "show")
+	r.requireCode(t, 0)
+	require.Regexp(t, `secrets.GITHUB_TOKEN\s+from \$SANDBOXRUN_TEST_TOKEN to api.github.com as header Authorization: Bearer \{value\}`, r.stdout)
+	require.NotContains(t, r.stdout+r.stderr, "cmd-test-secret-value")
+}

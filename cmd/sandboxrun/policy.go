@@ -159,6 +159,13 @@ func printCheck(s streams, c skillCheck) {
 			network = egressLine(l.Egress)
 		}
 		fmt.Fprintf(tw, "  network\t%s\t%s\n", network, l.Sources["network"])
+		if src, ok := l.Sources["secrets"]; ok {
+			granted := 0
+			if l.Egress != nil {
+				granted = len(l.Egress.Secrets)
+			}
+			fmt.Fprintf(tw, "  secrets\t%d granted, %d withheld\t%s\n", granted, len(l.SecretsWithheld), src)
+		}
 		_ = tw.Flush()
 		if len(l.Clamped) > 0 {
 			fmt.Fprintf(s.out, "  clamped to the policy's ceilings: %v\n", l.Clamped)

@@ -19,6 +19,12 @@ const (
 	// EgressSocketPath is where a run's egress proxy socket is mounted;
 	// sandbox-init relays the in-sandbox proxy address to it.
 	EgressSocketPath = "/run/sandboxrun/egress.sock"
+	// EgressCAPath is where the egress proxy's trust bundle is mounted
+	// when the proxy adds credentials to TLS requests.
+	EgressCAPath = "/run/sandboxrun/ca.pem"
+	// ImageCABundle is the image's own trust bundle, which the proxy's is
+	// mounted over too.
+	ImageCABundle = "/etc/ssl/certs/ca-certificates.crt"
 )
 
 // SkillDir is the skill folder's path inside the sandbox, which {baseDir}

@@ -166,5 +166,9 @@ func egressMount(spec *sandbox.Spec) []mount.Mount {
 	if spec.EgressSocket == "" {
 		return nil
 	}
-	return []mount.Mount{bindMount(spec.EgressSocket, sandbox.EgressSocketPath, true)}
+	m := []mount.Mount{bindMount(spec.EgressSocket, sandbox.EgressSocketPath, true)}
+	if spec.EgressCA != "" {
+		m = append(m, bindMount(spec.EgressCA, sandbox.EgressCAPath, true), bindMount(spec.EgressCA, sandbox.ImageCABundle, true))
+	}
+	return m
 }

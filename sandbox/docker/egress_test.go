@@ -39,6 +39,22 @@ func TestEgressConfigKeepsTheSandboxOffline(t *testing.T) {
 		require.Contains(t, job.Env, kv)
 	}
 
+	// A proxy that ends TLS for some host: its bundle, read-only, where
+	// the variables point and over the image's own bundle.
+	spec.EgressCA = filepath.Join(t.TempDir(), "ca.pem")
+	_, hc = containerConfig(&spec, runParams{user: "65532:65532", image: "img"})
+	require.Len(t, hc.Mounts, 4)
+	for i, target := range []string{sandbox.EgressCAPath, sandbox.ImageCABundle} {
+		m := hc.Mounts[2+i]
+		require.Equal(t, spec.EgressCA, m.Source)
+		require.Equal(t, target, m.Target)
+		require.True(t, m.ReadOnly)
+	}
+	job = sandbox.JobFor(&spec, "v", 0)
+	for _, name := range []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO"} {
+		require.Contains(t, job.Env, name+"="+sandbox.EgressCAPath)
+	}
+
 	plain := goldenSpec()
 	job = sandbox.JobFor(&plain, "v", 0)
 	require.Nil(t, job.Egress)

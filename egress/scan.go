@@ -1,0 +1,154 @@
+package egress
+
+import (
+	"bytes"
+	"io"
+	"sync/atomic"
+)
+
+// window finds needles in a stream read in pieces: it keeps the last
+// longest-1 bytes, so a needle split across two reads is still found.
+type window struct {
+	needles [][]byte
+	keep    int
+	tail    []byte
+}
+
+func newWindow(needles [][]byte) *window {
+	w := &window{needles: needles}
+	for _, n := range needles {
+		w.keep = max(w.keep, len(n)-1)
+	}
+	return w
+}
+
+// feed scans p after what came before; it returns the index of a needle
+// found, or -1.
+func (w *window) feed(p []byte) int {
+	buf := append(w.tail, p...)
+	found := -1
+	for i, n := range w.needles {
+		if len(n) > 0 && bytes.Contains(buf, n) {
+			found = i
+			break
+		}
+	}
+	if len(buf) > w.keep {
+		buf = buf[len(buf)-w.keep:]
+	}
+	w.tail = append(w.tail[:0], buf...)
+	return found
+}
+
+// scanReader refuses a body that carries a placeholder: the read that
+// completes one fails, so the request is cut before its end.
+type scanReader struct {
+	r     io.ReadCloser
+	w     *window
+	names []string
+	hit   atomic.Pointer[string]
+}
+
+func newScanReader(r io.ReadCloser, secrets []Secret) *scanReader {
+	var needles [][]byte
+	var names []string
+	for _, s := range secrets {
+		needles = append(needles, []byte(s.Placeholder))
+		names = append(names, s.Name)
+	}
+	return &scanReader{r: r, w: newWindow(needles), names: names}
+}
+
+func (s *scanReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if i := s.w.feed(p[:n]); i >= 0 {
+		s.hit.Store(&s.names[i])
+		return 0, ErrExfiltration
+	}
+	return n, err
+}
+
+func (s *scanReader) Close() error { return s.r.Close() }
+
+// found is the name of the secret whose placeholder the body carried.
+func (s *scanReader) found() string {
+	if n := s.hit.Load(); n != nil {
+		return *n
+	}
+	return ""
+}
+
+// maskReader overwrites every secret value in a stream with '*' of the
+// same length, so a server that echoes a credential back (an error page,
+// a debugging endpoint) does not hand it to the sandbox, and lengths
+// (Content-Length) stay true. It holds back the last longest-1 bytes until
+// more arrive or the stream ends.
+type maskReader struct {
+	r    io.ReadCloser
+	vals [][]byte
+	keep int
+	buf  []byte
+	out  []byte
+	err  error
+	tmp  []byte
+}
+
+func newMaskReader(r io.ReadCloser, vals [][]byte) *maskReader {
+	m := &maskReader{r: r, vals: vals, tmp: make([]byte, 32<<10)}
+	for _, v := range vals {
+		m.keep = max(m.keep, len(v)-1)
+	}
+	return m
+}
+
+func (m *maskReader) Read(p []byte) (int, error) {
+	for len(m.out) == 0 {
+		if m.err != nil {
+			if len(m.buf) == 0 {
+				return 0, m.err
+			}
+			m.out, m.buf = m.buf, nil
+			break
+		}
+		n, err := m.r.Read(m.tmp)
+		m.buf = append(m.buf, m.tmp[:n]...)
+		mask(m.buf, m.vals)
+		m.err = err
+		if len(m.buf) > m.keep {
+			cut := len(m.buf) - m.keep
+			m.out = append(m.out[:0], m.buf[:cut]...)
+			m.buf = append(m.buf[:0], m.buf[cut:]...)
+		}
+	}
+	n := copy(p, m.out)
+	m.out = m.out[n:]
+	return n, nil
+}
+
+func (m *maskReader) Close() error { return m.r.Close() }
+
+// mask overwrites each whole occurrence of vals in b with '*'.
+func mask(b []byte, vals [][]byte) {
+	for _, v := range vals {
+		if len(v) == 0 {
+			continue
+		}
+		for i := 0; ; {
+			j := bytes.Index(b[i:], v)
+			if j < 0 {
+				break
+			}
+			for k := range v {
+				b[i+j+k] = '*'
+			}
+			i += j + len(v)
+		}
+	}
+}
+
+// maskString is mask for a header value.
+func maskString(s string, vals [][]byte) string {
+	b := []byte(s)
+	mask(b, vals)
+	return string(b)
+}
