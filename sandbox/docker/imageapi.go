@@ -15,7 +15,6 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
@@ -124,21 +123,15 @@ func (a *ImageAPI) ImageImport(ctx context.Context, rootfs io.Reader, o imageapi
 	defer body.Close()
 	// The engine answers an import with a status message: the new ID.
 	var id string
-	dec := json.NewDecoder(body)
-	for {
-		var m jsonmessage.JSONMessage
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return id, nil
-		} else if err != nil {
-			return "", fmt.Errorf("import image: read the answer: %w", err)
-		}
-		if m.Error != nil {
-			return "", fmt.Errorf("import image: %w", m.Error)
-		}
+	err = relay(body, io.Discard, func(m *streamMessage) {
 		if strings.HasPrefix(m.Status, "sha256:") {
 			id = strings.TrimSpace(m.Status)
 		}
+	})
+	if err != nil {
+		return "", fmt.Errorf("import image: %w", err)
 	}
+	return id, nil
 }
 
 // ImageBuild builds with the classic builder: it needs no buildx plugin,
@@ -158,27 +151,71 @@ func (a *ImageAPI) ImageBuild(ctx context.Context, buildContext io.Reader, o ima
 	}
 	defer res.Body.Close()
 	var id string
-	err = relay(res.Body, out, func(m jsonmessage.JSONMessage) {
+	err = relay(res.Body, out, func(m *streamMessage) {
 		var aux struct{ ID string }
-		if m.Aux != nil && json.Unmarshal(*m.Aux, &aux) == nil && aux.ID != "" {
+		if m.Aux != nil && json.Unmarshal(m.Aux, &aux) == nil && aux.ID != "" {
 			id = aux.ID
 		}
 	})
-	var jerr *jsonmessage.JSONError
-	if errors.As(err, &jerr) && jerr.Code != 0 {
-		// The classic builder reports a failed RUN with its exit code.
-		return "", &imageapi.StepError{Code: jerr.Code, Message: jerr.Message}
-	}
 	return id, err
 }
 
-// relay writes a JSON message stream as the CLI prints it (no terminal:
-// one line per message) and returns the error a message reports.
-func relay(body io.Reader, out io.Writer, aux func(jsonmessage.JSONMessage)) error {
+// streamMessage is one message of the engine's JSON stream that answers a
+// pull, an import or a build.
+type streamMessage struct {
+	Stream         string          `json:"stream"`
+	Status         string          `json:"status"`
+	ID             string          `json:"id"`
+	ProgressDetail json.RawMessage `json:"progressDetail"`
+	Aux            json.RawMessage `json:"aux"`
+	Error          *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"errorDetail"`
+	ErrorMessage string `json:"error"`
+}
+
+// relay writes the stream's text to out as the CLI prints it without a
+// terminal (build output as it comes, one line per status, progress ticks
+// left out), hands each message to seen, and returns the error the stream
+// ends with: a *imageapi.StepError when it carries a step's exit code.
+// The messages are decoded here rather than with the client's jsonmessage
+// package, which links terminal handling the binary has no use for.
+func relay(body io.Reader, out io.Writer, seen func(*streamMessage)) error {
 	if out == nil {
 		out = io.Discard
 	}
-	return jsonmessage.DisplayJSONMessagesStream(body, out, 0, false, aux)
+	dec := json.NewDecoder(body)
+	for {
+		var m streamMessage
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read the engine's answer: %w", err)
+		}
+		switch {
+		case m.Error != nil && m.Error.Code != 0:
+			// The classic builder reports a failed RUN with its exit code.
+			return &imageapi.StepError{Code: m.Error.Code, Message: m.Error.Message}
+		case m.Error != nil:
+			return errors.New(m.Error.Message)
+		case m.ErrorMessage != "":
+			return errors.New(m.ErrorMessage)
+		}
+		if seen != nil {
+			seen(&m)
+		}
+		switch {
+		case m.Stream != "":
+			_, _ = io.WriteString(out, m.Stream)
+		case m.Status != "" && len(m.ProgressDetail) <= len("{}"):
+			if m.ID != "" {
+				_, _ = fmt.Fprintf(out, "%s: %s\n", m.ID, m.Status)
+			} else {
+				_, _ = fmt.Fprintln(out, m.Status)
+			}
+		}
+	}
 }
 
 // ContainerCreate creates a build container: every capability dropped but
