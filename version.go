@@ -1,6 +1,10 @@
 package sandboxrun
 
-import "os"
+import (
+	"os"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+)
 
 // Version is sandboxrun's release; it tags the runner image and is visible to
 // scripts as SANDBOXRUN_VERSION.
@@ -17,5 +21,5 @@ func RunnerImage() string {
 	if ref := os.Getenv(RunnerImageEnv); ref != "" {
 		return ref
 	}
-	return "sandboxrun/runner:" + Version
+	return layout.RunnerRef(Version)
 }

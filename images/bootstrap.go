@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/docker/docker/pkg/stringid"
 )
 
 const (
@@ -146,7 +144,7 @@ func bootstrapBase(ctx context.Context, p bootstrapPlan, rep *reporter) (_ baseI
 	if err != nil {
 		return baseImage{}, &BootstrapError{Step: "importing the root filesystem", Err: err}
 	}
-	rep.stepf("imported %s as %s in %s", stringid.TruncateID(img.ID), p.Tag, rep.since(started))
+	rep.stepf("imported %s as %s in %s", ShortID(img.ID), p.Tag, rep.since(started))
 	return img, nil
 }
 

@@ -1,24 +1,23 @@
 package images
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 
-	"github.com/docker/docker/pkg/stringid"
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 )
 
-// buildRequest is one `docker build` with a generated context.
+// buildRequest is one image build with a generated context.
 type buildRequest struct {
 	tag        string
 	dockerfile []byte
-	// files are written into the build context; each is executable
-	// because the legacy builder's COPY has no --chmod.
+	// files are written into the build context, executable (contextTar).
 	files     map[string][]byte
 	buildArgs map[string]string
 	labels    map[string]string
@@ -26,66 +25,84 @@ type buildRequest struct {
 	baseID string
 }
 
-// buildImage runs `docker build` in a throwaway context directory that holds
-// only the Dockerfile and req.files, so nothing else from the caller's tree
-// is sent to the daemon.
+// buildImage builds req with the engine's classic builder from a build
+// context made in memory that holds only the Dockerfile and req.files, so
+// nothing else from the caller's tree is sent to the daemon.
 //
-// The legacy builder is used on purpose (DOCKER_BUILDKIT=0): it works on
-// every engine without the buildx plugin, which these build hosts lack.
-// --rm --force-rm remove its intermediate containers even when a step fails;
-// the intermediate images of the steps that did succeed are removed here,
-// so a failed build leaves no nameless image behind.
+// The classic builder is used on purpose: it works on every engine without
+// the buildx plugin, which these build hosts lack. Its intermediate
+// containers are removed even when a step fails; the intermediate images
+// of the steps that did succeed are removed here, so a failed build leaves
+// no nameless image behind.
 func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, error) {
-	dir, err := os.MkdirTemp("", "sandboxrun-build-")
+	e, err := engine()
 	if err != nil {
-		return "", fmt.Errorf("creating the build context: %w", err)
+		return "", err
 	}
-	defer os.RemoveAll(dir)
 	dockerfile, err := withLabels(req.dockerfile, req.labels)
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o600); err != nil {
-		return "", fmt.Errorf("writing the build context: %w", err)
+	buildContext, err := contextTar(dockerfile, req.files)
+	if err != nil {
+		return "", err
 	}
-	for name, data := range req.files {
-		// COPY keeps this mode in the image, where uid 65532 must be able
-		// to execute the file.
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil { //nolint:gosec // see above
-			return "", fmt.Errorf("writing the build context: %w", err)
-		}
-	}
-
-	args := []string{"build", "--rm", "--force-rm", "--file", filepath.Join(dir, "Dockerfile"), "--tag", req.tag}
-	for _, k := range sortedKeys(req.buildArgs) {
-		args = append(args, "--build-arg", k+"="+req.buildArgs[k])
-	}
-	args = append(args, dir)
-
 	steps := &stepIDs{}
-	out := rep.output()
-	err = run(ctx, cmdSpec{
-		name:   dockerProgram,
-		args:   args,
-		env:    []string{"DOCKER_BUILDKIT=0"},
-		stdout: io.MultiWriter(steps, out),
-		stderr: out,
-	})
+	id, err := e.ImageBuild(ctx, bytes.NewReader(buildContext),
+		imageapi.Build{Tag: req.tag, Dockerfile: "Dockerfile", BuildArgs: req.buildArgs},
+		io.MultiWriter(steps, rep.output()))
 	if err != nil {
 		removeStepImages(ctx, steps.list(), req.baseID)
+		var step *imageapi.StepError
+		if errors.As(err, &step) {
+			// A failed step is the build's own failure: say it as a
+			// failed command with its exit code, as callers expect.
+			err = &CommandError{Command: []string{"docker", "build", "--tag", req.tag}, ExitCode: step.Code, StderrTail: step.Message, Err: err}
+		}
 		return "", fmt.Errorf("building %s: %w", req.tag, err)
 	}
 	info, err := inspectImage(ctx, req.tag)
 	if err != nil {
 		return "", fmt.Errorf("inspecting %s after building it: %w", req.tag, err)
 	}
+	if id != "" && id != info.ID {
+		return "", fmt.Errorf("building %s: the build made %s but the tag names %s", req.tag, ShortID(id), ShortID(info.ID))
+	}
 	return info.ID, nil
 }
 
+// contextTar is a build context of the Dockerfile and files. Each file is
+// executable because the classic builder's COPY has no --chmod, and COPY
+// keeps this mode in the image, where the sandbox user must be able to
+// execute it.
+func contextTar(dockerfile []byte, files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(name string, mode int64, data []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	if err := add("Dockerfile", 0o600, dockerfile); err != nil {
+		return nil, fmt.Errorf("writing the build context: %w", err)
+	}
+	for _, name := range sortedKeys(files) {
+		if err := add(name, 0o755, files[name]); err != nil {
+			return nil, fmt.Errorf("writing the build context: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("writing the build context: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // withLabels appends the labels to the build context's copy of the
-// Dockerfile as a single LABEL instruction. `docker build --label` would do
-// the same job, but the legacy builder runs every --label as a step of its
-// own, each committing an image (nine labels cost ~45 s on a small host).
+// Dockerfile as a single LABEL instruction. A build's labels option would
+// do the same job, but the classic builder runs every label as a step of
+// its own, each committing an image (nine labels cost ~45 s on a small host).
 func withLabels(dockerfile []byte, labels map[string]string) ([]byte, error) {
 	if len(labels) == 0 {
 		return dockerfile, nil
@@ -108,7 +125,7 @@ func withLabels(dockerfile []byte, labels map[string]string) ([]byte, error) {
 // refusal is expected and not an error worth reporting.
 func removeStepImages(ctx context.Context, ids []string, baseID string) {
 	for i := len(ids) - 1; i >= 0; i-- {
-		if stringid.TruncateID(ids[i]) == stringid.TruncateID(baseID) {
+		if ShortID(ids[i]) == ShortID(baseID) {
 			continue
 		}
 		_ = removeIfUntagged(ctx, ids[i])

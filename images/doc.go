@@ -19,11 +19,12 @@
 // with a lock file, across processes on the host. List and the skill-aware
 // pruning in the root package find every image by its io.sandboxrun labels.
 //
-// This package deliberately drives the docker CLI through os/exec instead of
-// importing the Docker Go client: only package sandbox talks to the Engine
-// API, image builds are rare and slow enough that a process per call costs
-// nothing, and the CLI already implements the build-context upload and
-// progress output a person watching `sandboxrun images build` wants to see.
-// Every command gets the caller's context, streams its output to the
-// progress writer, and keeps the tail of its stderr for the error it returns.
+// Every call to the Docker engine goes through Engine (package imageapi),
+// a handful of image and build-container calls implemented over the
+// Engine API client by package sandbox/docker, the one package that
+// imports that client. Builds use the classic builder through the API's
+// build endpoint; a skill image is a build container that is created,
+// started and committed. Only tar, debootstrap and apt-get, which bootstrap
+// a base without a registry, run as programs (exec.go): each gets the
+// caller's context and keeps the tail of its stderr for the error.
 package images

@@ -2,42 +2,32 @@ package images
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 )
 
 const (
-	dockerProgram = "docker"
 	// pingTimeout bounds the daemon check; a healthy daemon answers in
 	// milliseconds, a dead socket fails at once, a hung one must not hang us.
 	pingTimeout = 20 * time.Second
 	// cleanupTimeout bounds each removal done after a failure or cancel.
 	cleanupTimeout = 30 * time.Second
-	// inspectMaxBytes bounds `docker image inspect` output we parse.
-	inspectMaxBytes = 4 << 20
 )
 
-// checkDocker confirms that the docker CLI exists and its daemon answers.
+// checkDocker confirms that the Docker daemon answers.
 func checkDocker(ctx context.Context) error {
-	if _, err := exec.LookPath(dockerProgram); err != nil {
-		return fmt.Errorf("%w: the docker CLI is not in PATH; install Docker Engine (https://docs.docker.com/engine/install/) and retry", ErrNoDocker)
+	e, err := engine()
+	if err != nil {
+		return err
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	var out cappedBuffer
-	out.max = 4 << 10
-	err := run(pingCtx, cmdSpec{
-		name:   dockerProgram,
-		args:   []string{"version", "--format", "{{.Server.Version}}"},
-		stdout: &out,
-	})
+	err = e.Ping(pingCtx)
 	if err == nil {
 		return nil
 	}
@@ -49,15 +39,8 @@ func checkDocker(ctx context.Context) error {
 	return fmt.Errorf("%w: docker daemon unreachable: start it (e.g. `sudo systemctl start docker`), check DOCKER_HOST, and make sure this user may use the Docker socket (root, or a member of the docker group): %w", ErrNoDocker, err)
 }
 
-// imageInfo is the part of `docker image inspect` this package uses.
-type imageInfo struct {
-	ID       string   `json:"Id"`
-	RepoTags []string `json:"RepoTags"`
-	Size     int64    `json:"Size"`
-	Config   struct {
-		Labels map[string]string `json:"Labels"`
-	} `json:"Config"`
-}
+// imageInfo is the part of an image this package uses.
+type imageInfo = imageapi.Image
 
 // Inspect returns the ID and labels of a local image. It returns an error
 // matching ErrNotFound when ref does not exist locally and one matching
@@ -67,44 +50,35 @@ func Inspect(ctx context.Context, ref string) (id string, labels map[string]stri
 	if err != nil {
 		return "", nil, err
 	}
-	return info.ID, info.Config.Labels, nil
+	return info.ID, info.Labels, nil
 }
 
 func inspectImage(ctx context.Context, ref string) (imageInfo, error) {
 	if err := validateRef(ref); err != nil {
 		return imageInfo{}, err
 	}
-	out := cappedBuffer{max: inspectMaxBytes}
-	err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "inspect", "--", ref}, stdout: &out})
+	e, err := engine()
 	if err != nil {
-		if ctx.Err() != nil {
-			return imageInfo{}, fmt.Errorf("inspecting image %s: %w", ref, err)
-		}
-		// The CLI exits 1 both for a missing image and for an unreachable
-		// daemon; asking the daemon tells the two apart without reading
-		// its messages.
-		if pingErr := checkDocker(ctx); pingErr != nil {
-			return imageInfo{}, pingErr
-		}
-		var cmdErr *CommandError
-		detail := ""
-		if errors.As(err, &cmdErr) {
-			detail = " (" + lastLines(cmdErr.StderrTail, 1) + ")"
-		}
-		return imageInfo{}, fmt.Errorf("image %s: %w%s", ref, ErrNotFound, detail)
+		return imageInfo{}, err
 	}
-	var infos []imageInfo
-	if err := json.Unmarshal(out.Bytes(), &infos); err != nil {
-		return imageInfo{}, fmt.Errorf("decoding `docker image inspect %s`: %w", ref, err)
+	info, err := e.ImageInspect(ctx, ref)
+	switch {
+	case err == nil:
+		return info, nil
+	case ctx.Err() != nil:
+		return imageInfo{}, fmt.Errorf("inspecting image %s: %w", ref, err)
+	case isNotFound(err):
+		return imageInfo{}, fmt.Errorf("image %s: %w", ref, ErrNotFound)
 	}
-	if len(infos) != 1 {
-		return imageInfo{}, fmt.Errorf("docker image inspect %s: expected one image, got %d", ref, len(infos))
+	// Any other failure: say whether the daemon is there at all.
+	if pingErr := checkDocker(ctx); pingErr != nil {
+		return imageInfo{}, pingErr
 	}
-	return infos[0], nil
+	return imageInfo{}, fmt.Errorf("inspecting image %s: %w", ref, err)
 }
 
-// validateRef refuses references the CLI would misread (a leading dash is
-// an option) before they reach an argument list.
+// validateRef refuses references that are no image name before they reach
+// the engine.
 func validateRef(ref string) error {
 	switch {
 	case ref == "":
@@ -118,11 +92,19 @@ func validateRef(ref string) error {
 }
 
 func pullImage(ctx context.Context, ref string, progress io.Writer) error {
-	return run(ctx, cmdSpec{name: dockerProgram, args: []string{"pull", "--", ref}, stdout: progress, stderr: progress})
+	e, err := engine()
+	if err != nil {
+		return err
+	}
+	return e.ImagePull(ctx, ref, progress)
 }
 
 func tagImage(ctx context.Context, id, ref string) error {
-	return run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "tag", id, ref}})
+	e, err := engine()
+	if err != nil {
+		return err
+	}
+	return e.ImageTag(ctx, id, ref)
 }
 
 // removeIfUntagged deletes an image this package produced once nothing
@@ -146,8 +128,12 @@ func removeIfUntagged(ctx context.Context, id string) error {
 	if len(info.RepoTags) > 0 {
 		return nil
 	}
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "rm", info.ID}}); err != nil {
-		return fmt.Errorf("removing untagged image %s: %w", stringid.TruncateID(info.ID), err)
+	e, err := engine()
+	if err != nil {
+		return err
+	}
+	if err := e.ImageRemove(ctx, info.ID); err != nil && !isNotFound(err) {
+		return fmt.Errorf("removing untagged image %s: %w", ShortID(info.ID), err)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	// ErrNoDocker means the docker CLI is missing or the daemon cannot be
+	// ErrNoDocker means the Docker client cannot be set up or the daemon cannot be
 	// reached; the wrapping error says which and how to fix it.
 	ErrNoDocker = errors.New("docker is not available")
 	// ErrNotFound means an image reference does not exist locally.
@@ -17,8 +17,8 @@ var (
 	ErrBootstrap = errors.New("bootstrapping the base image failed")
 )
 
-// CommandError reports a failed external command (docker, debootstrap, tar,
-// apt-get) with the end of what it wrote to stderr.
+// CommandError reports a failed external command (debootstrap, tar,
+// apt-get) or build container, with the end of what it wrote to stderr.
 type CommandError struct {
 	// Command is the program and its arguments, for the message.
 	Command []string

@@ -129,22 +129,3 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.buf)
 }
-
-// cappedBuffer collects a command's stdout up to max bytes; more is an
-// error rather than a silent cut, because callers parse it.
-type cappedBuffer struct {
-	max int
-	buf []byte
-}
-
-var errOutputTooLarge = errors.New("command output exceeds the expected size")
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if len(c.buf)+len(p) > c.max {
-		return 0, fmt.Errorf("%w (%d bytes)", errOutputTooLarge, c.max)
-	}
-	c.buf = append(c.buf, p...)
-	return len(p), nil
-}
-
-func (c *cappedBuffer) Bytes() []byte { return c.buf }

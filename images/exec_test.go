@@ -2,7 +2,6 @@ package images
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -51,13 +50,4 @@ func TestTailBuffer(t *testing.T) {
 	_, _ = tb.Write([]byte("abc"))
 	_, _ = tb.Write([]byte("defg"))
 	require.Equal(t, "cdefg", tb.String())
-}
-
-func TestCappedBuffer(t *testing.T) {
-	cb := &cappedBuffer{max: 4}
-	_, err := cb.Write([]byte("abcd"))
-	require.NoError(t, err)
-	_, err = cb.Write([]byte("e"))
-	require.True(t, errors.Is(err, errOutputTooLarge))
-	require.Equal(t, "abcd", string(cb.Bytes()))
 }

@@ -11,17 +11,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Label keys sandboxrun puts on the images it builds. The io.sandboxrun
 // prefix is reserved for sandboxrun; containers use the same managed label.
 const (
-	LabelManaged     = "io.sandboxrun.managed"
-	LabelKind        = "io.sandboxrun.kind"
-	LabelContentHash = "io.sandboxrun.content-hash"
+	LabelManaged     = layout.LabelManaged
+	LabelKind        = layout.LabelKind
+	LabelContentHash = layout.LabelContentHash
 	// LabelBaseID records the exact base image a runner was built on.
-	LabelBaseID = "io.sandboxrun.base.id"
+	LabelBaseID = layout.LabelBaseID
 
 	KindRunner = "runner"
 	KindBase   = "base"
@@ -72,7 +74,7 @@ func baseHash(p bootstrapPlan) string {
 func runnerLabels(o RunnerOptions, base baseImage, contentHash string, created time.Time) map[string]string {
 	l := map[string]string{
 		ocispec.AnnotationTitle:         "sandboxrun runner",
-		ocispec.AnnotationDescription:   "Sandbox for sandboxrun skill executions: python3, nodejs, bash, jq, git; sandbox-init as PID 1; runs as uid 65532",
+		ocispec.AnnotationDescription:   "Sandbox for sandboxrun skill executions: python3, nodejs, bash, jq, git; sandbox-init as PID 1; runs as uid " + buildUID,
 		ocispec.AnnotationVersion:       o.Version,
 		ocispec.AnnotationCreated:       created.UTC().Format(time.RFC3339),
 		ocispec.AnnotationBaseImageName: base.Ref,
@@ -132,7 +134,7 @@ func buildSource() (source, revision string) {
 
 // sortedKeys gives labels in a stable order, so the argument lists (and
 // the golden expectations in tests) do not depend on map iteration.
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

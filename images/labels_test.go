@@ -1,11 +1,15 @@
 package images
 
 import (
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 func TestRunnerHashStableAndSensitive(t *testing.T) {
@@ -140,4 +144,16 @@ func TestWithLabels(t *testing.T) {
 
 	_, err = withLabels([]byte("FROM x\n"), map[string]string{"k": "a\nb"})
 	require.Error(t, err)
+}
+
+// The runner's Dockerfile is not Go, so it cannot import the uid; this
+// keeps the user it creates and runs as equal to layout.UID.
+func TestRunnerDockerfileUser(t *testing.T) {
+	dockerfile, err := os.ReadFile("../Dockerfile.runner")
+	require.NoError(t, err)
+	uid, gid := strconv.Itoa(layout.UID), strconv.Itoa(layout.GID)
+	require.Contains(t, string(dockerfile), "\nUSER "+uid+":"+gid+"\n")
+	require.Contains(t, string(dockerfile), "useradd --uid "+uid+" --gid "+gid+" ")
+	require.Contains(t, string(dockerfile), "groupadd --gid "+gid+" ")
+	require.Contains(t, string(profileDockerfile([]string{"jq"})), "\nUSER "+uid+":"+gid+"\n")
 }

@@ -8,15 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
-	"github.com/docker/go-units"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/size"
+
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // LabelProfile names the runner profile an image is, on profile images.
-const LabelProfile = "io.sandboxrun.profile"
+const LabelProfile = layout.LabelProfile
 
 // profilePackages are the Debian packages (bookworm) each runner profile
 // adds to the runner. The document skills people publish import pypdf,
@@ -106,12 +107,12 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
-	if err == nil && existing.Config.Labels[LabelContentHash] == hash && !o.Force {
-		rep.stepf("%s is up to date (%s); nothing to build", ref, stringid.TruncateID(existing.ID))
+	if err == nil && existing.Labels[LabelContentHash] == hash && !o.Force {
+		rep.stepf("%s is up to date (%s); nothing to build", ref, ShortID(existing.ID))
 		return Image{Ref: ref, ID: existing.ID, ContentHash: hash}, nil
 	}
 	started := time.Now()
-	rep.stepf("building %s FROM %s (%s): apt installs %s", ref, o.Runner, stringid.TruncateID(runnerID), strings.Join(pkgs, ", "))
+	rep.stepf("building %s FROM %s (%s): apt installs %s", ref, o.Runner, ShortID(runnerID), strings.Join(pkgs, ", "))
 	id, err := buildImage(ctx, buildRequest{
 		tag:        ref,
 		dockerfile: profileDockerfile(pkgs),
@@ -124,16 +125,16 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	}
 	if existing.ID != "" && existing.ID != id {
 		if err := removeIfUntagged(ctx, existing.ID); err != nil {
-			rep.stepf("note: could not remove the previous %s image %s: %v", ref, stringid.TruncateID(existing.ID), err)
+			rep.stepf("note: could not remove the previous %s image %s: %v", ref, ShortID(existing.ID), err)
 		}
 	}
 	added := ""
 	if info, err := inspectImage(ctx, id); err == nil {
 		if runner, err := inspectImage(ctx, runnerID); err == nil && info.Size >= runner.Size {
-			added = fmt.Sprintf("; %s, %s more than the runner", units.BytesSize(float64(info.Size)), units.BytesSize(float64(info.Size-runner.Size)))
+			added = fmt.Sprintf("; %s, %s more than the runner", size.Format(info.Size), size.Format(info.Size-runner.Size))
 		}
 	}
-	rep.stepf("built %s (%s) in %s%s", ref, stringid.TruncateID(id), rep.since(started), added)
+	rep.stepf("built %s (%s) in %s%s", ref, ShortID(id), rep.since(started), added)
 	return Image{Ref: ref, ID: id, ContentHash: hash, Built: true}, nil
 }
 
@@ -151,8 +152,8 @@ RUN set -eu; \
     apt-get clean; \
     rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/cache/apt/*.bin /root/.cache; \
     find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
-USER 65532:65532
-WORKDIR /workspace
+USER ` + buildUser + `
+WORKDIR ` + layout.WorkspaceDir + `
 `)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 )
 
 // dpkgSlimConfig keeps documentation out of packages installed later (per
@@ -203,46 +204,43 @@ func writeInRoot(root, rel, data string) error {
 	return errors.Join(werr, f.Close())
 }
 
-// importRootfs streams root into `docker import` with tar. The image is
-// imported untagged and tagged only once the whole stream made it, so a
-// cut-off tar never ends up under the base's name.
+// importRootfs streams root, archived by tar, into an image import. The
+// image is imported untagged and tagged only once the whole stream made it,
+// so a cut-off tar never ends up under the base's name.
 func importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage, error) {
-	labels := baseLabels(p, p.Hash, time.Now())
-	args := []string{
-		"import",
-		"--message", fmt.Sprintf("sandboxrun: debootstrap --variant=%s %s %s", debootstrapVariant, p.Suite, p.Mirror),
-		"--change", "ENV PATH=" + basePath,
-		"--change", "ENV LANG=C.UTF-8",
-		"--change", `CMD ["bash"]`,
+	e, err := engine()
+	if err != nil {
+		return baseImage{}, err
 	}
+	labels := baseLabels(p, p.Hash, time.Now())
 	labelChange, err := labelInstruction(labels)
 	if err != nil {
 		return baseImage{}, err
 	}
-	args = append(args, "--change", labelChange, "-")
-
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return baseImage{}, fmt.Errorf("creating the import pipe: %w", err)
+	opts := imageapi.Import{
+		Message: fmt.Sprintf("sandboxrun: debootstrap --variant=%s %s %s", debootstrapVariant, p.Suite, p.Mirror),
+		Changes: []string{"ENV PATH=" + basePath, "ENV LANG=C.UTF-8", `CMD ["bash"]`, labelChange},
 	}
+
+	pr, pw := io.Pipe()
 	tarDone := make(chan error, 1)
 	go func() {
 		// Device nodes are left out: Docker mounts its own /dev, and a
-		// rootless daemon cannot create them on import.
+		// rootless daemon cannot create them on import. tar (not
+		// archive/tar) keeps the xattrs and numeric owners debootstrap
+		// set, as the host's own tools wrote them.
 		err := run(ctx, cmdSpec{name: "tar", args: []string{
 			"--numeric-owner", "--xattrs", "--xattrs-include=*",
 			"--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*",
 			"-C", root, "-cf", "-", ".",
 		}, stdout: pw})
-		pw.Close()
+		_ = pw.CloseWithError(err) // a failed tar must not read as a complete archive
 		tarDone <- err
 	}()
-	out := cappedBuffer{max: 4 << 10}
-	importErr := run(ctx, cmdSpec{name: dockerProgram, args: args, stdin: pr, stdout: &out})
-	pr.Close() // a tar still writing gets EPIPE instead of blocking forever
+	id, importErr := e.ImageImport(ctx, pr, opts)
+	_ = pr.CloseWithError(io.ErrClosedPipe) // a tar still writing gets an error instead of blocking forever
 	tarErr := <-tarDone
 
-	id := strings.TrimSpace(string(out.Bytes()))
 	if importErr != nil || tarErr != nil {
 		err := errors.Join(importErr, tarErr)
 		if id != "" {
@@ -251,7 +249,7 @@ func importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage,
 		return baseImage{}, err
 	}
 	if !strings.HasPrefix(id, "sha256:") {
-		return baseImage{}, fmt.Errorf("docker import printed %q instead of an image ID", id)
+		return baseImage{}, fmt.Errorf("the image import answered %q instead of an image ID", id)
 	}
 	if err := retag(ctx, id, p.Tag); err != nil {
 		return baseImage{}, err
@@ -267,7 +265,7 @@ func retag(ctx context.Context, id, ref string) error {
 		return errors.Join(err, removeIfUntagged(ctx, id))
 	}
 	if err := tagImage(ctx, id, ref); err != nil {
-		return errors.Join(fmt.Errorf("tagging %s as %s: %w", stringid.TruncateID(id), ref, err), removeIfUntagged(ctx, id))
+		return errors.Join(fmt.Errorf("tagging %s as %s: %w", ShortID(id), ref, err), removeIfUntagged(ctx, id))
 	}
 	if old.ID != "" && old.ID != id {
 		// Best effort: an old base still under a runner stays until that

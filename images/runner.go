@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/docker/docker/pkg/stringid"
 )
 
 const (
@@ -146,12 +144,12 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
-	if err == nil && existing.Config.Labels[LabelContentHash] == hash && !o.Force {
-		rep.stepf("%s is up to date (%s, content hash %s); nothing to build", o.Tag, stringid.TruncateID(existing.ID), stringid.TruncateID(hash))
+	if err == nil && existing.Labels[LabelContentHash] == hash && !o.Force {
+		rep.stepf("%s is up to date (%s, content hash %s); nothing to build", o.Tag, ShortID(existing.ID), ShortID(hash))
 		return Image{Ref: o.Tag, ID: existing.ID, ContentHash: hash, Built: false}, nil
 	}
 	started := time.Now()
-	rep.stepf("building %s FROM %s (%s) with docker build", o.Tag, base.Ref, stringid.TruncateID(base.ID))
+	rep.stepf("building %s FROM %s (%s) with docker build", o.Tag, base.Ref, ShortID(base.ID))
 	id, err := buildImage(ctx, buildRequest{
 		tag:        o.Tag,
 		dockerfile: o.Dockerfile,
@@ -165,10 +163,10 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 	}
 	if existing.ID != "" && existing.ID != id {
 		if err := removeIfUntagged(ctx, existing.ID); err != nil {
-			rep.stepf("note: could not remove the previous %s image %s: %v", o.Tag, stringid.TruncateID(existing.ID), err)
+			rep.stepf("note: could not remove the previous %s image %s: %v", o.Tag, ShortID(existing.ID), err)
 		}
 	}
-	rep.stepf("built %s (%s) in %s", o.Tag, stringid.TruncateID(id), rep.since(started))
+	rep.stepf("built %s (%s) in %s", o.Tag, ShortID(id), rep.since(started))
 	return Image{Ref: o.Tag, ID: id, ContentHash: hash, Built: true}, nil
 }
 
@@ -178,7 +176,7 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 // registry every time.
 func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage, error) {
 	if info, err := inspectImage(ctx, o.Base); err == nil {
-		rep.stepf("base: using local %s (%s)", o.Base, stringid.TruncateID(info.ID))
+		rep.stepf("base: using local %s (%s)", o.Base, ShortID(info.ID))
 		return baseImage{Ref: o.Base, ID: info.ID}, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return baseImage{}, err
@@ -190,8 +188,8 @@ func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return baseImage{}, err
 		}
-		if err == nil && info.Config.Labels[LabelContentHash] == plan.Hash {
-			rep.stepf("base: %s is not present locally; using the bootstrapped %s (%s), which is up to date", o.Base, plan.Tag, stringid.TruncateID(info.ID))
+		if err == nil && info.Labels[LabelContentHash] == plan.Hash {
+			rep.stepf("base: %s is not present locally; using the bootstrapped %s (%s), which is up to date", o.Base, plan.Tag, ShortID(info.ID))
 			return baseImage{Ref: plan.Tag, ID: info.ID}, nil
 		}
 	}
@@ -209,7 +207,7 @@ func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage
 		if err != nil {
 			return baseImage{}, fmt.Errorf("inspecting %s after pulling it: %w", o.Base, err)
 		}
-		rep.stepf("base: pulled %s (%s)", o.Base, stringid.TruncateID(info.ID))
+		rep.stepf("base: pulled %s (%s)", o.Base, ShortID(info.ID))
 		return baseImage{Ref: o.Base, ID: info.ID}, nil
 	}
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -38,21 +38,21 @@ const KindSkill = "skill"
 
 // Labels only skill images carry.
 const (
-	LabelSkill    = "io.sandboxrun.skill"
-	LabelDepsHash = "io.sandboxrun.deps-hash"
+	LabelSkill    = layout.LabelSkill
+	LabelDepsHash = layout.LabelDepsHash
 	// LabelPython and LabelSystem list the installed packages, for
 	// `sandboxrun images list` and for people reading `docker inspect`.
-	LabelPython = "io.sandboxrun.skill.python-packages"
-	LabelSystem = "io.sandboxrun.skill.system-packages"
+	LabelPython = layout.LabelPython
+	LabelSystem = layout.LabelSystem
 )
 
 // VenvPath is the virtual environment of every skill image with Python
 // packages. The sandbox puts its bin/ first on PATH, so python3 there is the
 // environment's interpreter.
-const VenvPath = "/opt/sandboxrun/venv"
+const VenvPath = layout.VenvDir
 
 // SkillRepoPrefix starts the repository name of every skill image.
-const SkillRepoPrefix = "sandboxrun/skill-"
+const SkillRepoPrefix = layout.SkillRepoPrefix
 
 // ErrSkillBuild means a skill image could not be built; errors.As with
 // *SkillBuildError gives the failed step and the package manager's output.
@@ -305,7 +305,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 	}
 	if img, ok, err := upToDate(ctx, p); err != nil || ok {
 		if ok {
-			rep.stepf("%s is up to date (%s); nothing to build", p.ref, stringid.TruncateID(img.ID))
+			rep.stepf("%s is up to date (%s); nothing to build", p.ref, ShortID(img.ID))
 		}
 		return img, err
 	}
@@ -320,7 +320,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 			// Another process may have built it while we waited.
 			if img, ok, err := upToDate(ctx, p); err != nil || ok {
 				if ok {
-					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, stringid.TruncateID(img.ID))
+					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, ShortID(img.ID))
 				}
 				return img, err
 			}
@@ -342,7 +342,7 @@ func upToDate(ctx context.Context, p skillPlan) (Image, bool, error) {
 	if err != nil {
 		return Image{}, false, err
 	}
-	if info.Config.Labels[LabelContentHash] != p.contentHash {
+	if info.Labels[LabelContentHash] != p.contentHash {
 		return Image{}, false, nil
 	}
 	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash}, true, nil

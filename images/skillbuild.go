@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,23 +14,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
-	"github.com/docker/go-units"
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
-// Skill images are made with `docker create` + `docker start` + `docker
-// commit` rather than `docker build`: the legacy builder (the only one every
-// engine has) records build arguments in `docker history` and puts anything
-// in the build context into a layer, and neither an index URL with a token
-// nor a wheelhouse belongs in the image. Here the package sources reach the
-// container by `docker cp` into a scratch folder that the build script
-// deletes, so the one committed layer holds only what was installed.
+// Skill images are made by creating, starting and committing a container
+// rather than by a build: the classic builder (the only one every engine
+// has) records build arguments in `docker history` and puts anything in the
+// build context into a layer, and neither an index URL with a token nor a
+// wheelhouse belongs in the image. Here the package sources are copied into
+// the container's scratch folder, which the build script deletes, so the
+// one committed layer holds only what was installed.
 
 // Bounds of a build container: it runs the package managers on the skill's
 // behalf, so it gets caps like a run's, sized for installing.
 const (
-	buildMemory  = "2g"
-	buildPids    = "1024"
+	buildMemory  = 2 << 30
+	buildPids    = 1024
 	buildTimeout = 20 * time.Minute
 )
 
@@ -41,17 +40,21 @@ const stepOutputLines = 25
 // buildSkill makes p's image. The caller holds the build lock for p.ref.
 func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) {
 	started := time.Now()
-	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, stringid.TruncateID(p.runnerID))
-	runnerCfg, err := imageConfigOf(ctx, p.runnerID)
+	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, ShortID(p.runnerID))
+	e, err := engine()
 	if err != nil {
 		return Image{}, err
+	}
+	runner, err := inspectImage(ctx, p.runnerID)
+	if err != nil {
+		return Image{}, fmt.Errorf("reading the configuration of %s: %w", p.runnerID, err)
 	}
 	previous, err := inspectImage(ctx, p.ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
 	script, steps := skillScript(p)
-	changes, err := commitChanges(runnerCfg, skillLabels(p, skillImageTime()))
+	changes, err := commitChanges(runner.Config, skillLabels(p, skillImageTime()))
 	if err != nil {
 		return Image{}, err
 	}
@@ -63,20 +66,18 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 		return Image{}, err
 	}
 	defer func() { _ = removeContainer(ctx, name) }() // best effort; the next build of this ref retries
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
-		"create", "--name", name,
-		"--user", "0:0", "--entrypoint", "/bin/sh", "--workdir", "/",
-		"--security-opt", "no-new-privileges", "--log-driver", "none",
+	id, err := e.ContainerCreate(ctx, imageapi.Container{
+		Name: name, Image: p.runnerID, User: "0:0", Entrypoint: []string{"/bin/sh"}, Cmd: []string{buildScript}, WorkingDir: "/",
 		// Only the capabilities apt and dpkg need as root (owners, modes,
-		// file capabilities, the _apt user); pip never gets any.
-		"--cap-drop", "ALL", "--cap-add", "CHOWN", "--cap-add", "DAC_OVERRIDE", "--cap-add", "FOWNER",
-		"--cap-add", "FSETID", "--cap-add", "SETUID", "--cap-add", "SETGID", "--cap-add", "SETFCAP",
-		"--memory", buildMemory, "--memory-swap", buildMemory, "--pids-limit", buildPids,
-		p.runnerID, buildScript,
-	}}); err != nil {
+		// file capabilities, the _apt user); pip never gets any. Every
+		// other one is dropped, no new privileges, no logs kept.
+		CapAdd:      []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "SETFCAP"},
+		MemoryBytes: buildMemory, PidsLimit: buildPids,
+	})
+	if err != nil {
 		return Image{}, fmt.Errorf("creating the build container for %s: %w", p.ref, err)
 	}
-	if err := copyBuildInputs(ctx, name, script, p.findLinks); err != nil {
+	if err := copyBuildInputs(ctx, e, id, name, script, p.findLinks); err != nil {
 		return Image{}, err
 	}
 
@@ -84,7 +85,7 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	stdout, stderr := tracker.stream(), tracker.stream()
 	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	err = run(bctx, cmdSpec{name: dockerProgram, args: []string{"start", "--attach", name}, stdout: stdout, stderr: stderr})
+	err = runBuildContainer(bctx, e, id, name, stdout, stderr)
 	if bctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = fmt.Errorf("the build ran past its %s limit: %w", buildTimeout, err)
 	}
@@ -95,14 +96,9 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	}
 	tracker.finish()
 
-	var out cappedBuffer
-	out.max = 4 << 10
-	args := []string{"commit", "--message", "sandboxrun: dependencies of skill " + sanitizeComment(p.opts.Skill)}
-	for _, c := range changes {
-		args = append(args, "--change", c)
-	}
-	args = append(args, name, p.ref)
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: args, stdout: &out}); err != nil {
+	if _, err := e.ContainerCommit(ctx, id, imageapi.Commit{
+		Ref: p.ref, Message: "sandboxrun: dependencies of skill " + sanitizeComment(p.opts.Skill), Changes: changes,
+	}); err != nil {
 		return Image{}, fmt.Errorf("committing %s: %w", p.ref, err)
 	}
 	info, err := inspectImage(ctx, p.ref)
@@ -111,14 +107,14 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	}
 	if previous.ID != "" && previous.ID != info.ID {
 		if err := removeIfUntagged(ctx, previous.ID); err != nil {
-			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, stringid.TruncateID(previous.ID), err)
+			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, ShortID(previous.ID), err)
 		}
 	}
 	added := ""
 	if runner, err := inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
-		added = fmt.Sprintf("; it adds %s to the runner image", units.BytesSize(float64(info.Size-runner.Size)))
+		added = fmt.Sprintf("; it adds %s to the runner image", size.Format(info.Size-runner.Size))
 	}
-	rep.stepf("built %s (%s) in %s%s", p.ref, stringid.TruncateID(info.ID), rep.since(started), added)
+	rep.stepf("built %s (%s) in %s%s", p.ref, ShortID(info.ID), rep.since(started), added)
 	return Image{Ref: p.ref, ID: info.ID, ContentHash: p.contentHash, Built: true}, nil
 }
 
@@ -136,40 +132,37 @@ const BuildContainerPrefix = "sandboxrun-build-"
 func removeContainer(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	out := cappedBuffer{max: 64 << 10}
-	err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
-		"container", "ls", "--all", "--quiet", "--no-trunc", "--filter", "name=^/" + name + "$",
-	}, stdout: &out})
+	e, err := engine()
 	if err != nil {
-		return fmt.Errorf("looking for the build container %s: %w", name, err)
+		return err
 	}
-	for _, id := range strings.Fields(string(out.Bytes())) {
-		if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"container", "rm", "--force", id}}); err != nil {
-			return fmt.Errorf("removing the build container %s: %w", name, err)
-		}
+	if err := e.ContainerRemove(ctx, name); err != nil {
+		return fmt.Errorf("removing the build container %s: %w", name, err)
 	}
 	return nil
 }
 
-// imageConfigOf reads the configuration a commit must carry over.
-func imageConfigOf(ctx context.Context, ref string) (imageConfig, error) {
-	out := cappedBuffer{max: inspectMaxBytes}
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
-		"image", "inspect", "--format", "{{json .Config}}", "--", ref,
-	}, stdout: &out}); err != nil {
-		return imageConfig{}, fmt.Errorf("reading the configuration of %s: %w", ref, err)
+// runBuildContainer starts the build container and relays its output
+// until it stops. A non-zero exit is a *CommandError with its code, which
+// the step tracker turns into the step that failed.
+func runBuildContainer(ctx context.Context, e Engine, id, name string, stdout, stderr io.Writer) error {
+	code, err := e.ContainerRun(ctx, id, stdout, stderr)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("running the build container %s: %w", name, errors.Join(ctxErr, err))
 	}
-	var c imageConfig
-	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
-		return imageConfig{}, fmt.Errorf("decoding the configuration of %s: %w", ref, err)
+	if err != nil {
+		return fmt.Errorf("running the build container %s: %w", name, err)
 	}
-	return c, nil
+	if code != 0 {
+		return &CommandError{Command: []string{"build container", name}, ExitCode: code, Err: fmt.Errorf("exit status %d", code)}
+	}
+	return nil
 }
 
 // copyBuildInputs streams the script and the local find-links folders into
-// the created container as one tar archive (`docker cp -`), which also
-// works when the daemon is on another machine.
-func copyBuildInputs(ctx context.Context, container, script string, links []findLinksSource) error {
+// the created container as one tar archive, which also works when the
+// daemon is on another machine.
+func copyBuildInputs(ctx context.Context, e Engine, id, name, script string, links []findLinksSource) error {
 	pr, pw := io.Pipe()
 	writeErr := make(chan error, 1)
 	go func() {
@@ -177,15 +170,13 @@ func copyBuildInputs(ctx context.Context, container, script string, links []find
 		_ = pw.CloseWithError(err) // the reader sees err; it is also returned below
 		writeErr <- err
 	}()
-	err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"cp", "-", container + ":/tmp"}, stdin: pr})
-	_ = pr.Close() // unblocks the writer if docker cp stopped reading
-	if werr := <-writeErr; werr != nil {
-		return werr
-	}
+	err := e.ContainerCopyTo(ctx, id, "/tmp", pr)
+	_ = pr.CloseWithError(io.ErrClosedPipe) // unblocks the writer if the copy stopped reading
+	werr := <-writeErr
 	if err != nil {
-		return fmt.Errorf("copying the build inputs into %s: %w", container, err)
+		return fmt.Errorf("copying the build inputs into %s: %w", name, err)
 	}
-	return nil
+	return werr
 }
 
 func writeBuildTar(w io.Writer, script string, links []findLinksSource) error {
@@ -298,8 +289,8 @@ func (t *stepTracker) finish() {
 	t.current = -1
 }
 
-// failure describes a failed `docker start --attach` as the step that
-// failed with its output.
+// failure describes a failed build container run as the step that failed
+// with its output.
 func (t *stepTracker) failure(ctx context.Context, p skillPlan, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 )
 
 func TestStepTracker(t *testing.T) {
@@ -102,8 +104,8 @@ func TestWriteBuildTar(t *testing.T) {
 }
 
 func TestListedFrom(t *testing.T) {
-	in := listedInfo{ID: "sha256:abc", RepoTags: []string{"sandboxrun/skill-x:1", "<none>:<none>"}, Size: 42, Created: "2026-01-02T03:04:05.123456789Z"}
-	in.Config.Labels = map[string]string{
+	in := imageapi.Image{ID: "sha256:abc", RepoTags: []string{"sandboxrun/skill-x:1", "<none>:<none>"}, Size: 42, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	in.Labels = map[string]string{
 		LabelKind: KindSkill, LabelSkill: "x", LabelDepsHash: "sha256:d", LabelContentHash: "sha256:c",
 		LabelPython: `["a>=1","b"]`, LabelSystem: `["bc"]`,
 	}
@@ -117,7 +119,7 @@ func TestListedFrom(t *testing.T) {
 	require.Equal(t, int64(42), l.Size)
 	require.Equal(t, 2026, l.Created.Year())
 
-	untagged := listedFrom(listedInfo{ID: "sha256:def", RepoTags: nil})
+	untagged := listedFrom(imageapi.Image{ID: "sha256:def", RepoTags: nil})
 	require.Empty(t, untagged.Ref)
 	require.Empty(t, untagged.Tags)
 }

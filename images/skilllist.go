@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
 )
 
 // Listed is one of sandboxrun's images: a runner, a bootstrapped base or a
@@ -34,43 +35,19 @@ type Listed struct {
 	Created time.Time
 }
 
-// listedInfo is the part of `docker image inspect` List reads.
-type listedInfo struct {
-	ID       string   `json:"Id"`
-	RepoTags []string `json:"RepoTags"`
-	Size     int64    `json:"Size"`
-	Created  string   `json:"Created"`
-	Config   struct {
-		Labels map[string]string `json:"Labels"`
-	} `json:"Config"`
-}
-
-// listMaxBytes bounds the inspect output List parses: a few KiB per image.
-const listMaxBytes = 64 << 20
-
 // List returns every image labelled io.sandboxrun.managed=true, sorted by
 // kind, skill and age (newest first).
 func List(ctx context.Context) ([]Listed, error) {
 	if err := checkDocker(ctx); err != nil {
 		return nil, err
 	}
-	ids := cappedBuffer{max: listMaxBytes}
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{
-		"image", "ls", "--quiet", "--no-trunc", "--filter", "label=" + LabelManaged + "=true",
-	}, stdout: &ids}); err != nil {
+	e, err := engine()
+	if err != nil {
+		return nil, err
+	}
+	infos, err := e.ImageList(ctx, LabelManaged, "true")
+	if err != nil {
 		return nil, fmt.Errorf("listing sandboxrun images: %w", err)
-	}
-	idList := slices.Compact(sortedUnique(strings.Fields(string(ids.Bytes()))))
-	if len(idList) == 0 {
-		return nil, nil
-	}
-	out := cappedBuffer{max: listMaxBytes}
-	if err := run(ctx, cmdSpec{name: dockerProgram, args: append([]string{"image", "inspect", "--"}, idList...), stdout: &out}); err != nil {
-		return nil, fmt.Errorf("inspecting sandboxrun images: %w", err)
-	}
-	var infos []listedInfo
-	if err := json.Unmarshal(out.Bytes(), &infos); err != nil {
-		return nil, fmt.Errorf("decoding `docker image inspect`: %w", err)
 	}
 	list := make([]Listed, 0, len(infos))
 	for _, in := range infos {
@@ -82,8 +59,8 @@ func List(ctx context.Context) ([]Listed, error) {
 	return list, nil
 }
 
-func listedFrom(in listedInfo) Listed {
-	l := in.Config.Labels
+func listedFrom(in imageapi.Image) Listed {
+	l := in.Labels
 	tags := slices.DeleteFunc(slices.Clone(in.RepoTags), func(t string) bool { return t == "<none>:<none>" })
 	x := Listed{
 		Tags:        tags,
@@ -93,12 +70,10 @@ func listedFrom(in listedInfo) Listed {
 		DepsHash:    l[LabelDepsHash],
 		ContentHash: l[LabelContentHash],
 		Size:        in.Size,
+		Created:     in.Created,
 	}
 	if len(tags) > 0 {
 		x.Ref = tags[0]
-	}
-	if t, err := time.Parse(time.RFC3339Nano, in.Created); err == nil {
-		x.Created = t
 	}
 	// Malformed lists leave the fields empty; they are for display only.
 	_ = json.Unmarshal([]byte(l[LabelPython]), &x.PythonPackages)
@@ -138,12 +113,16 @@ func Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, 
 // the image with its last tag. An image a container uses is refused by the
 // daemon (no --force), which is what a prune must do.
 func removeImage(ctx context.Context, img Listed) error {
+	e, err := engine()
+	if err != nil {
+		return err
+	}
 	targets := img.Tags
 	if len(targets) == 0 {
 		targets = []string{img.ID}
 	}
 	for _, t := range targets {
-		if err := run(ctx, cmdSpec{name: dockerProgram, args: []string{"image", "rm", "--", t}}); err != nil {
+		if err := e.ImageRemove(ctx, t); err != nil {
 			return fmt.Errorf("removing %s: %w", t, err)
 		}
 	}

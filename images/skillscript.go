@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/images/imageapi"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -32,10 +35,11 @@ const (
 
 // The build's own bounds. apt keeps root (it must write /usr) but each apt
 // call has a time limit; pip building from source runs as buildUser.
-const (
-	aptTimeout = "timeout --kill-after=10 600 "
-	buildUID   = "65532"
-	buildUser  = buildUID + ":" + buildUID
+const aptTimeout = "timeout --kill-after=10 600 "
+
+var (
+	buildUID  = strconv.Itoa(layout.UID)
+	buildUser = buildUID + ":" + buildUID
 )
 
 func pipStepHint(sourceBuilds bool) string {
@@ -243,13 +247,7 @@ func sanitizeComment(s string) string {
 // imageConfig is the part of an image's configuration a commit must carry
 // over from the runner: `docker commit` would otherwise keep the build
 // container's root user, shell entrypoint and script command.
-type imageConfig struct {
-	User       string   `json:"User"`
-	Entrypoint []string `json:"Entrypoint"`
-	Cmd        []string `json:"Cmd"`
-	WorkingDir string   `json:"WorkingDir"`
-	Env        []string `json:"Env"`
-}
+type imageConfig = imageapi.Config
 
 // commitChanges are the `docker commit --change` instructions that give the
 // skill image the runner's user, entrypoint, command and working

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // ErrLimit is wrapped by every refusal of a skill's or a request's limits.
@@ -130,9 +132,9 @@ func (c limitCheck) memory(v, ceiling int64) error {
 	case v == 0:
 		return nil
 	case v < MinMemoryMiB || v > maxMemoryMiB:
-		return c.outOfBounds(fmt.Sprintf("%d MiB", v), fmt.Sprintf("%d MiB or more", MinMemoryMiB))
+		return c.outOfBounds(size.FormatMiB(v), size.FormatMiB(MinMemoryMiB)+" or more")
 	case v > ceiling:
-		return c.overCeiling(fmt.Sprintf("%d MiB", v), fmt.Sprintf("%d MiB", ceiling))
+		return c.overCeiling(size.FormatMiB(v), size.FormatMiB(ceiling))
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // ErrPolicyFile is wrapped by every error reading an operator policy file.
@@ -282,7 +284,7 @@ func (r *LimitRules) validate(where string, global *LimitRules) error {
 		v    Setting[Size]
 	}{{"memory.default", r.Memory.Default}, {"memory.max", r.Memory.Max}} {
 		if s.v.Set && s.v.Value < Size(MinMemoryMiB<<20) {
-			errs = append(errs, fmt.Errorf("line %d: %s.%s %s is below the minimum of %d MiB", s.v.Line, where, s.name, s.v.Value, MinMemoryMiB))
+			errs = append(errs, fmt.Errorf("line %d: %s.%s %s is below the minimum of %s", s.v.Line, where, s.name, s.v.Value, size.FormatMiB(MinMemoryMiB)))
 		}
 	}
 	if r.Output.Default.Set {

@@ -33,7 +33,7 @@ func TestParsePolicyErrorsNameTheLine(t *testing.T) {
 		{"relative root", "workspace:\n  roots: [work]\n", "line 2: workspace.roots entry \"work\" must be an absolute path"},
 		{"bad grant", "skills:\n  pdf:\n    allowed-tools: Bash(git status:*\n", "line 3: skills.pdf.allowed-tools"},
 		{"bad package", "skills:\n  pdf:\n    system_packages: [\"x; rm -rf /\"]\n", "line 3: skills.pdf: package"},
-		{"memory below minimum", "limits:\n  memory: {max: 1Mi}\n", "line 2: limits.memory.max 1MiB is below the minimum of 16 MiB"},
+		{"memory below minimum", "limits:\n  memory: {max: 1Mi}\n", "line 2: limits.memory.max 1MiB is below the minimum of 16MiB"},
 		{"output default", "limits:\n  output: {default: 1Mi}\n", "line 2: limits.output takes only max"},
 		{"not a mapping", "- a\n", "line 1"},
 		{"negative cpus", "limits:\n  cpus: {max: -1}\n", "line 2"},

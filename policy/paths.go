@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // Sentinels for script-path refusals; each is wrapped with the path, the rule
@@ -24,7 +26,7 @@ var (
 
 const (
 	// sandboxSkillsRoot is where skills are mounted inside the sandbox.
-	sandboxSkillsRoot = "/skills"
+	sandboxSkillsRoot = layout.SkillsRoot
 	// baseDirVar is the placeholder SKILL.md bodies use for the skill folder.
 	baseDirVar  = "{baseDir}"
 	scriptsName = "scripts"

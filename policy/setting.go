@@ -2,14 +2,16 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	units "github.com/docker/go-units"
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // Setting is one value of the policy file with where it came from: the
@@ -142,7 +144,7 @@ func ParseSeconds(s string) (time.Duration, error) {
 // Size is a number of bytes written with a unit: 512Mi, 2Gi, 512m, 1g.
 type Size int64
 
-func (s Size) String() string { return units.BytesSize(float64(s)) }
+func (s Size) String() string { return size.Format(int64(s)) }
 
 // MarshalJSON writes the size in bytes.
 func (s Size) MarshalJSON() ([]byte, error) { return json.Marshal(int64(s)) }
@@ -158,20 +160,15 @@ func (s *Size) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // ParseSize reads a size with a binary unit (k, m, g, t with optional i and
-// b: 512m, 512Mi, 2GiB). A bare number is refused: bytes and MiB are both
-// plausible readings.
+// b: 512m, 512Mi, 2GiB), in the grammar of package size. A bare number is
+// refused: bytes and MiB are both plausible readings.
 func ParseSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
+	v, err := size.Parse(s)
+	switch {
+	case errors.Is(err, size.ErrNoUnit):
 		return 0, fmt.Errorf("%q has no unit; write e.g. 512Mi or 2Gi", s)
-	}
-	// go-units reads 512m and 512mb as binary already; accept the IEC
-	// spelling 512Mi and 512MiB too.
-	if i := strings.IndexAny(s, "iI"); i > 0 && i >= len(s)-2 && strings.ContainsAny(s[i-1:i], "kKmMgGtTpP") {
-		s = s[:i] + s[i+1:]
-	}
-	v, err := units.RAMInBytes(s)
-	if err != nil || v <= 0 {
+	case err != nil:
 		return 0, fmt.Errorf("%q is not a size; write e.g. 512Mi or 2Gi", s)
 	}
 	return v, nil

@@ -3,11 +3,13 @@ package policy
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // SandboxWorkspace is where the caller's workspace appears inside the
 // sandbox, and where scripts and commands start unless asked otherwise.
-const SandboxWorkspace = "/workspace"
+const SandboxWorkspace = layout.WorkspaceDir
 
 // WorkDir says where a script, command or piece of code starts: in the
 // workspace (the default), or in the skill's own folder, which is what a

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // The egress proxy inside the sandbox: sandbox-init relays ProxyAddr to the
@@ -16,12 +17,12 @@ import (
 // ProxyAddr. The sandbox has no other way out.
 const (
 	ProxyAddr        = "127.0.0.1:3128"
-	EgressSocketPath = "/run/sandboxrun/egress.sock"
+	EgressSocketPath = layout.EgressSocketPath
 	// EgressCAPath is where the proxy's trust bundle is mounted;
 	// ImageCABundle is the image's bundle, which it is mounted over too,
 	// for programs that read that file whatever the variables say.
-	EgressCAPath  = "/run/sandboxrun/ca.pem"
-	ImageCABundle = "/etc/ssl/certs/ca-certificates.crt"
+	EgressCAPath  = layout.EgressCAPath
+	ImageCABundle = layout.ImageCABundle
 	proxyURL      = "http://" + ProxyAddr
 )
 

@@ -5,14 +5,16 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // SandboxUID and SandboxGID are the ids scripts run as when the caller is
 // root: a sandbox never runs as uid or gid 0. They match the `sandbox` user
 // of the runner image and are reserved for sandboxrun on the host.
 const (
-	SandboxUID = 65532
-	SandboxGID = 65532
+	SandboxUID = layout.UID
+	SandboxGID = layout.GID
 )
 
 // Identity says who calls and who the sandbox runs as.

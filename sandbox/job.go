@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // Paths inside every sandbox, whatever the backend (docs/design.md,
 // "Inside the sandbox").
 const (
 	// InitPath is sandbox-init, the sandbox's PID 1.
-	InitPath = "/usr/local/bin/sandbox-init"
+	InitPath = layout.InitPath
 	// SkillsRoot holds the skill folder, at SkillMount(skill).
-	SkillsRoot = "/skills"
+	SkillsRoot = layout.SkillsRoot
 	// WorkspaceDir is where the workspace appears, and the default working
 	// directory.
-	WorkspaceDir = "/workspace"
+	WorkspaceDir = layout.WorkspaceDir
 	// ScratchDir is the size-capped writable scratch space, also HOME.
-	ScratchDir = "/tmp"
+	ScratchDir = layout.ScratchDir
 	// InitPathEnv is init's own PATH (not the script's, which is in the
 	// job).
 	InitPathEnv = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -28,7 +29,7 @@ const (
 	// the skill's python_packages. Its bin/ comes first on the script's
 	// PATH so python3 is the environment's; in the plain runner image the
 	// folder does not exist and the lookup falls through.
-	VenvDir    = "/opt/sandboxrun/venv"
+	VenvDir    = layout.VenvDir
 	scriptPath = VenvDir + "/bin:" + InitPathEnv
 )
 
@@ -36,7 +37,7 @@ const (
 const EnvRunID = "SANDBOXRUN_RUN_ID"
 
 // SkillMount is where the skill folder appears inside the sandbox.
-func SkillMount(skill string) string { return path.Join(SkillsRoot, skill) }
+func SkillMount(skill string) string { return layout.SkillDir(skill) }
 
 // JobFor is what sandbox-init receives for spec: the command, its complete
 // environment, the arguments for its stdin and the limits init enforces.

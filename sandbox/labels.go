@@ -6,21 +6,23 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // Labels on every sandbox sandboxrun creates (a container, a pod). The
 // reserved prefix lets a reaper find leaked sandboxes without touching
 // anyone else's.
 const (
-	LabelPrefix     = "io.sandboxrun."
-	LabelManaged    = LabelPrefix + "managed"
-	LabelRunID      = LabelPrefix + "run-id"
-	LabelCreated    = LabelPrefix + "created"
-	LabelOwnerPID   = LabelPrefix + "owner-pid"
-	LabelOwnerStart = LabelPrefix + "owner-start"
-	LabelOwnerHost  = LabelPrefix + "owner-host"
-	LabelSkill      = LabelPrefix + "skill"
-	LabelVersion    = LabelPrefix + "version"
+	LabelPrefix     = layout.LabelPrefix
+	LabelManaged    = layout.LabelManaged
+	LabelRunID      = layout.LabelRunID
+	LabelCreated    = layout.LabelCreated
+	LabelOwnerPID   = layout.LabelOwnerPID
+	LabelOwnerStart = layout.LabelOwnerStart
+	LabelOwnerHost  = layout.LabelOwnerHost
+	LabelSkill      = layout.LabelSkill
+	LabelVersion    = layout.LabelVersion
 )
 
 // maxRunIDLen bounds a run id, which is part of a container's name.

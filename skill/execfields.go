@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -169,7 +170,13 @@ func parseMemory(n *yaml.Node) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	// Frontmatter keeps to the bare form of the size grammar, a number of
+	// MiB (package size): the form skills in the wild write, and the one
+	// other readers of the same SKILL.md understand.
+	if !size.IsBare(s) {
+		return 0, fmt.Errorf("is %q; it must be %s (at most %d)", s, want, maxMemoryMiB)
+	}
+	v, err := size.ParseMiB(s)
 	if err != nil || v < minMemoryMiB || v > maxMemoryMiB {
 		return 0, fmt.Errorf("is %q; it must be %s (at most %d)", s, want, maxMemoryMiB)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -147,7 +146,7 @@ func buildOne(cmd *cobra.Command, g *globals, s streams, svc *sandboxrun.Service
 	if !img.Built {
 		state = "up to date"
 	}
-	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, stringid.TruncateID(img.ID), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(s.out, "%s: %s %s (%s) in %s\n", sk.Manifest.Name, img.Ref, state, images.ShortID(img.ID), time.Since(start).Round(time.Millisecond))
 	prepareUsr(cmd.Context(), svc, s, img.Ref)
 	return true, nil
 }

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -164,25 +164,15 @@ func parseEnv(pairs []string) (map[string]string, error) {
 	return env, nil
 }
 
-// parseMiB reads a memory size: a plain number is MiB; m/mi/g/gi suffixes
-// are accepted in either case.
+// parseMiB reads --memory in the size grammar of package size, as a whole
+// number of MiB; a plain number is MiB, as it always was on this flag.
 func parseMiB(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	num, mult := strings.ToLower(strings.TrimSpace(s)), int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"gib", 1024}, {"gi", 1024}, {"g", 1024}, {"mib", 1}, {"mi", 1}, {"m", 1}} {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > 1<<30 {
+	n, err := size.ParseMiB(s)
+	if err != nil || n > 1<<30 {
 		return 0, usageError("--memory %q: expected a size like 256, 256m or 1g", s)
 	}
-	return n * mult, nil
+	return n, nil
 }

@@ -34,17 +34,20 @@ func TestParseMiB(t *testing.T) {
 		{"1Gi", 1024, false},
 		{"1gib", 1024, false},
 		{"1073741824", 1 << 30, false},
+		// The size grammar shared with policy and frontmatter (package
+		// size) reads these too; each is a whole number of MiB.
+		{"1.5g", 1536, false},
+		{"1t", 1 << 20, false},
+		{"256 m", 256, false},
 
 		{"abc", 0, true},
 		{"0", 0, true},
 		{"0m", 0, true},
 		{"-1", 0, true},
 		{"-1g", 0, true},
-		{"1.5g", 0, true},
-		{"1t", 0, true},
-		{"256k", 0, true},
+		{"256k", 0, true}, // not a whole number of MiB
+		{"1.5", 0, true},
 		{"m", 0, true},
-		{"256 m", 0, true},
 		{"1073741825", 0, true},
 		{"99999999999999999999", 0, true},
 	}
@@ -214,4 +217,17 @@ func TestExecFlagsRequest(t *testing.T) {
 		Timeout: 7 * time.Second, MemoryMiB: 1024, CPUs: 0.5, Image: "img:1", NoBuild: true, Policy: pol,
 		WorkDir: policy.WorkDirSkill, Argv: []string{"in.csv", "--flag"}, AllowDomains: []string{"api.example.com"},
 	}, req)
+}
+
+// --memory means what an operator policy's size means, in MiB, wherever
+// the policy's reading is a whole number of MiB (skill's
+// FuzzMemoryGrammarsAgree ties the frontmatter to the same grammar).
+func TestMemoryFlagAgreesWithPolicy(t *testing.T) {
+	for _, in := range []string{"256m", "256Mi", "2GiB", "1.5g", "64MB", "1t", "3 g"} {
+		bytes, err := policy.ParseSize(in)
+		require.NoError(t, err, in)
+		mib, err := parseMiB(in)
+		require.NoError(t, err, in)
+		require.Equal(t, bytes, mib<<20, in)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
 	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
@@ -80,10 +79,10 @@ func writeImageTable(w io.Writer, list []images.Listed, now time.Time) {
 	for _, l := range list {
 		ref := l.Ref
 		if ref == "" {
-			ref = "<untagged> " + stringid.TruncateID(l.ID)
+			ref = "<untagged> " + images.ShortID(l.ID)
 		}
 		pkgs := strings.Join(append(append([]string(nil), l.SystemPackages...), l.PythonPackages...), " ")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(stringid.TruncateID(l.ContentHash)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(images.ShortID(l.ContentHash)),
 			units.BytesSize(float64(l.Size)), humanAge(now.Sub(l.Created)), dash(pkgs))
 	}
 	_ = tw.Flush() // a terminal or pipe; nothing to recover
@@ -121,7 +120,7 @@ not removed. The usr volumes of images the engine no longer has go too.`,
 			for _, p := range pruned {
 				ref := p.Ref
 				if ref == "" {
-					ref = "<untagged> " + stringid.TruncateID(p.ID)
+					ref = "<untagged> " + images.ShortID(p.ID)
 				}
 				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), units.BytesSize(float64(p.Size)))
 				total += p.Size

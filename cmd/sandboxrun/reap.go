@@ -6,9 +6,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/docker/docker/pkg/stringid"
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -42,7 +42,7 @@ containers and folders at start.`,
 				fmt.Fprintln(tw, "CONTAINER\tRUN ID\tSKILL\tAGE\tREASON\tREMOVED")
 			}
 			for _, r := range containers {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", stringid.TruncateID(r.ID), r.RunID, r.Skill, r.Age.Round(time.Second), r.Reason, r.Removed)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", images.ShortID(r.ID), r.RunID, r.Skill, r.Age.Round(time.Second), r.Reason, r.Removed)
 			}
 			if ferr := tw.Flush(); ferr != nil {
 				return ferr

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"context"
@@ -10,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	units "github.com/docker/go-units"
 )
 
 // ErrBeyondHost refuses a Spec the engine's host cannot honour: more memory
@@ -74,7 +73,7 @@ func (d *Runner) checkEngine(ctx context.Context, spec *sandbox.Spec) error {
 	}
 	var msgs []string
 	if f.memory > 0 && spec.Limits.MemoryBytes > f.memory {
-		msgs = append(msgs, fmt.Sprintf("memory %s (max_memory / --memory) is above the engine host's %s; ask for less", units.BytesSize(float64(spec.Limits.MemoryBytes)), units.BytesSize(float64(f.memory))))
+		msgs = append(msgs, fmt.Sprintf("memory %s (max_memory / --memory) is above the engine host's %s; ask for less", size.Format(spec.Limits.MemoryBytes), size.Format(f.memory)))
 	}
 	if f.cpus > 0 && spec.Limits.CPUs > float64(f.cpus) {
 		msgs = append(msgs, fmt.Sprintf("cpus %g (max_cpus / --cpus) is above the engine host's %d CPUs; ask for at most %d", spec.Limits.CPUs, f.cpus, f.cpus))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -11,9 +12,9 @@ import (
 func imageNotFound(ref string, cause error) error {
 	fix := "pull or build it, or run without --image"
 	switch {
-	case strings.HasPrefix(ref, "sandboxrun/runner:"):
+	case strings.HasPrefix(ref, layout.RunnerRepo+":"):
 		fix = "build it with `sandboxrun images build` (or `make images`)"
-	case strings.HasPrefix(ref, "sandboxrun/skill-"):
+	case strings.HasPrefix(ref, layout.SkillRepoPrefix):
 		fix = "build it with `sandboxrun build SKILL`"
 	}
 	return fmt.Errorf("%w: %q is not in the local Docker engine; %s: %w", sandbox.ErrImageNotFound, ref, fix, cause)

@@ -2,15 +2,12 @@ package docker
 
 import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -22,39 +19,23 @@ type Option func(*settings)
 // settings holds every tunable of a Docker runner; defaultSettings is the
 // one place where defaults live.
 type settings struct {
-	client         Client
-	logger         *slog.Logger
-	maxConcurrent  int
-	version        string
-	image          string
-	backstopMargin time.Duration
-	removeTimeout  time.Duration
-	callTimeout    time.Duration
-	initGrace      time.Duration
-	ownerPID       int
-	ownerHost      string
-	warmSize       int
-	warmMaxIdle    time.Duration
-	warmByDemand   bool
-	prestart       bool
-	ociRuntime     string
-	usrVolumes     bool
+	sandbox.Options // what both backends share, with its defaults
+	client          Client
+	removeTimeout   time.Duration
+	ownerPID        int
+	prestart        bool
+	ociRuntime      string
+	usrVolumes      bool
 }
 
 func defaultSettings() settings {
 	host, _ := os.Hostname() // an empty host only weakens reaping, never running
 	return settings{
-		logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
-		maxConcurrent:  2 * runtime.NumCPU(),
-		backstopMargin: 5 * time.Second,
-		removeTimeout:  30 * time.Second,
-		callTimeout:    30 * time.Second,
-		initGrace:      2 * time.Second,
-		ownerPID:       os.Getpid(),
-		ownerHost:      host,
-		warmMaxIdle:    time.Minute,
-		prestart:       true,
-		usrVolumes:     true,
+		Options:       sandbox.DefaultOptions(host),
+		removeTimeout: 30 * time.Second,
+		ownerPID:      os.Getpid(),
+		prestart:      true,
+		usrVolumes:    true,
 	}
 }
 
@@ -63,18 +44,18 @@ func defaultSettings() settings {
 func WithClient(c Client) Option { return func(s *settings) { s.client = c } }
 
 // WithLogger sets the structured logger. Default: discard.
-func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.Logger = l } }
 
 // WithMaxConcurrent bounds how many executions run at once; the others wait
 // for a slot or give up when their context ends. As many finished
 // executions may have their containers removed in the background (a run
 // returns once its Result is complete). Default: 2 × NumCPU.
-func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
+func WithMaxConcurrent(n int) Option { return func(s *settings) { s.MaxConcurrent = n } }
 
 // WithVersion sets sandboxrun's version: it names the default image
 // (sandboxrun/runner:<version>) and is visible to scripts as
 // SANDBOXRUN_VERSION.
-func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+func WithVersion(v string) Option { return func(s *settings) { s.Version = v } }
 
 // WithOCIRuntime runs every sandbox under the named engine runtime, e.g.
 // "runsc" for gVisor or "kata" for Kata Containers, registered in the
@@ -85,11 +66,11 @@ func WithOCIRuntime(name string) Option { return func(s *settings) { s.ociRuntim
 
 // WithDefaultImage sets the image used when Spec.Image is empty. Default:
 // sandboxrun/runner:<version>.
-func WithDefaultImage(ref string) Option { return func(s *settings) { s.image = ref } }
+func WithDefaultImage(ref string) Option { return func(s *settings) { s.Image = ref } }
 
 // WithBackstopMargin sets how long past timeout + grace the host waits for
 // sandbox-init's report before it kills the container itself. Default: 5s.
-func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.backstopMargin = d } }
+func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.BackstopMargin = d } }
 
 // WithRemoveTimeout bounds container removal, which runs even after the
 // caller's context is cancelled. Default: 30s.
@@ -97,11 +78,11 @@ func WithRemoveTimeout(d time.Duration) Option { return func(s *settings) { s.re
 
 // WithCallTimeout bounds every short Docker API call (create, start,
 // inspect, kill...). Default: 30s.
-func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.callTimeout = d } }
+func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.CallTimeout = d } }
 
 // WithInitGrace sets how long sandbox-init waits between SIGTERM and SIGKILL
 // when a script times out. Default: 2s.
-func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.initGrace = d } }
+func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.InitGrace = d } }
 
 // WithOwnerPID sets the process recorded as the owner of every container,
 // which Reap uses to find leaked ones. Default: this process.
@@ -109,7 +90,7 @@ func WithOwnerPID(pid int) Option { return func(s *settings) { s.ownerPID = pid 
 
 // WithOwnerHost sets the host name recorded with the owner pid. Default:
 // os.Hostname().
-func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost = host } }
+func WithOwnerHost(host string) Option { return func(s *settings) { s.OwnerHost = host } }
 
 // WithWarmPool keeps size containers started ahead of time, waiting for
 // their job, so that runs with a configuration seen before (same skill,
@@ -121,7 +102,7 @@ func WithOwnerHost(host string) Option { return func(s *settings) { s.ownerHost 
 // WithWarmPoolByDemand sizes the pool by demand instead; the last given
 // wins.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = size, maxIdle, false }
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = size, maxIdle, false }
 }
 
 // WithWarmPoolByDemand keeps warm containers like WithWarmPool, but as
@@ -134,7 +115,7 @@ func WithWarmPool(size int, maxIdle time.Duration) Option {
 // holds none once its containers expire. The first run of a configuration
 // is cold; the next finds a container. Default: off (max 0).
 func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = max, maxIdle, true }
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = max, maxIdle, true }
 }
 
 // WithPrestart says whether a warm container whose previous run of the
@@ -157,31 +138,9 @@ func WithPrestart(on bool) Option { return func(s *settings) { s.prestart = on }
 func WithUsrVolumes(on bool) Option { return func(s *settings) { s.usrVolumes = on } }
 
 func (s *settings) validate() error {
-	var errs []error
-	if s.logger == nil {
-		errs = append(errs, errors.New("logger is nil: omit WithLogger to log nothing"))
-	}
-	if s.maxConcurrent < 1 {
-		errs = append(errs, fmt.Errorf("max concurrent executions is %d: use at least 1", s.maxConcurrent))
-	}
-	if s.image == "" && s.version == "" {
-		errs = append(errs, errors.New("no default image: pass WithVersion (image sandboxrun/runner:<version>) or WithDefaultImage"))
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"backstop margin", s.backstopMargin},
-		{"remove timeout", s.removeTimeout},
-		{"call timeout", s.callTimeout},
-		{"init grace", s.initGrace},
-	} {
-		if d.v <= 0 {
-			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
-		}
-	}
-	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
-		errs = append(errs, fmt.Errorf("warm pool of %d containers idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
+	errs := s.Validate("containers") // the shared tunables (sandbox.Options)
+	if s.removeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("remove timeout is %s: use a positive duration", s.removeTimeout))
 	}
 	if s.ownerPID <= 0 {
 		errs = append(errs, fmt.Errorf("owner pid is %d: use a real process id", s.ownerPID))
@@ -231,30 +190,23 @@ func New(opts ...Option) (*Runner, error) {
 	}
 	d := &Runner{
 		client:         s.client,
-		log:            s.logger,
-		sem:            make(chan struct{}, s.maxConcurrent),
-		teardowns:      make(chan struct{}, s.maxConcurrent),
-		image:          s.image,
-		version:        s.version,
-		backstopMargin: s.backstopMargin,
+		log:            s.Logger,
+		sem:            make(chan struct{}, s.MaxConcurrent),
+		teardowns:      make(chan struct{}, s.MaxConcurrent),
+		image:          s.DefaultImage(),
+		version:        s.Version,
+		backstopMargin: s.BackstopMargin,
 		removeTimeout:  s.removeTimeout,
-		callTimeout:    s.callTimeout,
-		initGrace:      s.initGrace,
+		callTimeout:    s.CallTimeout,
+		initGrace:      s.InitGrace,
 		ociRuntime:     s.ociRuntime,
 		usrVolumes:     s.usrVolumes,
-		owner:          sandbox.OwnerOf(s.ownerPID, s.ownerHost),
+		owner:          sandbox.OwnerOf(s.ownerPID, s.OwnerHost),
 		ids:            sandbox.CurrentIdentity(),
 		now:            time.Now,
 		hosts:          newHostsFile(),
 	}
-	if d.image == "" {
-		d.image = "sandboxrun/runner:" + s.version
-	}
-	sizer := warm.Fixed(s.warmSize)
-	if s.warmByDemand {
-		sizer = warm.ByDemand(s.warmSize, s.warmMaxIdle, func() time.Time { return d.now() })
-	}
-	d.pool = newWarmPool(d, sizer, s.warmMaxIdle, s.prestart)
+	d.pool = newWarmPool(d, s.Sizer(func() time.Time { return d.now() }), s.WarmMaxIdle, s.prestart)
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {

@@ -10,55 +10,37 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
-	"sync"
-	"sync/atomic"
+	"errors"
 	"time"
 )
 
 // warmPool keeps containers that are created, attached and started, with
 // sandbox-init waiting for its job, so that a run skips the engine's
-// slowest steps. After each run it tops itself up to what its sizer plans
-// for that run's configuration (a fixed size, or the configuration's
-// recent demand within a cap), removing idle containers the plan no
-// longer wants; a run that
-// finds none idle waits for one already starting rather than start another
-// beside it. A warm container serves one run only, and only a run whose
-// container configuration (image, user, mounts, limits, labels except the
-// run's own) is identical; it is removed afterwards like any other. Idle
-// containers are removed after maxIdle and when the runner closes; their
-// owner labels let Reap find them if the process dies.
+// slowest steps. The counting, waiting and idle timers are warm.Pool's;
+// this file says what a container's key is, how one starts and how it goes.
+// A warm container serves one run only, and only a run whose container
+// configuration (image, user, mounts, limits, labels except the run's own)
+// is identical; it is removed afterwards like any other. Idle containers
+// are removed after maxIdle and when the runner closes; their owner labels
+// let Reap find them if the process dies.
 type warmPool struct {
+	*warm.Pool[*box]
 	d        *Runner
-	sizer    *warm.Sizer
-	maxIdle  time.Duration
 	prestart bool // warm containers may start python3 ahead of the job
-
-	mu     sync.Mutex
-	idle   map[string][]*warmBox
-	count  int // idle plus starting
-	closed bool
-	bg     *background // starts and removals, shared with the runner
-	// starting counts the starts under way per key; waiters are the runs
-	// waiting for one of them, first come first served.
-	starting map[string]int
-	waiters  map[string][]chan *box
-	// hits and misses count runs that could use the pool and did or did
-	// not get a warm container.
-	hits, misses atomic.Uint64
-}
-
-type warmBox struct {
-	*box
-	timer *time.Timer
 }
 
 func newWarmPool(d *Runner, sizer *warm.Sizer, maxIdle time.Duration, prestart bool) *warmPool {
 	if sizer == nil {
 		return nil
 	}
-	return &warmPool{d: d, sizer: sizer, maxIdle: maxIdle, prestart: prestart, idle: map[string][]*warmBox{}, bg: &d.bg,
-		starting: map[string]int{}, waiters: map[string][]chan *box{}}
+	p := &warmPool{d: d, prestart: prestart}
+	p.Pool = warm.NewPool(warm.PoolConfig[*box]{
+		Sizer: sizer, MaxIdle: maxIdle, Discard: p.discard,
+		// Starts and removals count with the runner's other background
+		// work, which Close waits for within its context.
+		Go: d.bg.run,
+	})
+	return p
 }
 
 // key identifies a container configuration: runs with equal keys can use
@@ -88,91 +70,27 @@ func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// take returns a live warm container for key, or nil. With none idle but
-// more starting than runs already waiting, it waits for one of those: it is
-// ready sooner than a container started now, and the engine is not asked
-// for one more. It returns nil when that start fails or ctx ends first.
+var errWarmDied = errors.New("warm sandbox died while idle")
+
+// take returns a live warm container for key, or nil (warm.Pool.Take).
 func (p *warmPool) take(ctx context.Context, key string) *box {
-	if p == nil || key == "" {
+	if p == nil {
 		return nil
 	}
-	p.mu.Lock()
-	p.sizer.Arrive(key, len(p.idle[key]))
-	for list := p.idle[key]; len(list) > 0; list = p.idle[key] {
-		w := list[len(list)-1]
-		p.idle[key] = list[:len(list)-1]
-		p.count--
-		w.timer.Stop()
-		if w.s.alive() {
-			p.mu.Unlock()
-			w.warm = true
-			return w.box
+	return p.Take(ctx, key, func(_ context.Context, b *box) error {
+		if !b.s.alive() {
+			p.d.log.Warn(errWarmDied.Error(), "container_id", stringid.TruncateID(b.id))
+			return errWarmDied
 		}
-		p.d.log.Warn("warm sandbox died while idle", "container_id", stringid.TruncateID(w.id))
-		p.discard(w.box)
-	}
-	delete(p.idle, key)
-	if p.closed || p.starting[key] <= len(p.waiters[key]) {
-		p.mu.Unlock()
+		b.warm = true
 		return nil
-	}
-	ch := make(chan *box, 1)
-	p.waiters[key] = append(p.waiters[key], ch)
-	p.mu.Unlock()
-
-	select {
-	case b := <-ch:
-		return b
-	case <-ctx.Done():
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if i := slices.Index(p.waiters[key], ch); i >= 0 {
-		p.waiters[key] = slices.Delete(p.waiters[key], i, i+1)
-		return nil
-	}
-	if b := <-ch; b != nil { // handed over meanwhile: to the next run
-		if p.closed {
-			p.discard(b)
-			return nil
-		}
-		p.count++
-		p.place(key, b)
-	}
-	return nil
+	})
 }
 
-// handOver gives b to the first run waiting for key and reports whether
-// there was one. A nil b tells it the start failed. Called with p.mu held.
-func (p *warmPool) handOver(key string, b *box) bool {
-	list := p.waiters[key]
-	if len(list) == 0 {
-		return false
-	}
-	list[0] <- b
-	p.waiters[key] = list[1:]
-	if len(p.waiters[key]) == 0 {
-		delete(p.waiters, key)
-	}
-	return true
-}
-
-// refill carries out the sizer's plan for spec's configuration: idle
-// containers it no longer wants are removed, and the ones it wants are
-// started in the background. Runs call it once they have their Result, so
-// the starts do not compete with a script for the CPUs.
+// refill tops the pool up for spec's configuration (warm.Pool.Refill).
 func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
-	if p == nil || key == "" {
+	if p == nil {
 		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return
-	}
-	plan := p.sizer.Plan(key, p.held())
-	for k, n := range plan.Remove {
-		p.trim(k, n)
 	}
 	// What the container's configuration is made of, and what its
 	// prelude may use: never the run's arguments or caller variables.
@@ -183,75 +101,28 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 	if p.prestart && len(spec.Argv) > 0 {
 		tmpl.Argv = []string{spec.Argv[0]}
 	}
-	for range plan.Start {
-		p.count++
-		p.starting[key]++
+	p.Refill(key, func(context.Context) (*box, error) {
 		t := tmpl
-		p.bg.run(func() { p.add(key, &t, usr) })
-	}
-}
-
-// held is what the pool holds, idle or starting, by key. Called with p.mu
-// held.
-func (p *warmPool) held() map[string]warm.Count { return warm.Held(p.idle, p.starting) }
-
-// trim removes the n longest idle containers of key. Called with p.mu held.
-func (p *warmPool) trim(key string, n int) {
-	list := p.idle[key]
-	n = min(n, len(list))
-	for _, w := range list[:n] {
-		w.timer.Stop()
-		p.count--
-		p.discard(w.box)
-	}
-	if p.idle[key] = slices.Delete(list, 0, n); len(p.idle[key]) == 0 {
-		delete(p.idle, key)
-	}
-}
-
-// add starts one container for tmpl and hands it to a waiting run, or
-// makes it idle under key. Its place in count and starting is taken.
-func (p *warmPool) add(key string, tmpl *sandbox.Spec, usr usrMount) {
-	began := p.sizer.Now()
-	b, err := p.start(tmpl, usr)
-	if err == nil {
-		p.sizer.Started(key, p.sizer.Now().Sub(began))
-	}
-	if err != nil && usr.volume != "" {
-		p.d.forgetUsr(usr.imageID)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.starting[key]--; p.starting[key] == 0 {
-		delete(p.starting, key)
-	}
-	if err != nil || p.closed {
-		p.count--
+		b, err := p.start(&t, usr)
 		if err != nil {
+			if usr.volume != "" {
+				p.d.forgetUsr(usr.imageID)
+			}
 			p.d.log.Warn("start warm sandbox", "error", err)
 		}
-		if b != nil {
-			p.discard(b)
-		}
-		p.handOver(key, nil) // it starts a container of its own
-		return
-	}
-	b.warm = true
-	p.place(key, b)
+		return b, err
+	})
 }
 
-// place hands a started container to a waiting run, or makes it idle.
-// Called with p.mu held; b holds a place in count.
-func (p *warmPool) place(key string, b *box) {
-	if p.handOver(key, b) {
-		p.count--
-		return
+// counts records whether a run that could use the pool got a container.
+func (p *warmPool) counts(key string, hit bool) {
+	if p != nil {
+		p.Count(key, hit)
 	}
-	w := &warmBox{box: b}
-	w.timer = time.AfterFunc(p.maxIdle, func() { p.expire(key, w) })
-	p.idle[key] = append(p.idle[key], w)
 }
 
+// start creates, attaches and starts a container for tmpl. Starts run
+// under a context of their own: the runner's Close waits for them.
 func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	id, err := sandbox.NewRunID()
 	if err != nil {
@@ -283,36 +154,18 @@ func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	return b, err
 }
 
-// expire removes a container that waited too long.
-func (p *warmPool) expire(key string, w *warmBox) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	list := p.idle[key]
-	for i, x := range list {
-		if x == w {
-			if p.idle[key] = append(list[:i:i], list[i+1:]...); len(p.idle[key]) == 0 {
-				delete(p.idle, key)
-			}
-			p.count--
-			p.discard(w.box)
-			return
-		}
-	}
-}
-
-// discard removes a container in the background. Called with p.mu held.
+// discard removes a container no run will use; the pool calls it in the
+// background.
 func (p *warmPool) discard(b *box) {
-	p.bg.run(func() {
-		if b.s != nil {
-			b.s.close()
-		}
-		if err := p.d.remove(context.Background(), b.ref); err != nil {
-			p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
-		}
-		if err := p.d.removeWorkspaceVolume(context.Background(), b.vol); err != nil {
-			p.d.log.Warn("remove warm workspace volume", "volume", b.vol.name, "error", err)
-		}
-	})
+	if b.s != nil {
+		b.s.close()
+	}
+	if err := p.d.remove(context.Background(), b.ref); err != nil {
+		p.d.log.Warn("remove warm sandbox", "container_id", b.ref, "error", err)
+	}
+	if err := p.d.removeWorkspaceVolume(context.Background(), b.vol); err != nil {
+		p.d.log.Warn("remove warm workspace volume", "volume", b.vol.name, "error", err)
+	}
 }
 
 // holdsWorkspace reports whether spec's run has a writable workspace, which the
@@ -322,22 +175,7 @@ func holdsWorkspace(spec *sandbox.Spec) bool { return spec.Workspace != "" && sp
 // close removes every idle container; the runner then waits for the
 // background work.
 func (p *warmPool) close() {
-	if p == nil {
-		return
+	if p != nil {
+		p.Close()
 	}
-	p.mu.Lock()
-	p.closed = true
-	for key, list := range p.idle {
-		for _, w := range list {
-			w.timer.Stop()
-			p.discard(w.box)
-		}
-		delete(p.idle, key)
-	}
-	p.count = 0
-	for key := range p.waiters {
-		for p.handOver(key, nil) {
-		}
-	}
-	p.mu.Unlock()
 }

@@ -16,15 +16,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
-func (p *warmPool) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, l := range p.idle {
-		n += len(l)
-	}
-	return n
-}
+func (p *warmPool) idleCount() int { return p.Snapshot().IdleCount() }
 
 // echoInit reports the run id it was given, so a test can tell which
 // container served which run.
@@ -155,11 +147,9 @@ func TestWarmPoolSkipsDeadContainers(t *testing.T) {
 	f.mu.Unlock()
 	dead.stop()
 	require.Eventually(t, func() bool {
-		d.pool.mu.Lock()
-		defer d.pool.mu.Unlock()
-		for _, l := range d.pool.idle {
-			for _, w := range l {
-				return !w.s.alive()
+		for _, l := range d.pool.Snapshot().Idle {
+			for _, b := range l {
+				return !b.s.alive()
 			}
 		}
 		return false
@@ -315,9 +305,7 @@ func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
 				done <- outcome{res, err}
 			}()
 			require.Eventually(t, func() bool {
-				d.pool.mu.Lock()
-				defer d.pool.mu.Unlock()
-				return len(d.pool.waiters) == 1
+				return d.pool.Snapshot().Waiting == 1
 			}, 5*time.Second, time.Millisecond, "the second run waits")
 			require.Equal(t, 2, countCalls(f.Calls(), "create"), "and asks for no container of its own")
 			close(gate)
@@ -359,9 +347,7 @@ func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
 		errc <- err
 	}()
 	require.Eventually(t, func() bool {
-		d.pool.mu.Lock()
-		defer d.pool.mu.Unlock()
-		return len(d.pool.waiters) == 1
+		return d.pool.Snapshot().Waiting == 1
 	}, 5*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)

@@ -73,9 +73,12 @@ func grow(t *testing.T, d *Runner, spec sandbox.Spec, gate chan struct{}, n int)
 		// for it: let through sooner, it would be ready when the run
 		// comes. With none, the run's own start is the one held.
 		require.Eventually(t, func() bool {
-			d.pool.mu.Lock()
-			defer d.pool.mu.Unlock()
-			return len(d.pool.waiters) == 1 || len(d.pool.starting) == 0
+			snap := d.pool.Snapshot()
+			starting := 0
+			for _, c := range snap.Held {
+				starting += c.Starting
+			}
+			return snap.Waiting == 1 || starting == 0
 		}, 5*time.Second, time.Millisecond)
 		gate <- struct{}{}
 		require.NoError(t, <-done)
@@ -136,12 +139,10 @@ func TestDemandPoolRespectsTheTotalCap(t *testing.T) {
 	grow(t, d, a, gate, 4)
 	close(gate)
 	waitIdle(t, settled(t, d), 3)
-	d.pool.mu.Lock()
 	var keyA string
-	for k := range d.pool.idle {
+	for k := range d.pool.Snapshot().Idle {
 		keyA = k
 	}
-	d.pool.mu.Unlock()
 	removed := countCalls(f.Calls(), "remove")
 
 	for range 2 {
@@ -150,9 +151,7 @@ func TestDemandPoolRespectsTheTotalCap(t *testing.T) {
 		require.LessOrEqual(t, d.PoolStats().Ready, 3)
 		settled(t, d)
 	}
-	d.pool.mu.Lock()
-	held := d.pool.held()
-	d.pool.mu.Unlock()
+	held := d.pool.Snapshot().Held
 	require.Len(t, held, 2)
 	for k, c := range held {
 		if k == keyA {

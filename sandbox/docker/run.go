@@ -41,19 +41,11 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 	}
 	log := d.log.With("skill", spec.Skill)
 
-	select {
-	case d.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for a free sandbox slot: %w", ctx.Err())
+	res, end, err := sandbox.Begin(ctx, d.sem, &spec)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-d.sem }()
-
-	res = sandbox.NewResult(&spec)
-	defer func() {
-		if err != nil && res.Error == "" {
-			res.Error = err.Error()
-		}
-	}()
+	defer end(&err)
 	return res, d.execute(ctx, &spec, res, generatedID, log)
 }
 

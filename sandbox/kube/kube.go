@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
 // Sentinel errors of this backend; the Spec and image errors are
@@ -89,33 +88,26 @@ func New(opts ...Option) (*Kube, error) {
 	k := &Kube{
 		client:         s.client,
 		attacher:       s.attacher,
-		log:            s.logger,
-		sem:            make(chan struct{}, s.maxConcurrent),
+		log:            s.Logger,
+		sem:            make(chan struct{}, s.MaxConcurrent),
 		namespace:      s.namespace,
-		image:          s.image,
-		version:        s.version,
+		image:          s.DefaultImage(),
+		version:        s.Version,
 		runtimeClass:   s.runtimeClass,
-		callTimeout:    s.callTimeout,
+		callTimeout:    s.CallTimeout,
 		startTimeout:   s.startTimeout,
-		initGrace:      s.initGrace,
-		backstopMargin: s.backstopMargin,
+		initGrace:      s.InitGrace,
+		backstopMargin: s.BackstopMargin,
 		deleteGrace:    s.deleteGrace,
-		ownerHost:      s.ownerHost,
+		ownerHost:      s.OwnerHost,
 		owner:          sandbox.OwnerLabels(),
 		now:            time.Now,
 		net:            netProof{retry: s.probeRetry},
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,
 	}
-	k.owner[sandbox.LabelOwnerHost] = s.ownerHost
-	if k.image == "" {
-		k.image = "sandboxrun/runner:" + s.version
-	}
-	sizer := warm.Fixed(s.warmSize)
-	if s.warmByDemand {
-		sizer = warm.ByDemand(s.warmSize, s.warmMaxIdle, nil)
-	}
-	k.pool = newWarmPool(k, sizer, s.warmMaxIdle)
+	k.owner[sandbox.LabelOwnerHost] = s.OwnerHost
+	k.pool = newWarmPool(k, s.Sizer(nil), s.WarmMaxIdle)
 	return k, nil
 }
 

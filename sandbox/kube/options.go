@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Option configures a Kube runner.
@@ -18,43 +19,28 @@ type Option func(*settings)
 // settings hold every tunable; defaultSettings is the one place where
 // defaults live.
 type settings struct {
-	restConfig     *rest.Config
-	client         Client
-	attacher       Attacher
-	namespace      string
-	image          string
-	version        string
-	runtimeClass   string
-	logger         *slog.Logger
-	maxConcurrent  int
-	callTimeout    time.Duration
-	startTimeout   time.Duration
-	initGrace      time.Duration
-	backstopMargin time.Duration
-	deleteGrace    time.Duration
-	probeRetry     time.Duration
-	ownerHost      string
-	warmSize       int
-	warmMaxIdle    time.Duration
-	warmByDemand   bool
-	claims         []Claim
-	hostPaths      bool
+	sandbox.Options // what both backends share, with its defaults
+	restConfig      *rest.Config
+	client          Client
+	attacher        Attacher
+	namespace       string
+	runtimeClass    string
+	startTimeout    time.Duration
+	deleteGrace     time.Duration
+	probeRetry      time.Duration
+	claims          []Claim
+	hostPaths       bool
 }
 
 func defaultSettings() settings {
 	host, _ := os.Hostname() // an empty host only weakens reaping
 	return settings{
-		namespace:      "default",
-		logger:         slog.New(slog.DiscardHandler),
-		maxConcurrent:  2 * runtime.NumCPU(),
-		callTimeout:    30 * time.Second,
-		startTimeout:   2 * time.Minute,
-		initGrace:      2 * time.Second,
-		backstopMargin: 5 * time.Second,
-		deleteGrace:    time.Second,
-		probeRetry:     30 * time.Second,
-		ownerHost:      host,
-		hostPaths:      true,
+		Options:      sandbox.DefaultOptions(host),
+		namespace:    "default",
+		startTimeout: 2 * time.Minute,
+		deleteGrace:  time.Second,
+		probeRetry:   30 * time.Second,
+		hostPaths:    true,
 	}
 }
 
@@ -103,25 +89,25 @@ func WithNamespace(ns string) Option { return func(s *settings) { s.namespace = 
 // WithDefaultImage sets the image used when Spec.Image is empty. It must
 // be on the nodes already: Pods never pull. Default:
 // sandboxrun/runner:<version>.
-func WithDefaultImage(ref string) Option { return func(s *settings) { s.image = ref } }
+func WithDefaultImage(ref string) Option { return func(s *settings) { s.Image = ref } }
 
 // WithVersion sets sandboxrun's version, visible to scripts as
 // SANDBOXRUN_VERSION and recorded in a label.
-func WithVersion(v string) Option { return func(s *settings) { s.version = v } }
+func WithVersion(v string) Option { return func(s *settings) { s.Version = v } }
 
 // WithRuntimeClass sets the Pods' runtimeClassName (gVisor, Kata...).
 // Default: none, the node's default runtime.
 func WithRuntimeClass(name string) Option { return func(s *settings) { s.runtimeClass = name } }
 
 // WithLogger sets the structured logger. Default: discard.
-func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.Logger = l } }
 
 // WithMaxConcurrent bounds the Pods of this runner alive at once; other
 // runs wait for a slot or for their context. Default: 2 × NumCPU.
-func WithMaxConcurrent(n int) Option { return func(s *settings) { s.maxConcurrent = n } }
+func WithMaxConcurrent(n int) Option { return func(s *settings) { s.MaxConcurrent = n } }
 
 // WithCallTimeout bounds every short API call. Default: 30s.
-func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.callTimeout = d } }
+func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.CallTimeout = d } }
 
 // WithStartTimeout bounds how long a Pod may take to be scheduled and
 // started. Default: 2m.
@@ -129,11 +115,11 @@ func WithStartTimeout(d time.Duration) Option { return func(s *settings) { s.sta
 
 // WithInitGrace sets how long sandbox-init waits between SIGTERM and
 // SIGKILL when a script times out. Default: 2s.
-func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.initGrace = d } }
+func WithInitGrace(d time.Duration) Option { return func(s *settings) { s.InitGrace = d } }
 
 // WithBackstopMargin sets how long past timeout + grace the runner waits
 // for the report before it deletes the Pod at once. Default: 5s.
-func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.backstopMargin = d } }
+func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.BackstopMargin = d } }
 
 // WithDeleteGrace sets the grace period of a finished Pod's deletion.
 // Default: 1s (sandbox-init has exited by then).
@@ -141,7 +127,7 @@ func WithDeleteGrace(d time.Duration) Option { return func(s *settings) { s.dele
 
 // WithOwnerHost sets the host name recorded with the owner pid, which the
 // reaper compares. Default: os.Hostname().
-func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h } }
+func WithOwnerHost(h string) Option { return func(s *settings) { s.OwnerHost = h } }
 
 // WithWarmPool keeps size Pods started ahead of their runs, running and
 // attached, with sandbox-init waiting for its job, so that runs with a
@@ -155,7 +141,7 @@ func WithOwnerHost(h string) Option { return func(s *settings) { s.ownerHost = h
 // pods). Default: off (size 0), which suits a process that runs once and
 // exits.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = size, maxIdle, false }
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = size, maxIdle, false }
 }
 
 // WithWarmPoolByDemand keeps warm Pods like WithWarmPool, but as many for
@@ -163,7 +149,7 @@ func WithWarmPool(size int, maxIdle time.Duration) Option {
 // none for a configuration not run for maxIdle (sandbox/warm ByDemand;
 // the Docker runner's option of the same name). Default: off.
 func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
-	return func(s *settings) { s.warmSize, s.warmMaxIdle, s.warmByDemand = max, maxIdle, true }
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = max, maxIdle, true }
 }
 
 // WithClaims names PersistentVolumeClaims (in the runner's namespace) that
@@ -192,28 +178,16 @@ func (s *settings) validate() error {
 	if s.namespace == "" {
 		errs = append(errs, errors.New("namespace is empty: name the namespace the sandbox pods run in"))
 	}
-	if s.image == "" && s.version == "" {
-		errs = append(errs, errors.New("no default image: pass WithVersion (image sandboxrun/runner:<version>) or WithDefaultImage"))
-	}
-	if s.logger == nil {
-		errs = append(errs, errors.New("logger is nil: omit WithLogger to log nothing"))
-	}
-	if s.maxConcurrent < 1 {
-		errs = append(errs, fmt.Errorf("max concurrent pods is %d: use at least 1", s.maxConcurrent))
-	}
+	errs = append(errs, s.Validate("pods")...) // the shared tunables (sandbox.Options)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{
-		{"call timeout", s.callTimeout}, {"start timeout", s.startTimeout}, {"init grace", s.initGrace},
-		{"backstop margin", s.backstopMargin}, {"probe retry", s.probeRetry},
+		{"start timeout", s.startTimeout}, {"probe retry", s.probeRetry},
 	} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
 		}
-	}
-	if s.warmSize < 0 || (s.warmSize > 0 && s.warmMaxIdle <= 0) {
-		errs = append(errs, fmt.Errorf("warm pool of %d pods idle at most %s: use a size of 0 (off) or more, and a positive idle time", s.warmSize, s.warmMaxIdle))
 	}
 	for i, c := range s.claims {
 		if c.Name == "" || !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path || c.Path == "/" {

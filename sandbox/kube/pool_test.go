@@ -29,13 +29,7 @@ func newWarm(t *testing.T, size int, maxIdle time.Duration) (*Kube, *fake.Client
 
 // idle is the number of warm Pods waiting.
 func idle(k *Kube) int {
-	k.pool.mu.Lock()
-	defer k.pool.mu.Unlock()
-	n := 0
-	for _, l := range k.pool.idle {
-		n += len(l)
-	}
-	return n
+	return k.pool.Snapshot().IdleCount()
 }
 
 func requireIdle(t *testing.T, k *Kube, n int) {
@@ -268,9 +262,7 @@ func TestRunWaitsForAWarmPodStarting(t *testing.T) {
 		done <- res
 	}()
 	require.Eventually(t, func() bool {
-		k.pool.mu.Lock()
-		defer k.pool.mu.Unlock()
-		return len(k.pool.waiters) == 1
+		return k.pool.Snapshot().Waiting == 1
 	}, 5*time.Second, 5*time.Millisecond)
 	close(gate)
 	res := <-done

@@ -43,19 +43,11 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 			return nil, err
 		}
 	}
-	select {
-	case k.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for a free sandbox slot: %w", ctx.Err())
+	res, end, err := sandbox.Begin(ctx, k.sem, &spec)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-k.sem }()
-
-	res = sandbox.NewResult(&spec)
-	defer func() {
-		if err != nil && res.Error == "" {
-			res.Error = err.Error()
-		}
-	}()
+	defer end(&err)
 	key := k.pool.key(&spec)
 	wp := k.pool.take(ctx, key, &spec)
 	k.pool.counts(key, wp != nil)

@@ -59,12 +59,12 @@ func (k *Kube) warmPodFor(tmpl *sandbox.Spec, runID string, maxIdle time.Duratio
 const refillDelay = 250 * time.Millisecond
 
 // start creates a warm Pod for tmpl, waits until it runs and attaches to
-// it. On error the warmPod, when not nil, names what to delete.
-func (p *warmPool) start(tmpl sandbox.Spec) (*warmPod, error) {
+// it; ctx ends when the pool closes. On error the warmPod, when not nil, names what to delete.
+func (p *warmPool) start(ctx context.Context, tmpl sandbox.Spec) (*warmPod, error) {
 	select {
 	case <-time.After(refillDelay):
-	case <-p.ctx.Done():
-		return nil, p.ctx.Err()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	id, err := sandbox.NewRunID()
 	if err != nil {
@@ -72,7 +72,7 @@ func (p *warmPool) start(tmpl sandbox.Spec) (*warmPod, error) {
 	}
 	pod := p.k.warmPodFor(&tmpl, warmRunIDPrefix+id, p.maxIdle)
 	w := &warmPod{name: pod.Name, created: time.Now()}
-	if w.imageID, err = p.k.startPod(p.ctx, pod); err != nil {
+	if w.imageID, err = p.k.startPod(ctx, pod); err != nil {
 		return w, err
 	}
 	w.sess = p.k.openSession(pod.Name)
