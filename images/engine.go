@@ -6,19 +6,29 @@ import (
 	"sync"
 
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
-	dockerbackend "github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // Engine is what this package needs of a Docker engine (imageapi.Engine):
-// every image and build-container call goes through it. The default is
-// the Engine API client of package sandbox/docker, the one package that
-// imports it; tests set a fake with useEngine.
+// every image and build-container call goes through it. This package links
+// no engine client: the Docker backend (backends/dockerbackend, which
+// backends.New uses) registers the Engine API client of sandbox/docker, the
+// one package that imports it; tests set a fake with useEngine.
 type Engine = imageapi.Engine
 
 var (
 	engineMu sync.Mutex
 	current  Engine
+	connect  func() (Engine, error)
 )
+
+// RegisterEngine sets how the first image call connects to the engine.
+// The Docker backend calls it when it is linked, so a program that embeds
+// only another backend links no Docker client through this package.
+func RegisterEngine(dial func() (Engine, error)) {
+	engineMu.Lock()
+	defer engineMu.Unlock()
+	connect = dial
+}
 
 // engine returns the Engine to use, connecting on first use.
 func engine() (Engine, error) {
@@ -27,7 +37,10 @@ func engine() (Engine, error) {
 	if current != nil {
 		return current, nil
 	}
-	api, err := dockerbackend.NewImageAPI()
+	if connect == nil {
+		return nil, fmt.Errorf("%w: no image engine is linked into this program: import github.com/sandboxrun/sandboxrun/backends/dockerbackend (or backends), which registers the Docker engine", ErrNoDocker)
+	}
+	api, err := connect()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoDocker, err)
 	}

@@ -2,11 +2,25 @@ package dockerbackend
 
 import (
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 var _ sandboxrun.Engine = (*docker.Runner)(nil)
+
+// Images are built on the Docker engine whichever backend runs them (a
+// Kubernetes node reads the engine's images), so linking this package is
+// what gives package images its engine.
+func init() { images.RegisterEngine(dialImages) }
+
+func dialImages() (images.Engine, error) {
+	api, err := docker.NewImageAPI()
+	if err != nil {
+		return nil, err
+	}
+	return api, nil
+}
 
 // New builds the Docker backend with the Service's settings (logger,
 // concurrency bound, warm pool, OCI runtime, the policy's usr volumes),
