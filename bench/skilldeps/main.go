@@ -28,6 +28,10 @@ import (
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+
+	// Linking the Docker backend gives package images its engine (skill
+	// and runner image builds).
+	_ "github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 )
 
 const script = `import json, sys
