@@ -114,6 +114,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newServeCmd(g, s),
 		newMCPCmd(g, s),
 		newToolsCmd(g, s),
+		newDoctorCmd(g, s),
 	)
 	// Every Use line already spells out its flags.
 	var plain func(*cobra.Command)

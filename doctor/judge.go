@@ -1,0 +1,168 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Expect is what the run's plan promised, against which the probe's view
+// is judged.
+type Expect struct {
+	// Limits are the run's effective limits, as its Result reports them.
+	Limits policy.Limits
+	// Workspace is true when the probe ran with a workspace, writable when
+	// WorkspaceWritable.
+	Workspace         bool
+	WorkspaceWritable bool
+	// Runtime is the engine runtime the policy asks for ("" the engine's
+	// default); HostKernel is the engine host's kernel release, "" unknown.
+	Runtime    string
+	HostKernel string
+}
+
+// judge turns the probe's output into isolation checks, in a fixed order.
+func judge(p probeOutput, e Expect) []Check {
+	return []Check{
+		judgeUser(p),
+		judgeCaps(p),
+		judgeFlag(p, "no_new_privs", "NoNewPrivs", "1", "set (setuid binaries cannot raise privileges)",
+			"the container must be created with no-new-privileges"),
+		judgeSeccomp(p),
+		judgeInterfaces(p, e),
+		judgeDNS(p, e),
+		judgeRootfs(p),
+		judgeFlag(p, "skills_read_only", "skills_writable", "no", "the skill folder refuses writes",
+			"mount the skill folder read-only"),
+		judgeWorkspace(p, e),
+		judgeSockets(p),
+		judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore cannot be read",
+			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
+		judgeFlag(p, "proc_sys", "proc_sys", "refused", "/proc/sys refuses writes",
+			"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)"),
+		judgeFlag(p, "sys_firmware", "sys_firmware", "refused", "/sys/firmware shows nothing",
+			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
+		judgeMemory(p, e),
+		judgeCPU(p, e),
+		judgePids(p, e),
+		judgeRuntime(p, e),
+	}
+}
+
+// judgeFlag passes when key reads want.
+func judgeFlag(p probeOutput, name, key, want, ok, fix string) Check {
+	if got := p[key]; got != want {
+		return fail(AreaIsolation, name, fmt.Sprintf("%s is %q, want %q", key, got, want), fix)
+	}
+	return pass(AreaIsolation, name, ok)
+}
+
+func judgeUser(p probeOutput) Check {
+	uid, gid := p["uid"], p["gid"]
+	if uid == "" || uid == "0" || gid == "" || gid == "0" || slices.Contains(p.list("groups"), "0") {
+		return fail(AreaIsolation, "user", fmt.Sprintf("uid %q, gid %q, groups %q: root or unknown", uid, gid, p["groups"]),
+			"run sandboxes as an unprivileged user (the runner image's 65532); do not override the image's USER")
+	}
+	return pass(AreaIsolation, "user", fmt.Sprintf("uid %s, gid %s", uid, gid))
+}
+
+func judgeCaps(p probeOutput) Check {
+	var held []string
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		names, ok := capNames(p[set])
+		switch {
+		case !ok:
+			held = append(held, set+" unreadable ("+p[set]+")")
+		case len(names) > 0:
+			held = append(held, set+": "+strings.Join(names, ","))
+		}
+	}
+	if len(held) > 0 {
+		return fail(AreaIsolation, "capabilities", strings.Join(held, "; "),
+			"drop every capability (CapDrop ALL, no CapAdd)")
+	}
+	return pass(AreaIsolation, "capabilities", "inheritable, permitted, effective, bounding and ambient sets all empty")
+}
+
+func judgeSeccomp(p probeOutput) Check {
+	switch p["Seccomp"] {
+	case "2":
+		return pass(AreaIsolation, "seccomp", "filter mode (2)")
+	case "1":
+		return pass(AreaIsolation, "seccomp", "strict mode (1)")
+	}
+	return fail(AreaIsolation, "seccomp", fmt.Sprintf("Seccomp is %q: no system call filter", p["Seccomp"]),
+		"keep the engine's default seccomp profile (no seccomp=unconfined)")
+}
+
+func judgeInterfaces(p probeOutput, e Expect) Check {
+	ifs := p.list("interfaces")
+	seen := strings.Join(ifs, ", ")
+	switch {
+	case len(ifs) == 0:
+		return warn(AreaIsolation, "interfaces", "/sys/class/net lists nothing (unreadable here)",
+			"check the sandbox's network by hand: only lo is expected")
+	case e.Limits.Network && len(ifs) > 1:
+		return pass(AreaIsolation, "interfaces", seen+" (the policy gives this run a network)")
+	case e.Limits.Network:
+		return fail(AreaIsolation, "interfaces", "only "+seen+", though the plan gives this run a network",
+			"check the engine's default bridge network")
+	case len(ifs) == 1 && ifs[0] == "lo":
+		return pass(AreaIsolation, "interfaces", "only lo")
+	}
+	return fail(AreaIsolation, "interfaces", seen+", where the plan gives no network",
+		"create sandboxes with no network (NetworkMode none); egress goes through the proxy only")
+}
+
+func judgeDNS(p probeOutput, e Expect) Check {
+	resolved := p["dns_lookup"] == "resolved"
+	switch {
+	case e.Limits.Network && resolved:
+		return pass(AreaIsolation, "dns", "names resolve (the policy gives this run a network)")
+	case e.Limits.Network:
+		return warn(AreaIsolation, "dns", "no name resolves, though the plan gives this run a network",
+			"check the engine's DNS settings")
+	case resolved:
+		return fail(AreaIsolation, "dns", "a name resolved, where the plan gives no network",
+			"create sandboxes with no network; names resolve only in the egress proxy")
+	}
+	ns := p["nameservers"]
+	if ns == "" {
+		ns = "none"
+	}
+	return pass(AreaIsolation, "dns", "no name resolves (nameservers listed: "+ns+")")
+}
+
+func judgeRootfs(p probeOutput) Check {
+	if p["rootfs_writable"] != "no" || p["etc_writable"] != "no" {
+		return fail(AreaIsolation, "rootfs_read_only",
+			fmt.Sprintf("/ writable: %s, /etc writable: %s", p["rootfs_writable"], p["etc_writable"]),
+			"create sandboxes with a read-only root file system")
+	}
+	return pass(AreaIsolation, "rootfs_read_only", "/ and /etc refuse writes")
+}
+
+func judgeWorkspace(p probeOutput, e Expect) Check {
+	want, says := "absent", "no workspace"
+	switch {
+	case e.Workspace && e.WorkspaceWritable:
+		want, says = "yes", "writable, as the policy allows"
+	case e.Workspace:
+		want, says = "no", "read-only, as the policy says"
+	}
+	if got := p["workspace"]; got != want {
+		return fail(AreaIsolation, "workspace", fmt.Sprintf("/workspace writable: %q, the plan says %q", got, want),
+			"mount /workspace as the policy's workspace.write says")
+	}
+	return pass(AreaIsolation, "workspace", says)
+}
+
+func judgeSockets(p probeOutput) Check {
+	if s, h := p["engine_sockets"], p["docker_host"]; s != "" || h != "" {
+		return fail(AreaIsolation, "engine_socket", fmt.Sprintf("sockets %q, DOCKER_HOST %q", s, h),
+			"never mount a container engine's socket into a sandbox")
+	}
+	return pass(AreaIsolation, "engine_socket", "no container engine socket in reach")
+}
