@@ -94,10 +94,10 @@ func secOpt(opts []string, name string) (string, bool) {
 func judgeSeccompOpt(opts []string) Check {
 	o, ok := secOpt(opts, "seccomp")
 	if !ok {
-		return fail(AreaHost, "seccomp", "the engine has no seccomp support: sandboxes would run without a system call filter",
+		return fail(AreaHost, "seccomp_support", "the engine has no seccomp support: sandboxes would run without a system call filter",
 			"run an engine built with seccomp on a kernel with CONFIG_SECCOMP_FILTER")
 	}
-	return pass(AreaHost, "seccomp", "available ("+strings.TrimPrefix(o, "name=seccomp,")+")")
+	return pass(AreaHost, "seccomp_support", "available ("+strings.TrimPrefix(o, "name=seccomp,")+")")
 }
 
 func judgeLSM(opts []string) Check {

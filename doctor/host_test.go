@@ -42,7 +42,7 @@ func TestJudgeDockerFindings(t *testing.T) {
 		{"storage_driver", Warn, func(f *docker.HostFacts) { f.Driver = "fuse-overlayfs"; f.UsrVolumes = true; f.UsrVolume = "v" }, "20-30 %"},
 		{"storage_driver", Warn, func(f *docker.HostFacts) { f.Driver = "vfs" }, "vfs"},
 		{"cgroup", Warn, func(f *docker.HostFacts) { f.CgroupVersion = "" }, "does not say"},
-		{"seccomp", Fail, func(f *docker.HostFacts) { f.SecurityOptions = []string{"name=apparmor"} }, "no seccomp"},
+		{"seccomp_support", Fail, func(f *docker.HostFacts) { f.SecurityOptions = []string{"name=apparmor"} }, "no seccomp"},
 		{"lsm", Warn, func(f *docker.HostFacts) { f.SecurityOptions = []string{"name=seccomp,profile=default"} }, "neither AppArmor nor SELinux"},
 		{"runtimes", Fail, func(f *docker.HostFacts) { f.OCIRuntime = "kata" }, `"kata"`},
 		{"runner_image", Fail, func(f *docker.HostFacts) { f.Image.Present = false }, "not in the engine"},

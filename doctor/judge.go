@@ -34,12 +34,10 @@ func judge(p probeOutput, e Expect) []Check {
 		judgeInterfaces(p, e),
 		judgeDNS(p, e),
 		judgeRootfs(p),
-		judgeFlag(p, "skills_read_only", "skills_writable", "no", "the skill folder refuses writes",
-			"mount the skill folder read-only"),
+		judgeSkills(p),
 		judgeWorkspace(p, e),
 		judgeSockets(p),
-		judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore cannot be read",
-			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
+		judgeKcore(p),
 		judgeFlag(p, "proc_sys", "proc_sys", "refused", "/proc/sys refuses writes",
 			"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)"),
 		judgeFlag(p, "sys_firmware", "sys_firmware", "refused", "/sys/firmware shows nothing",
@@ -57,6 +55,14 @@ func judgeFlag(p probeOutput, name, key, want, ok, fix string) Check {
 		return fail(AreaIsolation, name, fmt.Sprintf("%s is %q, want %q", key, got, want), fix)
 	}
 	return pass(AreaIsolation, name, ok)
+}
+
+func judgeKcore(p probeOutput) Check {
+	if p["kcore"] == "absent" {
+		return pass(AreaIsolation, "proc_kcore", "this kernel has no /proc/kcore")
+	}
+	return judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore gives nothing to read",
+		"keep the engine's masked paths (no --privileged, no systempaths=unconfined)")
 }
 
 func judgeUser(p probeOutput) Check {
@@ -135,28 +141,57 @@ func judgeDNS(p probeOutput, e Expect) Check {
 	return pass(AreaIsolation, "dns", "no name resolves (nameservers listed: "+ns+")")
 }
 
+// readOnly reports whether the probe found folder key read-only: a write
+// refused and its mount read-only (a write refused for want of permission
+// alone leaves the folder open to a process that has it). seen says what
+// the probe saw.
+func readOnly(p probeOutput, key string) (ok bool, seen string) {
+	w, m := p[key+"_write"], p[key+"_mount"]
+	return w == "no" && m == "ro", fmt.Sprintf("write %s, mount %s", orNone(w), orNone(m))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
 func judgeRootfs(p probeOutput) Check {
-	if p["rootfs_writable"] != "no" || p["etc_writable"] != "no" {
-		return fail(AreaIsolation, "rootfs_read_only",
-			fmt.Sprintf("/ writable: %s, /etc writable: %s", p["rootfs_writable"], p["etc_writable"]),
+	root, rs := readOnly(p, "rootfs")
+	etc, es := readOnly(p, "etc")
+	if !root || !etc {
+		return fail(AreaIsolation, "rootfs_read_only", "/: "+rs+"; /etc: "+es,
 			"create sandboxes with a read-only root file system")
 	}
-	return pass(AreaIsolation, "rootfs_read_only", "/ and /etc refuse writes")
+	return pass(AreaIsolation, "rootfs_read_only", "/ and /etc are mounted read-only and refuse writes")
+}
+
+func judgeSkills(p probeOutput) Check {
+	if ok, seen := readOnly(p, "skills"); !ok {
+		return fail(AreaIsolation, "skills_read_only", "the skill folder: "+seen, "mount the skill folder read-only")
+	}
+	return pass(AreaIsolation, "skills_read_only", "the skill folder is mounted read-only and refuses writes")
 }
 
 func judgeWorkspace(p probeOutput, e Expect) Check {
-	want, says := "absent", "no workspace"
+	ro, seen := readOnly(p, "workspace")
+	w := p["workspace_write"]
 	switch {
-	case e.Workspace && e.WorkspaceWritable:
-		want, says = "yes", "writable, as the policy allows"
-	case e.Workspace:
-		want, says = "no", "read-only, as the policy says"
-	}
-	if got := p["workspace"]; got != want {
-		return fail(AreaIsolation, "workspace", fmt.Sprintf("/workspace writable: %q, the plan says %q", got, want),
+	case !e.Workspace && w == "absent":
+		return pass(AreaIsolation, "workspace", "no workspace, as planned")
+	case !e.Workspace:
+		return fail(AreaIsolation, "workspace", "a /workspace the plan does not give: "+seen, "mount /workspace only when the run names one")
+	case e.WorkspaceWritable && w == "yes":
+		return pass(AreaIsolation, "workspace", "writable, as the policy allows")
+	case e.WorkspaceWritable:
+		return fail(AreaIsolation, "workspace", "/workspace refuses writes ("+seen+"), the policy lets this run write it",
 			"mount /workspace as the policy's workspace.write says")
+	case ro:
+		return pass(AreaIsolation, "workspace", "read-only, as the policy says")
 	}
-	return pass(AreaIsolation, "workspace", says)
+	return fail(AreaIsolation, "workspace", "/workspace is not read-only ("+seen+"), the policy says it must be",
+		"mount /workspace read-only unless the policy's workspace.write and the skill's Write allow it")
 }
 
 func judgeSockets(p probeOutput) Check {

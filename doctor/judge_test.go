@@ -24,11 +24,14 @@ Seccomp=2
 interfaces=lo
 nameservers=
 dns_lookup=none
-rootfs_writable=no
-etc_writable=no
-skills_writable=no
-workspace=no
-tmp_writable=yes
+rootfs_write=no
+rootfs_mount=ro
+etc_write=no
+etc_mount=ro
+skills_write=no
+skills_mount=ro
+workspace_write=no
+workspace_mount=ro
 engine_sockets=
 docker_host=
 kcore=refused
@@ -101,11 +104,13 @@ func TestJudgeEachBrokenPropertyFails(t *testing.T) {
 		{"seccomp", with("Seccomp", "0"), "no system call filter"},
 		{"interfaces", with("interfaces", "eth0,lo"), "eth0, lo, where the plan gives no network"},
 		{"dns", with("dns_lookup", "resolved"), "a name resolved"},
-		{"rootfs_read_only", with("rootfs_writable", "yes"), "/ writable: yes"},
-		{"rootfs_read_only", with("etc_writable", "yes"), "/etc writable: yes"},
-		{"skills_read_only", with("skills_writable", "yes"), `"yes"`},
-		{"skills_read_only", with("skills_writable", "absent"), `"absent"`},
-		{"workspace", with("workspace", "yes"), `the plan says "no"`},
+		{"rootfs_read_only", with("rootfs_write", "yes"), "/: write yes, mount ro"},
+		{"rootfs_read_only", with("rootfs_mount", "rw"), "/: write no, mount rw"},
+		{"rootfs_read_only", with("etc_write", "yes"), "/etc: write yes"},
+		{"skills_read_only", with("skills_mount", "rw"), "write no, mount rw"},
+		{"skills_read_only", with("skills_write", "absent"), "write absent"},
+		{"workspace", with("workspace_mount", "rw"), "not read-only (write no, mount rw)"},
+		{"workspace", with("workspace_write", "yes"), "not read-only"},
 		{"engine_socket", with("engine_sockets", "/var/run/docker.sock"), "/var/run/docker.sock"},
 		{"engine_socket", with("docker_host", "tcp://10.0.0.1:2375"), "tcp://10.0.0.1:2375"},
 		{"proc_kcore", with("kcore", "readable"), "readable"},
@@ -143,14 +148,16 @@ func TestJudgeFollowsThePlan(t *testing.T) {
 	t.Run("writable workspace", func(t *testing.T) {
 		e := goodExpect()
 		e.WorkspaceWritable = true
-		require.Equal(t, Pass, statusOf(t, judge(with("workspace", "yes"), e), "workspace").Status)
-		require.Equal(t, Fail, statusOf(t, judge(with("workspace", "no"), e), "workspace").Status)
+		require.Equal(t, Pass, statusOf(t, judge(with("workspace_write", "yes", "workspace_mount", "rw"), e), "workspace").Status)
+		require.Equal(t, Fail, statusOf(t, judge(with("workspace_mount", "rw"), e), "workspace").Status)
 	})
 	t.Run("no workspace", func(t *testing.T) {
 		e := goodExpect()
 		e.Workspace = false
-		require.Equal(t, Pass, statusOf(t, judge(with("workspace", "absent"), e), "workspace").Status)
-		require.Equal(t, Fail, statusOf(t, judge(with("workspace", "no"), e), "workspace").Status)
+		p := with("workspace_write", "absent")
+		delete(p, "workspace_mount")
+		require.Equal(t, Pass, statusOf(t, judge(p, e), "workspace").Status)
+		require.Equal(t, Fail, statusOf(t, judge(parseProbe(goodProbe), e), "workspace").Status)
 	})
 	t.Run("cgroup v2", func(t *testing.T) {
 		p := with("cgroup", "v2", "memory_swap_max", "0", "cpu_max", "150000 100000", "pids_max", "256")
@@ -160,6 +167,9 @@ func TestJudgeFollowsThePlan(t *testing.T) {
 		for _, c := range judge(p, e) {
 			require.Equal(t, Pass, c.Status, "%s: %s", c.Name, c.Reason)
 		}
+	})
+	t.Run("no kcore", func(t *testing.T) {
+		require.Equal(t, Pass, statusOf(t, judge(with("kcore", "absent"), goodExpect()), "proc_kcore").Status)
 	})
 	t.Run("limits hidden", func(t *testing.T) {
 		checks := judge(with("memory_max", "", "cpu_max", "", "pids_max", ""), goodExpect())
@@ -227,7 +237,9 @@ func TestProbeSkillWritten(t *testing.T) {
 	require.NoError(t, err)
 	script := readFile(t, root, probeSkill, probeScript)
 	for key := range parseProbe(goodProbe) {
-		require.True(t, strings.Contains(script, "say "+key+" ") || strings.Contains(script, `say "$k"`) || strings.Contains(script, "say "+key+`"`),
+		folder, _, _ := strings.Cut(key, "_")
+		require.True(t, strings.Contains(script, "say "+key+" ") || strings.Contains(script, `say "$k"`) ||
+			strings.Contains(script, "say "+key+`"`) || strings.Contains(script, "folder "+folder+" "),
 			"the probe prints no %s", key)
 	}
 	require.Contains(t, readFile(t, root, probeSkill, "SKILL.md"), "name: "+probeSkill)

@@ -22,15 +22,30 @@ writable() {
 	local f="$1/.sandboxrun-doctor-$$"
 	if (: >"$f") 2>/dev/null; then rm -f "$f"; echo yes; else echo no; fi
 }
-say rootfs_writable "$(writable /)"
-say etc_writable "$(writable /etc)"
-skills="${SKILL_DIR:-/skills/sandboxrun-doctor}"
-if [ -d "$skills" ]; then say skills_writable "$(writable "$skills")"; else say skills_writable absent; fi
-if [ -d /workspace ]; then
-	say workspace "$(writable /workspace)"
-else
-	say workspace absent
-fi
+# mounted PATH: "ro" or "rw", the options of the mount PATH is on (the
+# longest mount point that holds it, the last one mounted there); a write
+# refused for want of permission alone is not a read-only mount.
+mounted() {
+	awk -v p="$1" '
+		{ mp = $2; gsub(/\\040/, " ", mp) }
+		p == mp || mp == "/" || index(p, mp "/") == 1 {
+			if (length(mp) >= best) { best = length(mp); split($4, o, ","); opt = o[1] }
+		}
+		END { print opt }' /proc/self/mounts
+}
+# Both facts for a folder: key_write and key_mount, or key_write=absent.
+folder() {
+	if [ -d "$2" ]; then
+		say "$1_write" "$(writable "$2")"
+		say "$1_mount" "$(mounted "$2")"
+	else
+		say "$1_write" absent
+	fi
+}
+folder rootfs /
+folder etc /etc
+folder skills "${SKILL_DIR:-/skills/sandboxrun-doctor}"
+folder workspace /workspace
 say tmp_writable "$(writable /tmp)"
 
 # Container engine sockets: any socket file at the usual places, and
@@ -44,7 +59,15 @@ done
 say engine_sockets "$socks"
 say docker_host "${DOCKER_HOST:-}"
 
-say kcore "$(head -c 1 /proc/kcore >/dev/null 2>&1 && echo readable || echo refused)"
+# The engine masks /proc/kcore with /dev/null, which opens but reads
+# nothing: only a byte read counts.
+if [ ! -e /proc/kcore ]; then
+	say kcore absent
+elif [ "$(head -c 1 /proc/kcore 2>/dev/null | wc -c)" -eq 1 ]; then
+	say kcore readable
+else
+	say kcore refused
+fi
 # Writes back the value it reads: harmless where the write is allowed.
 v=$(cat /proc/sys/kernel/domainname 2>/dev/null)
 say proc_sys "$( (echo "$v" >/proc/sys/kernel/domainname) 2>/dev/null && echo writable || echo refused)"
