@@ -29,7 +29,7 @@ func writeProbe(dir string) (string, error) {
 		}
 		dst := filepath.Join(root, probeSkill, strings.TrimPrefix(path, "probe"))
 		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
+			return os.MkdirAll(dst, 0o755) //nolint:gosec // read by the sandbox's unprivileged user
 		}
 		b, err := probeFS.ReadFile(path)
 		if err != nil {
