@@ -7,6 +7,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -71,7 +72,11 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 	// Observed under the skill's name once it is known, "" before: a caller
 	// naming skills that do not exist must not grow the metrics' labels.
 	name := ""
-	defer func() { s.observe(name, res, err, time.Since(start)) }()
+	ctx, span := step(ctx, "sandboxrun.run")
+	defer func() {
+		s.observe(name, res, err, time.Since(start))
+		endRun(span, name, res, err)
+	}()
 
 	// The operator's policy decides; a caller cannot bring its own.
 	req.Policy = s.pol
@@ -81,18 +86,25 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 		return nil, err
 	}
 	defer release()
+	_, lookup := step(ctx, "sandboxrun.skill.lookup")
 	sk, err := s.Skill(ref)
+	endStep(lookup, err)
 	if err != nil {
 		s.auditRefusal(ref, req, a, err)
 		return nil, err
 	}
 	name = sk.Manifest.Name
+	_, decide := step(ctx, "sandboxrun.policy.decide")
 	p, err := prepare(sk, req)
+	endStep(decide, err)
 	if err != nil {
 		s.auditRefusal(name, req, a, err)
 		return nil, err
 	}
-	if err := s.chooseImage(ctx, sk, req, p); err != nil {
+	ictx, choose := step(ctx, "sandboxrun.image.choose")
+	err = s.chooseImage(ictx, sk, req, p)
+	endStep(choose, err)
+	if err != nil {
 		if errors.Is(err, ErrRefused) {
 			s.auditRefusal(name, req, a, err)
 		}
@@ -103,6 +115,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a asked,
 		return nil, err
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
+	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err = EgressRunner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not

@@ -55,6 +55,10 @@ type Spec struct {
 	// HTTP_PROXY/HTTPS_PROXY point there; the sandbox still has no network
 	// interface but loopback. Limits.Network must be false.
 	EgressSocket string
+	// TraceParent is the W3C traceparent of the request's trace, handed to
+	// the script as TRACEPARENT (unless the caller set that variable) so
+	// that its own instrumented code joins the trace; empty when untraced.
+	TraceParent string
 	// Image is the image to run; empty means the default runner image.
 	Image  string
 	Limits policy.Limits
