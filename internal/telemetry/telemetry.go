@@ -123,16 +123,17 @@ func WithTraceParent(ctx context.Context, traceparent, tracestate string) contex
 	return otel.GetTextMapPropagator().Extract(ctx, c)
 }
 
-// End ends span with err's status: the error.type attribute names what
-// kind of failure it was (typ, chosen by the caller from the error's
-// classification, never its text), and the message is recorded.
+// End ends span with err's status: the error.type attribute and the status
+// description name what kind of failure it was (typ, chosen by the caller
+// from the error's classification). The error's text is not recorded: it
+// may quote a command or a path the request named.
 func End(span trace.Span, err error, typ string) {
 	if err != nil && span.IsRecording() {
 		if typ == "" {
 			typ = "_OTHER"
 		}
 		span.SetAttributes(attribute.String("error.type", typ))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, typ)
 	}
 	span.End()
 }
