@@ -122,6 +122,7 @@ bench: images
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
+	$(GO) run ./bench/tracing -n $(BENCH_N)
 
 # crun starts containers faster than runc (see README, "Performance"). This
 # installs Debian's crun package when missing and adds it to the engine's
