@@ -20,7 +20,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap
+.PHONY: all build images demo test unit integration test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc clean reap
 
 all: build
 
@@ -71,10 +71,18 @@ test-k8s: images
 bench-k8s: images
 	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
 
+# Builds Jaeger from the Go module proxy into /var/cache/sandboxrun-jaeger the
+# first time (several minutes), starts it on loopback and checks the traces
+# a `sandboxrun --trace serve` sends it (integration/traces).
+test-traces: images
+	SANDBOXRUN_JAEGER=$$(hack/jaeger-build.sh | tail -n 1) SANDBOXRUN_BIN=$(SANDBOXRUN) \
+		$(GO) test -tags traces -count=1 -timeout 10m ./integration/traces/
+
 lint: $(GOLANGCI)
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags kube ./...
+	$(GO) vet -tags traces ./integration/traces/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 
