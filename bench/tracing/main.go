@@ -55,7 +55,7 @@ func run(n int, endpoint, skills string) error {
 	if err != nil {
 		return err
 	}
-	defer shutdown(ctx)
+	defer func() { _ = shutdown(ctx) }()
 	on := otel.GetTracerProvider()
 	off := noop.NewTracerProvider()
 	fmt.Printf("bench/tracing: %d runs per cell, hello scripts/echo.py, spans to %s\n", n, endpoint)
