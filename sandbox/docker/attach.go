@@ -66,8 +66,8 @@ func (s *session) alive() bool {
 // so no output can be missed, and starts reading.
 func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	_, sp := span(cctx, "container.attach")
-	hj, err := d.client.ContainerAttach(cctx, id, container.AttachOptions{
+	sctx, sp := span(cctx, "container.attach")
+	hj, err := d.client.ContainerAttach(sctx, id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
 	})
 	endSpan(sp, err)
@@ -87,8 +87,8 @@ func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error
 	s.read()
 
 	cctx, cancel = context.WithTimeout(ctx, d.callTimeout)
-	_, sp = span(cctx, "container.start")
-	err = d.client.ContainerStart(cctx, id, container.StartOptions{})
+	sctx, sp = span(cctx, "container.start")
+	err = d.client.ContainerStart(sctx, id, container.StartOptions{})
 	endSpan(sp, err)
 	cancel()
 	if err != nil {

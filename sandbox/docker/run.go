@@ -192,8 +192,8 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	_, sp := span(cctx, "container.create")
-	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	sctx, sp := span(cctx, "container.create")
+	created, err := d.client.ContainerCreate(sctx, cfg, hc, nil, nil, name)
 	endSpan(sp, err)
 	cancel()
 	// A create cut short may still have made the container: it is then
