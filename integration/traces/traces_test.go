@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,8 @@ type span struct {
 	id, parent, name string
 	tags             map[string]string
 	events           []string
+	// fields are each event's attributes, in the order of events.
+	fields []map[string]string
 }
 
 // fetch waits until Jaeger has every span of a trace named want and
@@ -166,11 +169,12 @@ func fetch(t *testing.T, query, traceID string, want ...string) map[string]span 
 						sp.tags[tg.Key] = fmt.Sprint(tg.Value)
 					}
 					for _, l := range s.Logs {
+						fields := map[string]string{}
 						for _, f := range l.Fields {
-							if f.Key == "event" {
-								sp.events = append(sp.events, fmt.Sprint(f.Value))
-							}
+							fields[f.Key] = fmt.Sprint(f.Value)
 						}
+						sp.events = append(sp.events, fields["event"])
+						sp.fields = append(sp.fields, fields)
 					}
 					got[sp.name] = sp
 				}
@@ -191,6 +195,14 @@ func fetch(t *testing.T, query, traceID string, want ...string) map[string]span 
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// fetchScript asks the egress proxy (HTTPS_PROXY) for a host it denies.
+const fetchScript = `import urllib.request
+try:
+    urllib.request.urlopen("https://denied.invalid/", timeout=10)
+except Exception as e:
+    print("refused:", type(e).__name__)
+`
 
 // post sends one run request continuing traceID and returns the status.
 func post(t *testing.T, url, traceID, body string) int {
@@ -218,10 +230,19 @@ func TestTracesInJaeger(t *testing.T) {
 	query := fmt.Sprintf("http://127.0.0.1:%d", queryPort)
 	waitHTTP(t, query+"/api/services")
 
+	// A skill that asks for a host the policy's allowlist does not hold.
+	extra := t.TempDir()
+	fetcher := filepath.Join(extra, "fetcher")
+	require.NoError(t, os.MkdirAll(filepath.Join(fetcher, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(fetcher, "SKILL.md"), []byte("---\nname: fetcher\ndescription: Fetches a page.\nmetadata:\n  network_access: \"true\"\n  allowed_domains: allowed.invalid\n---\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(fetcher, "scripts", "fetch.py"), []byte(fetchScript), 0o644))
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("network: allowlist\nallowed_domains: [\"allowed.invalid\"]\n"), 0o600))
+
 	start(t, bin, []string{
 		fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", otlpPort),
 		"OTEL_SERVICE_NAME=sandboxrun-traces-test", "OTEL_BSP_SCHEDULE_DELAY=100",
-	}, "--trace", "--skills", "../../skills", "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", serverPort), "--warm-pool", "2")
+	}, "--trace", "--skills", "../../skills:"+extra, "--policy", pol, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", serverPort), "--warm-pool", "2")
 	api := fmt.Sprintf("http://127.0.0.1:%d", serverPort)
 	waitHTTP(t, api+"/healthz")
 
@@ -263,6 +284,16 @@ func TestTracesInJaeger(t *testing.T) {
 		require.Equal(t, "refused", spans["sandboxrun.run"].tags["sandboxrun.outcome"])
 		require.Equal(t, "refused", spans["sandboxrun.policy.decide"].tags["error.type"])
 		require.NotContains(t, spans, "sandbox.run", "nothing ran")
+	})
+	t.Run("egress denial", func(t *testing.T) {
+		const id = "8bf92f3577b34da6a3ce929d0e0e4736"
+		require.Equal(t, 200, post(t, api+"/v1/skills/fetcher/run", id, `{"script":"scripts/fetch.py"}`))
+		spans := fetch(t, query, id, "sandboxrun.run")
+		run := spans["sandboxrun.run"]
+		i := slices.Index(run.events, "egress decision")
+		require.GreaterOrEqual(t, i, 0, "events: %v", run.events)
+		require.Equal(t, "denied.invalid", run.fields[i]["server.address"])
+		require.Equal(t, "false", run.fields[i]["sandboxrun.egress.allowed"])
 	})
 	t.Run("timeout", func(t *testing.T) {
 		const id = "7bf92f3577b34da6a3ce929d0e0e4736"
