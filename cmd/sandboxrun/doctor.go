@@ -44,13 +44,7 @@ environment could not be checked (engine, image or runtime missing).`,
 			if err != nil {
 				return withCode(exitEnv, err)
 			}
-			switch {
-			case rep.IsolationFailed():
-				return silentExit(exitIsolationFailed)
-			case rep.Unchecked():
-				return silentExit(exitEnv)
-			}
-			return nil
+			return doctorExit(rep)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
@@ -76,4 +70,16 @@ func printReport(w io.Writer, rep *doctor.Report) error {
 	_, err := fmt.Fprintf(w, "%d checks (backend %s): %d pass, %d warn, %d fail, %d not checked\n",
 		len(rep.Checks), rep.Backend, counts[doctor.Pass], counts[doctor.Warn], counts[doctor.Fail], counts[doctor.Skip])
 	return err
+}
+
+// doctorExit is the command's exit: 1 when an isolation property failed, 3
+// when something could not be checked, else 0.
+func doctorExit(rep *doctor.Report) error {
+	switch {
+	case rep.IsolationFailed():
+		return silentExit(exitIsolationFailed)
+	case rep.Unchecked():
+		return silentExit(exitEnv)
+	}
+	return nil
 }
