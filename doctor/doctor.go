@@ -62,7 +62,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil { //nolint:gosec // see above
 		return nil, fmt.Errorf("make the probe's folder: %w", err)
 	}
-	root, err := writeProbe(tmp)
+	// The kubernetes backend has no writable workspace: its probe asks
+	// for a read-only one, as any run there must.
+	write := pol.Backend.Kind() != policy.BackendKubernetes
+	root, err := writeProbe(tmp, write)
 	if err != nil {
 		return nil, fmt.Errorf("write the probe: %w", err)
 	}
@@ -106,13 +109,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, c := range judgeDisk(places, freeBytes) {
 		rep.add(c)
 	}
-	probe(ctx, svc, rep, tmp, Expect{Runtime: runtime, HostKernel: hostKernel})
+	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel})
 	return rep, nil
 }
 
 // probe runs the probe script as an ordinary run of the Service and adds
 // its isolation checks.
-func probe(ctx context.Context, svc *sandboxrun.Service, rep *Report, tmp string, e Expect) {
+func probe(ctx context.Context, svc *sandboxrun.Service, rep *Report, tmp string, write bool, e Expect) {
 	ws := filepath.Join(tmp, "workspace")
 	if err := os.Mkdir(ws, 0o755); err != nil { //nolint:gosec // the sandbox's user must read it
 		rep.add(skip(AreaIsolation, "probe", oneLine(err), "check the temporary folder (TMPDIR)"))
@@ -138,7 +141,7 @@ func probe(ctx context.Context, svc *sandboxrun.Service, rep *Report, tmp string
 	}
 	e.Limits = res.Limits
 	e.Workspace = req.Workspace != ""
-	e.WorkspaceWritable = e.Workspace && svc.Policy().WorkspaceWritable(true)
+	e.WorkspaceWritable = e.Workspace && write && svc.Policy().WorkspaceWritable(true)
 	for _, c := range judge(out, e) {
 		if c.Name == "workspace" && !e.Workspace {
 			c = warn(AreaIsolation, "workspace", "not checked: the policy's workspace.roots do not hold the temporary folder",

@@ -233,9 +233,13 @@ func TestCapNames(t *testing.T) {
 
 // The probe skill is complete and its script prints every key judge reads.
 func TestProbeSkillWritten(t *testing.T) {
-	root, err := writeProbe(t.TempDir())
+	root, err := writeProbe(t.TempDir(), true)
 	require.NoError(t, err)
 	script := readFile(t, root, probeSkill, probeScript)
+	require.Contains(t, readFile(t, root, probeSkill, "SKILL.md"), writeGrant)
+	ro, err := writeProbe(t.TempDir(), false)
+	require.NoError(t, err)
+	require.NotContains(t, readFile(t, ro, probeSkill, "SKILL.md"), "allowed-tools")
 	for key := range parseProbe(goodProbe) {
 		folder, _, _ := strings.Cut(key, "_")
 		require.True(t, strings.Contains(script, "say "+key+" ") || strings.Contains(script, `say "$k"`) ||

@@ -19,9 +19,15 @@ const (
 	probeScript = "scripts/probe.sh"
 )
 
+// writeGrant is the line of the probe's SKILL.md that asks for a writable
+// workspace.
+const writeGrant = "allowed-tools: Write\n"
+
 // writeProbe writes the probe skill into a new folder under dir and
-// returns the skills root that holds it.
-func writeProbe(dir string) (string, error) {
+// returns the skills root that holds it. Without write, the probe does not
+// ask for a writable workspace (a backend that offers none refuses runs
+// that do).
+func writeProbe(dir string, write bool) (string, error) {
 	root := filepath.Join(dir, "skills")
 	err := fs.WalkDir(probeFS, "probe", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -34,6 +40,9 @@ func writeProbe(dir string) (string, error) {
 		b, err := probeFS.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		if !write && d.Name() == "SKILL.md" {
+			b = []byte(strings.Replace(string(b), writeGrant, "", 1))
 		}
 		// The sandbox's user is not the file's owner: world-readable.
 		return os.WriteFile(dst, b, 0o644) //nolint:gosec // read by the sandbox's unprivileged user
