@@ -13,11 +13,7 @@ type clusterHost interface {
 	ClusterFacts(ctx context.Context) kube.ClusterFacts
 }
 
-// judgeCluster turns the cluster's answers into host checks.
-func judgeCluster(ctx context.Context, c clusterHost, pol *policy.Operator) []Check {
-	return judgeClusterFacts(c.ClusterFacts(ctx), pol)
-}
-
+// judgeClusterFacts turns the cluster's answers into host checks.
 func judgeClusterFacts(f kube.ClusterFacts, pol *policy.Operator) []Check {
 	if f.Reach != nil {
 		return []Check{fail(AreaHost, "cluster", oneLine(f.Reach),

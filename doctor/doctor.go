@@ -102,14 +102,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		places = append([]place{{"engine", f.RootDir}}, places...)
 	case clusterHost:
-		for _, c := range judgeCluster(ctx, e, pol) {
+		f := e.ClusterFacts(ctx)
+		hostKernel = f.NodeKernel
+		for _, c := range judgeClusterFacts(f, pol) {
 			rep.add(c)
 		}
 	}
 	for _, c := range judgeDisk(places, freeBytes) {
 		rep.add(c)
 	}
-	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel})
+	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel, PodPids: !write})
 	return rep, nil
 }
 

@@ -21,6 +21,10 @@ type Expect struct {
 	// default); HostKernel is the engine host's kernel release, "" unknown.
 	Runtime    string
 	HostKernel string
+	// PodPids is set on Kubernetes, which has no per-pod pids field: the
+	// kubelet's podPidsLimit bounds the pod's cgroup, above the one the
+	// probe can see.
+	PodPids bool
 }
 
 // judge turns the probe's output into isolation checks, in a fixed order.

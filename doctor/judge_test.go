@@ -168,6 +168,14 @@ func TestJudgeFollowsThePlan(t *testing.T) {
 			require.Equal(t, Pass, c.Status, "%s: %s", c.Name, c.Reason)
 		}
 	})
+	t.Run("pods have no pids field", func(t *testing.T) {
+		e := goodExpect()
+		e.PodPids = true
+		c := statusOf(t, judge(with("pids_max", "max"), e), "pids")
+		require.Equal(t, Warn, c.Status, c.Reason)
+		require.Contains(t, c.Fix, "podPidsLimit")
+		require.Equal(t, Fail, statusOf(t, judge(with("pids_max", "4096"), e), "pids").Status, "a limit other than the plan's still fails")
+	})
 	t.Run("no kcore", func(t *testing.T) {
 		require.Equal(t, Pass, statusOf(t, judge(with("kcore", "absent"), goodExpect()), "proc_kcore").Status)
 	})

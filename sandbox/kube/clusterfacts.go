@@ -32,6 +32,10 @@ type ClusterFacts struct {
 	ImageOnNode error
 	// Claims are the policy's volume claims by name.
 	Claims map[string]error
+	// NodeKernel is the kernel release every node reports, "" when they
+	// differ or cannot be listed: a sandbox on another kernel is in a VM
+	// or on gVisor.
+	NodeKernel string
 }
 
 // ClusterFacts asks the cluster what a run of this runner needs of it.
@@ -59,6 +63,16 @@ func (k *Kube) ClusterFacts(ctx context.Context) ClusterFacts {
 	}
 	if _, err := k.CheckImage(cctx, ""); err != nil {
 		f.ImageOnNode = err
+	}
+	if nodes, err := k.client.Nodes().List(cctx, metav1.ListOptions{}); err == nil {
+		for i, n := range nodes.Items {
+			kernel := n.Status.NodeInfo.KernelVersion
+			if i > 0 && kernel != f.NodeKernel {
+				f.NodeKernel = ""
+				break
+			}
+			f.NodeKernel = kernel
+		}
 	}
 	for _, c := range k.claims {
 		f.Claims[c.Name] = k.checkClaim(cctx, c.Name)

@@ -22,7 +22,11 @@ func TestClusterFacts(t *testing.T) {
 			dryRun, pod = c.GetCreateOptions().DryRun, c.GetObject().(*corev1.Pod)
 			return true, pod, nil // a dry run keeps nothing
 		})
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KernelVersion: "6.1.0"}}}
+		_, err := cs.CoreV1().Nodes().Create(t.Context(), node, metav1.CreateOptions{})
+		require.NoError(t, err)
 		f := k.ClusterFacts(t.Context())
+		require.Equal(t, "6.1.0", f.NodeKernel)
 		require.NoError(t, f.Reach)
 		require.NoError(t, f.Create)
 		require.NoError(t, f.Delete, "deleting a missing pod answers not found")
