@@ -22,7 +22,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-python test-k8s bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
+.PHONY: all build images demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
 
 all: build
 
@@ -94,10 +94,18 @@ test-k8s: images
 bench-k8s: images
 	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
 
+# Builds Jaeger from the Go module proxy into /var/cache/sandboxrun-jaeger the
+# first time (several minutes), starts it on loopback and checks the traces
+# a `sandboxrun --trace serve` sends it (integration/traces).
+test-traces: images
+	SANDBOXRUN_JAEGER=$$(hack/jaeger-build.sh | tail -n 1) SANDBOXRUN_BIN=$(SANDBOXRUN) \
+		$(GO) test -tags traces -count=1 -timeout 10m ./integration/traces/
+
 lint: $(GOLANGCI)
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags kube ./...
+	$(GO) vet -tags traces ./integration/traces/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 
@@ -148,6 +156,7 @@ bench: images
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
+	$(GO) run ./bench/tracing -n $(BENCH_N)
 
 # crun can start containers faster than runc (how it fared on this machine:
 # docs/speed.md, "Usr volumes"). This installs Debian's crun package when

@@ -9,6 +9,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -60,7 +61,11 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	// Observed under the skill's name once it is known, "" before: a caller
 	// naming skills that do not exist must not grow the metrics' labels.
 	name := ""
-	defer func() { s.observe(name, res, err, time.Since(start)) }()
+	ctx, span := step(ctx, "sandboxrun.run")
+	defer func() {
+		s.observe(name, res, err, time.Since(start))
+		endRun(span, name, res, err)
+	}()
 
 	ctx, release, err := s.sessionRun(ctx, &req)
 	if err != nil {
@@ -68,13 +73,17 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		return nil, err
 	}
 	defer release()
+	_, lookup := step(ctx, "sandboxrun.skill.lookup")
 	sk, err := s.Skill(ref)
+	endStep(lookup, err)
 	if err != nil {
 		s.auditRefusal(ref, req, ak, err)
 		return nil, err
 	}
 	name = sk.Manifest.Name
+	_, decide := step(ctx, "sandboxrun.policy.decide")
 	p, err := s.planRun(sk, a, req)
+	endStep(decide, err)
 	if err != nil {
 		s.auditRefusal(name, req, ak, err)
 		return nil, err
@@ -83,13 +92,17 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	if err != nil {
 		return nil, err
 	}
-	if err := s.resolveImage(ctx, eng, sk, req, p); err != nil {
+	ictx, choose := step(ctx, "sandboxrun.image.choose")
+	err = s.resolveImage(ictx, eng, sk, req, p)
+	endStep(choose, err)
+	if err != nil {
 		if errors.Is(err, ErrRefused) {
 			s.auditRefusal(name, req, ak, err)
 		}
 		return nil, err
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
+	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err = egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not

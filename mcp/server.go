@@ -111,6 +111,7 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
 		&mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log},
 	)
+	srv.AddReceivingMiddleware(traceCalls)
 	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {

@@ -71,7 +71,19 @@ type Outcome struct {
 type Output struct {
 	stdout, stderr *capture
 	live           [2]*liveWriter
+	// firstAt and reportAt are when the first output frame and the
+	// result frame arrived (zero: none), for the run's trace. Decode
+	// writes them; read them once it has returned.
+	firstAt, reportAt time.Time
 }
+
+// FirstOutputAt is when the script's first output frame arrived; zero when
+// none did. Valid once Decode has returned.
+func (o *Output) FirstOutputAt() time.Time { return o.firstAt }
+
+// ReportAt is when the result frame arrived; zero when none did. Valid once
+// Decode has returned.
+func (o *Output) ReportAt() time.Time { return o.reportAt }
 
 // NewOutput returns the Output for spec.
 func NewOutput(spec *Spec) *Output {
@@ -102,12 +114,16 @@ func (o *Output) Decode(r io.Reader, onReport func()) (*frame.Report, error) {
 		if rep != nil {
 			continue
 		}
+		if (t == frame.Stdout || t == frame.Stderr) && o.firstAt.IsZero() {
+			o.firstAt = time.Now()
+		}
 		switch t {
 		case frame.Stdout:
 			_, _ = stdout.Write(p)
 		case frame.Stderr:
 			_, _ = stderr.Write(p)
 		case frame.Result:
+			o.reportAt = time.Now()
 			var r frame.Report
 			if err := json.Unmarshal(p, &r); err != nil {
 				return nil, fmt.Errorf("decode sandbox-init report: %w", err)

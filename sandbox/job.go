@@ -36,6 +36,10 @@ const (
 // EnvRunID names the run in the script's environment.
 const EnvRunID = "SANDBOXRUN_RUN_ID"
 
+// EnvTraceParent carries the request's W3C traceparent to the script, the
+// name OpenTelemetry SDKs read for a parent from the environment.
+const EnvTraceParent = "TRACEPARENT"
+
 // SkillMount is where the skill folder appears inside the sandbox.
 func SkillMount(skill string) string { return layout.SkillDir(skill) }
 
@@ -81,6 +85,9 @@ func ScriptEnv(spec *Spec, version string) []string {
 		"LANG=C.UTF-8",
 	}
 	env = append(env, egressEnv(spec)...)
+	if _, set := spec.Env[EnvTraceParent]; spec.TraceParent != "" && !set {
+		env = append(env, EnvTraceParent+"="+spec.TraceParent)
+	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		env = append(env, k+"="+spec.Env[k])
 	}

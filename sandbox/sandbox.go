@@ -62,6 +62,10 @@ type Spec struct {
 	// the sandbox trust the proxy where it ends TLS (hosts with a secret
 	// or an HTTP rule). The CA's key never leaves the proxy.
 	EgressCA string
+	// TraceParent is the W3C traceparent of the request's trace, handed to
+	// the script as TRACEPARENT (unless the caller set that variable) so
+	// that its own instrumented code joins the trace; empty when untraced.
+	TraceParent string
 	// Image is the image to run; empty means the default runner image.
 	Image  string
 	Limits policy.Limits

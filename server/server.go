@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"log/slog"
 	"net/http"
 	"time"
@@ -72,7 +73,7 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler is the server's whole HTTP surface.
-func (s *Server) Handler() http.Handler { return s.logRequests(s.guardFilePaths(s.mux)) }
+func (s *Server) Handler() http.Handler { return s.traced(s.logRequests(s.guardFilePaths(s.mux))) }
 
 func (s *Server) routes() {
 	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(h) }
@@ -158,7 +159,9 @@ func (s *Server) execute(need string, op operation) http.Handler {
 			return
 		}
 		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
+		_, queued := telemetry.Tracer().Start(waitCtx, "sandboxrun.queue")
 		waited, release, err := s.admit.acquire(waitCtx)
+		queued.End()
 		cancel()
 		if s.o.Metrics != nil {
 			s.o.Metrics.queueWait.Observe(waited.Seconds())

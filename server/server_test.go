@@ -27,11 +27,14 @@ type engine struct {
 	block    chan struct{}
 	started  chan struct{}
 	canceled chan struct{}
+	// traceParent is the last run's Spec.TraceParent.
+	traceParent string
 }
 
 func (e *engine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 	e.mu.Lock()
 	e.runs++
+	e.traceParent = spec.TraceParent
 	e.mu.Unlock()
 	if e.started != nil {
 		e.started <- struct{}{}

@@ -34,7 +34,8 @@ type globals struct {
 	pol *policy.Operator
 	// ran is set once a command starts; an error before that is cobra's
 	// own (unknown command or flag), a usage error.
-	ran bool
+	ran   bool
+	trace tracing
 }
 
 func execute(ctx context.Context, args []string, s streams) int {
@@ -53,7 +54,9 @@ func execute(ctx context.Context, args []string, s streams) int {
 			fmt.Fprintf(s.err, "sandboxrun: %s\n", msg)
 		}
 	}
-	return codeOf(err)
+	code := codeOf(err)
+	g.trace.end(code)
+	return code
 }
 
 // logLevel is debug with -v, else warnings only.
@@ -75,8 +78,11 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		Version:       sandboxrun.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(*cobra.Command, []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			g.ran = true
+			if err := g.trace.start(cmd); err != nil {
+				return err
+			}
 			g.logger = slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: g.logLevel()}))
 			// A broken policy file stops every command at start, not at
 			// the first run.
@@ -99,6 +105,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 	pf.BoolVar(&g.strict, "strict", false, "refuse skills that break an Agent Skills spec rule (a name unlike its folder, non-string metadata, an allowed-tools entry sandboxrun cannot read); validate: warnings become errors")
 	pf.StringVar(&g.policyFile, "policy", "", "operator policy file (default $SANDBOXRUN_POLICY, else "+policy.DefaultPolicyPath+" when it exists, else the built-in policy)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log debug details to stderr")
+	pf.BoolVar(&g.trace.on, "trace", false, "export an OpenTelemetry trace of each request over OTLP/HTTP (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME; OTEL_TRACES_EXPORTER=otlp also turns it on)")
 
 	root.AddCommand(
 		newValidateCmd(g, s),
@@ -114,6 +121,7 @@ on stdin, a hard timeout, capped output and a precise result.`,
 		newServeCmd(g, s),
 		newMCPCmd(g, s),
 		newToolsCmd(g, s),
+		newDoctorCmd(g, s),
 	)
 	// Every Use line already spells out its flags.
 	var plain func(*cobra.Command)

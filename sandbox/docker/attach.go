@@ -66,9 +66,11 @@ func (s *session) alive() bool {
 // so no output can be missed, and starts reading.
 func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	hj, err := d.client.ContainerAttach(cctx, id, container.AttachOptions{
+	sctx, sp := span(cctx, "container.attach")
+	hj, err := d.client.ContainerAttach(sctx, id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
 	})
+	endSpan(sp, err)
 	cancel()
 	if err != nil {
 		return nil, apiError("attach to sandbox container", err)
@@ -85,7 +87,9 @@ func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error
 	s.read()
 
 	cctx, cancel = context.WithTimeout(ctx, d.callTimeout)
-	err = d.client.ContainerStart(cctx, id, container.StartOptions{})
+	sctx, sp = span(cctx, "container.start")
+	err = d.client.ContainerStart(sctx, id, container.StartOptions{})
+	endSpan(sp, err)
 	cancel()
 	if err != nil {
 		s.close()

@@ -25,9 +25,13 @@ func prelude(tmpl *sandbox.Spec, version string) ([]byte, bool) {
 	if len(tmpl.Argv) == 0 || tmpl.Argv[0] != prestartArgv0 || len(tmpl.Env) > 0 {
 		return nil, false
 	}
+	// A trace is one request's: the next run's job brings its own (and a
+	// traced job then starts its interpreter the usual way).
+	untraced := *tmpl
+	untraced.TraceParent = ""
 	b, err := json.Marshal(frame.Prelude{Prestart: &frame.Prestart{
 		Argv0: prestartArgv0,
-		Env:   sandbox.ScriptEnv(tmpl, version),
+		Env:   sandbox.ScriptEnv(&untraced, version),
 		Dir:   sandbox.WorkspaceDir,
 		Vary:  []string{sandbox.EnvRunID},
 	}})

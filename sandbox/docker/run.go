@@ -13,6 +13,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stringid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the
@@ -40,8 +42,13 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 		return nil, err
 	}
 	log := d.log.With("skill", spec.Skill)
+	ctx, sp := span(ctx, "sandbox.run", attribute.String("container.runtime", "docker"),
+		attribute.String("sandboxrun.run_id", spec.RunID), attribute.String("container.image.name", spec.Image))
+	defer func() { endSpan(sp, err) }()
 
+	_, queued := span(ctx, "sandbox.queue")
 	res, end, err := sandbox.Begin(ctx, d.sem, &spec)
+	endSpan(queued, err)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +82,8 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	}
 	t.box = d.pool.take(ctx, key)
 	d.pool.counts(key, t.box != nil)
+	sp := trace.SpanFromContext(ctx)
+	sp.SetAttributes(attribute.Bool("sandboxrun.warm", t.box != nil))
 	if held && t.box != nil {
 		// A warm container for a writable workspace came with its own
 		// empty volume; it goes when the container does.
@@ -122,6 +131,8 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		return fmt.Errorf("encode job: %w", err)
 	}
 	b.s.bind(spec)
+	sp.SetAttributes(attribute.String("container.id", b.id))
+	sp.AddEvent("job sent")
 	b.s.send(job, held)
 	if b.imageID == "" {
 		// While the script runs: the Result names the image by id.
@@ -131,6 +142,8 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	answered = o.Report != nil
 	o.Duration = time.Since(began)
 	b.s.out.Finish(res, o)
+	eventAt(sp, "first output byte", b.s.out.FirstOutputAt())
+	eventAt(sp, "result frame", b.s.out.ReportAt())
 	if held && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
 		res.WorkspaceFull = o.Report.HoldFreeBytes < pageSize
@@ -169,7 +182,9 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	created, err := d.client.ContainerCreate(cctx, cfg, hc, nil, nil, name)
+	sctx, sp := span(cctx, "container.create")
+	created, err := d.client.ContainerCreate(sctx, cfg, hc, nil, nil, name)
+	endSpan(sp, err)
 	cancel()
 	// A create cut short may still have made the container: it is then
 	// removed by name, as its id never arrived.

@@ -24,7 +24,11 @@ type teardown struct {
 
 // run removes what the run left. It runs detached from ctx's
 // cancellation, each step with its own timeout.
-func (t *teardown) run(ctx context.Context) error {
+func (t *teardown) run(ctx context.Context) (err error) {
+	// In the background this outlives the run's span: its own span, a
+	// child that ends later.
+	ctx, sp := span(ctx, "container.remove")
+	defer func() { endSpan(sp, err) }()
 	var errs []error
 	if b := t.box; b != nil {
 		if b.s != nil {

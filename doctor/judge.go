@@ -1,0 +1,207 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// Expect is what the run's plan promised, against which the probe's view
+// is judged.
+type Expect struct {
+	// Limits are the run's effective limits, as its Result reports them.
+	Limits policy.Limits
+	// Workspace is true when the probe ran with a workspace, writable when
+	// WorkspaceWritable.
+	Workspace         bool
+	WorkspaceWritable bool
+	// Runtime is the engine runtime the policy asks for ("" the engine's
+	// default); HostKernel is the engine host's kernel release, "" unknown.
+	Runtime    string
+	HostKernel string
+	// PodPids is set on Kubernetes, which has no per-pod pids field: the
+	// kubelet's podPidsLimit bounds the pod's cgroup, above the one the
+	// probe can see.
+	PodPids bool
+}
+
+// judge turns the probe's output into isolation checks, in a fixed order.
+func judge(p probeOutput, e Expect) []Check {
+	return []Check{
+		judgeUser(p),
+		judgeCaps(p),
+		judgeFlag(p, "no_new_privs", "NoNewPrivs", "1", "set (setuid binaries cannot raise privileges)",
+			"the container must be created with no-new-privileges"),
+		judgeSeccomp(p),
+		judgeInterfaces(p, e),
+		judgeDNS(p, e),
+		judgeRootfs(p),
+		judgeSkills(p),
+		judgeWorkspace(p, e),
+		judgeSockets(p),
+		judgeKcore(p),
+		judgeFlag(p, "proc_sys", "proc_sys", "refused", "/proc/sys refuses writes",
+			"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)"),
+		judgeFlag(p, "sys_firmware", "sys_firmware", "refused", "/sys/firmware shows nothing",
+			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
+		judgeMemory(p, e),
+		judgeCPU(p, e),
+		judgePids(p, e),
+		judgeRuntime(p, e),
+	}
+}
+
+// judgeFlag passes when key reads want.
+func judgeFlag(p probeOutput, name, key, want, ok, fix string) Check {
+	if got := p[key]; got != want {
+		return fail(AreaIsolation, name, fmt.Sprintf("%s is %q, want %q", key, got, want), fix)
+	}
+	return pass(AreaIsolation, name, ok)
+}
+
+func judgeKcore(p probeOutput) Check {
+	if p["kcore"] == "absent" {
+		return pass(AreaIsolation, "proc_kcore", "this kernel has no /proc/kcore")
+	}
+	return judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore gives nothing to read",
+		"keep the engine's masked paths (no --privileged, no systempaths=unconfined)")
+}
+
+func judgeUser(p probeOutput) Check {
+	uid, gid := p["uid"], p["gid"]
+	if uid == "" || uid == "0" || gid == "" || gid == "0" || slices.Contains(p.list("groups"), "0") {
+		return fail(AreaIsolation, "user", fmt.Sprintf("uid %q, gid %q, groups %q: root or unknown", uid, gid, p["groups"]),
+			"run sandboxes as an unprivileged user (the runner image's 65532); do not override the image's USER")
+	}
+	return pass(AreaIsolation, "user", fmt.Sprintf("uid %s, gid %s", uid, gid))
+}
+
+func judgeCaps(p probeOutput) Check {
+	var held []string
+	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		names, ok := capNames(p[set])
+		switch {
+		case !ok:
+			held = append(held, set+" unreadable ("+p[set]+")")
+		case len(names) > 0:
+			held = append(held, set+": "+strings.Join(names, ","))
+		}
+	}
+	if len(held) > 0 {
+		return fail(AreaIsolation, "capabilities", strings.Join(held, "; "),
+			"drop every capability (CapDrop ALL, no CapAdd)")
+	}
+	return pass(AreaIsolation, "capabilities", "inheritable, permitted, effective, bounding and ambient sets all empty")
+}
+
+func judgeSeccomp(p probeOutput) Check {
+	switch p["Seccomp"] {
+	case "2":
+		return pass(AreaIsolation, "seccomp", "filter mode (2)")
+	case "1":
+		return pass(AreaIsolation, "seccomp", "strict mode (1)")
+	}
+	return fail(AreaIsolation, "seccomp", fmt.Sprintf("Seccomp is %q: no system call filter", p["Seccomp"]),
+		"keep the engine's default seccomp profile (no seccomp=unconfined)")
+}
+
+func judgeInterfaces(p probeOutput, e Expect) Check {
+	ifs := p.list("interfaces")
+	seen := strings.Join(ifs, ", ")
+	switch {
+	case len(ifs) == 0:
+		return warn(AreaIsolation, "interfaces", "/sys/class/net lists nothing (unreadable here)",
+			"check the sandbox's network by hand: only lo is expected")
+	case e.Limits.Network && len(ifs) > 1:
+		return pass(AreaIsolation, "interfaces", seen+" (the policy gives this run a network)")
+	case e.Limits.Network:
+		return fail(AreaIsolation, "interfaces", "only "+seen+", though the plan gives this run a network",
+			"check the engine's default bridge network")
+	case len(ifs) == 1 && ifs[0] == "lo":
+		return pass(AreaIsolation, "interfaces", "only lo")
+	}
+	return fail(AreaIsolation, "interfaces", seen+", where the plan gives no network",
+		"create sandboxes with no network (NetworkMode none); egress goes through the proxy only")
+}
+
+func judgeDNS(p probeOutput, e Expect) Check {
+	resolved := p["dns_lookup"] == "resolved"
+	switch {
+	case e.Limits.Network && resolved:
+		return pass(AreaIsolation, "dns", "names resolve (the policy gives this run a network)")
+	case e.Limits.Network:
+		return warn(AreaIsolation, "dns", "no name resolves, though the plan gives this run a network",
+			"check the engine's DNS settings")
+	case resolved:
+		return fail(AreaIsolation, "dns", "a name resolved, where the plan gives no network",
+			"create sandboxes with no network; names resolve only in the egress proxy")
+	}
+	ns := p["nameservers"]
+	if ns == "" {
+		ns = "none"
+	}
+	return pass(AreaIsolation, "dns", "no name resolves (nameservers listed: "+ns+")")
+}
+
+// readOnly reports whether the probe found folder key read-only: a write
+// refused and its mount read-only (a write refused for want of permission
+// alone leaves the folder open to a process that has it). seen says what
+// the probe saw.
+func readOnly(p probeOutput, key string) (ok bool, seen string) {
+	w, m := p[key+"_write"], p[key+"_mount"]
+	return w == "no" && m == "ro", fmt.Sprintf("write %s, mount %s", orNone(w), orNone(m))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func judgeRootfs(p probeOutput) Check {
+	root, rs := readOnly(p, "rootfs")
+	etc, es := readOnly(p, "etc")
+	if !root || !etc {
+		return fail(AreaIsolation, "rootfs_read_only", "/: "+rs+"; /etc: "+es,
+			"create sandboxes with a read-only root file system")
+	}
+	return pass(AreaIsolation, "rootfs_read_only", "/ and /etc are mounted read-only and refuse writes")
+}
+
+func judgeSkills(p probeOutput) Check {
+	if ok, seen := readOnly(p, "skills"); !ok {
+		return fail(AreaIsolation, "skills_read_only", "the skill folder: "+seen, "mount the skill folder read-only")
+	}
+	return pass(AreaIsolation, "skills_read_only", "the skill folder is mounted read-only and refuses writes")
+}
+
+func judgeWorkspace(p probeOutput, e Expect) Check {
+	ro, seen := readOnly(p, "workspace")
+	w := p["workspace_write"]
+	switch {
+	case !e.Workspace && w == "absent":
+		return pass(AreaIsolation, "workspace", "no workspace, as planned")
+	case !e.Workspace:
+		return fail(AreaIsolation, "workspace", "a /workspace the plan does not give: "+seen, "mount /workspace only when the run names one")
+	case e.WorkspaceWritable && w == "yes":
+		return pass(AreaIsolation, "workspace", "writable, as the policy allows")
+	case e.WorkspaceWritable:
+		return fail(AreaIsolation, "workspace", "/workspace refuses writes ("+seen+"), the policy lets this run write it",
+			"mount /workspace as the policy's workspace.write says")
+	case ro:
+		return pass(AreaIsolation, "workspace", "read-only, as the policy says")
+	}
+	return fail(AreaIsolation, "workspace", "/workspace is not read-only ("+seen+"), the policy says it must be",
+		"mount /workspace read-only unless the policy's workspace.write and the skill's Write allow it")
+}
+
+func judgeSockets(p probeOutput) Check {
+	if s, h := p["engine_sockets"], p["docker_host"]; s != "" || h != "" {
+		return fail(AreaIsolation, "engine_socket", fmt.Sprintf("sockets %q, DOCKER_HOST %q", s, h),
+			"never mount a container engine's socket into a sandbox")
+	}
+	return pass(AreaIsolation, "engine_socket", "no container engine socket in reach")
+}
