@@ -28,6 +28,11 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	e, err := s.o.Service.ExplainRemote(r.Context(), r.PathValue("name"), a, req)
 	if err != nil {
 		body := newErrorBody(nil, err)
+		// The message is in sandbox terms already; a denial's fields are
+		// the checker's own, and go through the same rewriting.
+		for _, f := range []*string{&body.Part, &body.Reason, &body.Suggest} {
+			*f = s.o.Service.InSandboxTerms(r.PathValue("name"), *f)
+		}
 		body.Explanation = e
 		writeJSON(w, statusOf(nil, err), body)
 		return

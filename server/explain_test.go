@@ -162,6 +162,23 @@ func TestExplainRefusedAndErrors(t *testing.T) {
 	require.Empty(t, eng.workspaces, "explain started nothing")
 }
 
+func TestExplainRequestSchema(t *testing.T) {
+	for body, ok := range map[string]bool{
+		`{"script": "scripts/x.py", "argv": ["a"]}`: true,
+		`{"command": "echo hi", "timeout": "5s"}`:   true,
+		`{"code": "print(1)", "session": "abc"}`:    true,
+		`{"timeout": 5}`:                            false,
+		`{"script": "scripts/x.py", "code": "1"}`:   false,
+		`{"code": "1", "image": "alpine"}`:          false,
+	} {
+		if ok {
+			require.NoError(t, checkSchema("ExplainRequest", []byte(body)), body)
+		} else {
+			require.Error(t, checkSchema("ExplainRequest", []byte(body)), body)
+		}
+	}
+}
+
 func TestExplainNeedsTheToken(t *testing.T) {
 	url, _, _ := startExplain(t)
 	r := call(t, "POST", url+"/v1/skills/hello/explain", `{"code": "print(1)"}`)

@@ -149,9 +149,10 @@ class Client:
 
     def check_command(self, skill: str, command: str) -> Dict[str, Any]:
         """Local mode only: sandboxrun's own command checker, without running
-        anything (``exec --dry-run``): ``{allowed, command, part, reason, suggest}``."""
+        anything (``exec --dry-run``): ``{allowed, command, part, reason, suggest}``.
+        On a server, ``explain(skill, command=...)`` answers the same question."""
         if self._local is None:
-            raise LocalModeError("the server has no dry-run endpoint; check_command runs the local CLI")
+            raise LocalModeError("check_command runs the local CLI; on a server use explain(skill, command=...)")
         return self._local.check_command(skill, command)
 
     def explain(

@@ -148,7 +148,7 @@ export class Client {
 
   /** Local mode only: sandboxrun's command checker on a command, without running it. */
   checkCommand(skill: string, command: string): Promise<Decision> {
-    if (!this.local) throw new LocalModeError('the server has no dry-run endpoint; checkCommand runs the local CLI');
+    if (!this.local) throw new LocalModeError('checkCommand runs the local CLI; on a server use explain(skill, { command })');
     return this.local.checkCommand(skill, command);
   }
 
