@@ -28,13 +28,16 @@ var (
 // failed mid-run Result holds what is known; for a 429 RetryAfter is the
 // delay the server asked for.
 type Error struct {
-	Status     int           `json:"-"`
-	Message    string        `json:"error"`
-	Part       string        `json:"part,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Suggest    string        `json:"suggest,omitempty"`
-	Result     *Result       `json:"result,omitempty"`
-	RetryAfter time.Duration `json:"-"`
+	Status  int     `json:"-"`
+	Message string  `json:"error"`
+	Part    string  `json:"part,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+	Suggest string  `json:"suggest,omitempty"`
+	Result  *Result `json:"result,omitempty"`
+	// Explanation is, on a refused Explain, what had been decided before
+	// the refusal.
+	Explanation *Explanation  `json:"explanation,omitempty"`
+	RetryAfter  time.Duration `json:"-"`
 }
 
 func (e *Error) Error() string {

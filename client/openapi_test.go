@@ -62,6 +62,7 @@ func TestEveryField(t *testing.T) {
 	types := map[string]any{
 		"Result": Result{}, "Limits": Limits{}, "Error": Error{}, "Event": Event{},
 		"RunRequest": RunRequest{}, "ExecRequest": ExecRequest{}, "PythonRequest": PythonRequest{},
+		"ExplainRequest": ExplainRequest{}, "Explanation": Explanation{},
 		"SkillSummary": SkillSummary{}, "Activation": Activation{}, "Status": Status{},
 		"Session": Session{}, "StoredFile": StoredFile{}, "FileEntry": FileEntry{}, "FileChange": FileChange{},
 	}

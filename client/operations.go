@@ -18,6 +18,7 @@ var operations = map[string]operation{
 	"run":           {"POST", "/v1/skills/{name}/run"},
 	"exec":          {"POST", "/v1/skills/{name}/exec"},
 	"python":        {"POST", "/v1/skills/{name}/python"},
+	"explain":       {"POST", "/v1/skills/{name}/explain"},
 	"createSession": {"POST", "/v1/sessions"},
 	"listSessions":  {"GET", "/v1/sessions"},
 	"getSession":    {"GET", "/v1/sessions/{id}"},

@@ -30,6 +30,25 @@ func (c *Client) Python(ctx context.Context, skill string, req PythonRequest) (*
 	return c.execute(ctx, "python", skill, req)
 }
 
+// Explain asks what a run of req would be (limits, image, network,
+// runner, workspace) without running it; the server decides it as the
+// run would. A refusal is an *Error matching ErrRefused, with Part,
+// Reason and Suggest for a command and Explanation for what was decided
+// before the refusal.
+func (c *Client) Explain(ctx context.Context, skill string, req ExplainRequest) (*Explanation, error) {
+	body, err := jsonBody(req)
+	if err != nil {
+		return nil, err
+	}
+	var e Explanation
+	err = c.do(ctx, call{op: "explain", params: map[string]string{"name": skill}, body: body,
+		header: map[string]string{"Content-Type": "application/json"}}, &e)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
 func (c *Client) execute(ctx context.Context, op, skill string, req any) (*Result, error) {
 	body, err := jsonBody(req)
 	if err != nil {

@@ -105,6 +105,36 @@ type PythonRequest struct {
 	Params
 }
 
+// ExplainRequest asks what a run would be: exactly one of Script, Command
+// and Code says which endpoint's run (Argv not with Command).
+type ExplainRequest struct {
+	Script  string   `json:"script,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Code    string   `json:"code,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+	Params
+}
+
+// Explanation is what a run would be, decided as the run decides it.
+// Folders are the sandbox's (/workspace), never the server host's.
+type Explanation struct {
+	Skill             string   `json:"skill"`
+	Action            string   `json:"action"` // script, command or python
+	Argv              []string `json:"argv,omitempty"`
+	Command           string   `json:"command,omitempty"`
+	Limits            Limits   `json:"limits"`
+	Image             string   `json:"image,omitempty"`
+	SkillImage        bool     `json:"skill_image"`
+	Runner            string   `json:"runner"`
+	Workspace         string   `json:"workspace,omitempty"`
+	Session           string   `json:"session,omitempty"`
+	WorkspaceWritable bool     `json:"workspace_writable"`
+	WriteGranted      bool     `json:"write_granted"`
+	Writable          bool     `json:"writable"`
+	AllowedTools      []string `json:"allowed_tools"`
+	PolicyDigest      string   `json:"policy_digest"`
+}
+
 // SkillSummary is one entry of the skills list.
 type SkillSummary struct {
 	Name        string `json:"name"`

@@ -122,6 +122,7 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	mcpsdk.AddTool(srv, tools[ToolRunScript], h.runScript)
 	mcpsdk.AddTool(srv, tools[ToolRunCommand], h.runCommand)
 	mcpsdk.AddTool(srv, tools[ToolRunPython], h.runPython)
+	mcpsdk.AddTool(srv, tools[ToolExplain], h.explain)
 	mcpsdk.AddTool(srv, tools[ToolWriteFile], h.writeFile)
 	mcpsdk.AddTool(srv, tools[ToolReadFile], h.readFile)
 	mcpsdk.AddTool(srv, tools[ToolListFiles], h.listFiles)

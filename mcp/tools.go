@@ -135,6 +135,7 @@ func Tools() []*mcpsdk.Tool {
 		newTool[RunScriptInput, RunOutput](ToolRunScript, "Run a skill script in a sandbox", descRunScript, nil),
 		newTool[RunCommandInput, RunOutput](ToolRunCommand, "Run a command in a skill's sandbox", descRunCommand, nil),
 		newTool[RunPythonInput, sandboxrun.PythonResult](ToolRunPython, "Run Python in a skill's sandbox", descRunPython, nil),
+		newTool[ExplainInput, sandboxrun.RemoteExplanation](ToolExplain, "Explain a run without running it", descExplain, readOnly),
 		newTool[WriteFileInput, session.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
 		newTool[ReadFileInput, ReadFileOutput](ToolReadFile, "Read a file of the workspace", descReadFile, readOnly),
 		newTool[ListFilesInput, ListFilesOutput](ToolListFiles, "List the workspace's files", descListFiles, readOnly),
@@ -190,3 +191,23 @@ func limitSkills(tools []*mcpsdk.Tool, names []string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ExplainInput asks what a run would be. Exactly one of script, command and
+// code says which run: run_skill_script's, run_skill_command's or
+// run_python's.
+type ExplainInput struct {
+	Skill          string   `json:"skill" jsonschema:"the skill's name, as list_skills gives it"`
+	Script         *string  `json:"script,omitempty" jsonschema:"a script, as run_skill_script takes it, e.g. scripts/report.py; null when asking about a command or code"`
+	Command        *string  `json:"command,omitempty" jsonschema:"a bash command line, as run_skill_command takes it; null when asking about a script or code"`
+	Code           *string  `json:"code,omitempty" jsonschema:"Python source, as run_python takes it; null when asking about a script or a command"`
+	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"the wall-clock limit the run would ask for, in seconds; null keeps the skill's own limit"`
+	Argv           []string `json:"argv,omitempty" jsonschema:"the script's or the code's command-line arguments; null or [] for none (a command carries its own)"`
+}
+
+// ToolExplain is the name of the tool that explains a run without running it.
+const ToolExplain = "explain_run"
+
+const descExplain = "Explain what running a script, a command or Python code in a skill's sandbox would be, without running it: " +
+	"whether the policy allows it, the time, memory and CPU limits, whether there is network, the image and the workspace. " +
+	"Give exactly one of script, command and code, as run_skill_script, run_skill_command or run_python would take it. " +
+	"A refusal is an error naming what was refused and, for a command, the allowed-tools entry that would allow it."

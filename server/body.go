@@ -63,6 +63,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, 
 		return b, badRequest("the body holds more than one JSON value")
 	}
 	given := map[string]bool{"script": b.Script != "", "command": b.Command != "", "code": b.Code != ""}
+	if need == anyAction {
+		if need = b.action(); need == "" {
+			return b, badRequest(`give exactly one of "script", "command" and "code"`)
+		}
+	}
 	for field, set := range given {
 		if field != need && set {
 			return b, badRequest("%q does not belong to this endpoint; it takes %q", field, need)
@@ -75,6 +80,25 @@ func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, 
 		return b, badRequest(`"argv" does not belong to this endpoint: a command carries its own arguments, write them into "command"`)
 	}
 	return b, nil
+}
+
+// anyAction is the need of the explain endpoint: any one of the three.
+const anyAction = "script, command or code"
+
+// action is the one of script, command and code the body sets, or "" when
+// it sets none or more than one.
+func (b execBody) action() string {
+	set := ""
+	for field, v := range map[string]string{"script": b.Script, "command": b.Command, "code": b.Code} {
+		if v == "" {
+			continue
+		}
+		if set != "" {
+			return ""
+		}
+		set = field
+	}
+	return set
 }
 
 // timeout reads "timeout": a number of seconds or a duration string ("10s").

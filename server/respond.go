@@ -25,6 +25,9 @@ type errorBody struct {
 	Reason  string          `json:"reason,omitempty"`
 	Suggest string          `json:"suggest,omitempty"`
 	Result  *sandbox.Result `json:"result,omitempty"`
+	// Explanation is what an explain request had decided before it was
+	// refused.
+	Explanation *sandboxrun.RemoteExplanation `json:"explanation,omitempty"`
 }
 
 // statusOf maps what the Service returned to an HTTP status.

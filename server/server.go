@@ -93,6 +93,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/skills/{name}/python", auth(s.execute("code", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
 		return s.o.Service.RunPython(ctx, name, []byte(b.Code), req)
 	})))
+	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
 	s.sessionRoutes(auth)
 	if s.o.Metrics != nil {
 		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))

@@ -45,7 +45,7 @@ func TestToolsLimitsSkillNamesToThoseGiven(t *testing.T) {
 			limited++
 		}
 	}
-	require.Equal(t, 4, limited, "every tool that takes a skill")
+	require.Equal(t, 5, limited, "every tool that takes a skill")
 
 	t.Setenv("SANDBOXRUN_SKILLS", exampleSkills)
 	r = cli(t, "", "tools", "--format", "openai")
@@ -107,7 +107,7 @@ func TestToolsDescribeArgv(t *testing.T) {
 				props := schema["properties"].(map[string]any)
 				argv, ok := props["argv"].(map[string]any)
 				switch name {
-				case mcp.ToolRunScript, mcp.ToolRunPython:
+				case mcp.ToolRunScript, mcp.ToolRunPython, mcp.ToolExplain:
 					require.True(t, ok, "%s takes argv", name)
 					require.ElementsMatch(t, []any{"null", "array"}, argv["type"], name)
 					require.Equal(t, map[string]any{"type": "string"}, argv["items"], name)
@@ -120,7 +120,7 @@ func TestToolsDescribeArgv(t *testing.T) {
 					require.False(t, ok, "%s takes no argv", name)
 				}
 			}
-			require.Len(t, seen, 2)
+			require.Len(t, seen, 3)
 		})
 	}
 }

@@ -17,7 +17,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import LocalModeError, NotFoundError, RefusedError, SandboxrunError, ServerError, UnavailableError
-from .types import Activation, Result, SkillSummary
+from .types import Activation, Explanation, Result, SkillSummary
 
 EXIT_REFUSED = 2
 EXIT_ENV = 3
@@ -85,6 +85,29 @@ class Local:
         doc: Dict[str, Any] = json.loads(out)
         return doc
 
+    def explain_command(self, skill: str, command: str, opts: Dict[str, Any]) -> Explanation:
+        """The CLI's judgement of a command with the request's limits and
+        environment (``exec --dry-run``): the decision, without the limits
+        and image a server's explanation adds."""
+        if opts.get("session"):
+            raise LocalModeError("sessions live on a server: set SANDBOXRUN_URL")
+        if opts.get("argv"):
+            raise LocalModeError("argv does not go with a command: write the arguments into the command")
+        code, out, err = self._cli(["exec", "--dry-run", "--json", *_request_flags(opts), skill, "--", command])
+        doc = _json_or_none(out)
+        if code not in (0, EXIT_REFUSED) or doc is None:
+            raise _failure(code, err)
+        explained = Explanation(skill=str(doc.get("skill", skill)), action="command", command=str(doc.get("command", "")))
+        if doc.get("allowed"):
+            return explained
+        body = {k: doc[k] for k in ("part", "reason", "suggest") if doc.get(k)}
+        message = str(doc.get("reason") or "refused")
+        if doc.get("part"):
+            message = f"command denied at {doc['part']!r}: {message}"
+        body["error"] = message
+        body["explanation"] = {"skill": explained.skill, "action": "command", "command": explained.command}
+        raise RefusedError(message, body=body)
+
     def execute(self, kind: str, skill: str, target: str, opts: Dict[str, Any]) -> Result:
         """Run a script (kind run), a command (exec) or Python code (python)."""
         flags: List[str] = ["--json"]
@@ -98,15 +121,7 @@ class Local:
         elif args is not None:
             flags += ["--args", "-"]
             stdin = json.dumps(args).encode()
-        for key, value in (opts.get("env") or {}).items():
-            flags += ["--env", f"{key}={value}"]
-        if opts.get("timeout") is not None:
-            t = opts["timeout"]
-            flags += ["--timeout", t if isinstance(t, str) else f"{float(t):g}s"]
-        if opts.get("memory_mib"):
-            flags += ["--memory", f"{int(opts['memory_mib'])}m"]
-        if opts.get("cpus"):
-            flags += ["--cpus", f"{float(opts['cpus']):g}"]
+        flags += _request_flags(opts)
         if opts.get("cwd"):
             flags += ["--cwd", str(opts["cwd"])]
         if opts.get("session"):
@@ -159,6 +174,21 @@ class Local:
         if not decision.get("allowed"):
             failure.body.update({k: decision[k] for k in ("part", "reason", "suggest") if decision.get(k)})
             failure.body.setdefault("error", failure.message)
+
+
+def _request_flags(opts: Dict[str, Any]) -> List[str]:
+    """The CLI flags of a request's environment and limits."""
+    flags: List[str] = []
+    for key, value in (opts.get("env") or {}).items():
+        flags += ["--env", f"{key}={value}"]
+    if opts.get("timeout") is not None:
+        t = opts["timeout"]
+        flags += ["--timeout", t if isinstance(t, str) else f"{float(t):g}s"]
+    if opts.get("memory_mib"):
+        flags += ["--memory", f"{int(opts['memory_mib'])}m"]
+    if opts.get("cpus"):
+        flags += ["--cpus", f"{float(opts['cpus']):g}"]
+    return flags
 
 
 def _json_or_none(out: bytes) -> Optional[Dict[str, Any]]:

@@ -11,7 +11,7 @@ from ._local import Local, find_binary
 from ._transport import Transport
 from .errors import LocalModeError, SandboxrunError, error_for_status
 from .session import Session
-from .types import Activation, Event, FileEntry, Result, SessionInfo, SkillSummary, StoredFile
+from .types import Activation, Event, Explanation, FileEntry, Result, SessionInfo, SkillSummary, StoredFile
 
 Timeout = Union[float, int, str]
 
@@ -27,6 +27,7 @@ OPERATIONS = {
     "run": "run",
     "exec": "exec",
     "python": "python",
+    "explain": "explain",
     "createSession": "create_session",
     "listSessions": "list_sessions",
     "getSession": "get_session",
@@ -148,10 +149,47 @@ class Client:
 
     def check_command(self, skill: str, command: str) -> Dict[str, Any]:
         """Local mode only: sandboxrun's own command checker, without running
-        anything (``exec --dry-run``): ``{allowed, command, part, reason, suggest}``."""
+        anything (``exec --dry-run``): ``{allowed, command, part, reason, suggest}``.
+        On a server, ``explain(skill, command=...)`` answers the same question."""
         if self._local is None:
-            raise LocalModeError("the server has no dry-run endpoint; check_command runs the local CLI")
+            raise LocalModeError("check_command runs the local CLI; on a server use explain(skill, command=...)")
         return self._local.check_command(skill, command)
+
+    def explain(
+        self,
+        skill: str,
+        *,
+        script: Optional[str] = None,
+        command: Optional[str] = None,
+        code: Optional[str] = None,
+        args: Optional[Dict[str, Any]] = None,
+        argv: Optional[List[str]] = None,
+        env: Optional[Dict[str, str]] = None,
+        timeout: Optional[Timeout] = None,
+        memory_mib: Optional[int] = None,
+        cpus: Optional[float] = None,
+        session: Optional[str] = None,
+    ) -> Explanation:
+        """What ``run`` (script=), ``exec`` (command=) or ``python`` (code=)
+        would be, decided as that run would decide it, without running it:
+        limits, image, network, runner, workspace. A refusal raises
+        RefusedError (``part``, ``reason``, ``suggest``; ``explanation`` is
+        what was decided before it).
+
+        Locally the CLI judges commands only (``exec --dry-run``) and the
+        answer holds the decision (skill, action, command); a script or
+        code needs a server (LocalModeError).
+        """
+        given = {k: v for k, v in (("script", script), ("command", command), ("code", code)) if v}
+        if len(given) != 1:
+            raise ValueError("explain: give exactly one of script=, command= and code=")
+        (key, target), = given.items()
+        opts = {"args": args, "argv": argv, "env": env, "timeout": timeout, "memory_mib": memory_mib, "cpus": cpus, "session": session}
+        if self._local:
+            if key != "command":
+                raise LocalModeError("explain of a script or code needs a server; locally only commands are judged (exec --dry-run)")
+            return self._local.explain_command(skill, target, opts)
+        return Explanation.from_json(self._server("explain").json("POST", f"/v1/skills/{_seg(skill)}/explain", _body(key, target, opts)))
 
     # -- runs ------------------------------------------------------------------
 

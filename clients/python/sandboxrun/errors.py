@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .types import Result
+    from .types import Explanation, Result
 
 
 class SandboxrunError(Exception):
@@ -51,7 +51,8 @@ class RefusedError(SandboxrunError):
     """403: refused by policy before anything ran.
 
     For a denied command, ``part`` is the denied part, ``reason`` why, and
-    ``suggest`` the allowed-tools entry that would allow it.
+    ``suggest`` the allowed-tools entry that would allow it; from
+    ``Client.explain``, ``explanation`` is what was decided before.
     """
 
     @property
@@ -65,6 +66,14 @@ class RefusedError(SandboxrunError):
     @property
     def suggest(self) -> str:
         return str(self.body.get("suggest", ""))
+
+    @property
+    def explanation(self) -> Optional["Explanation"]:
+        """On a refused ``Client.explain``: what was decided before the refusal."""
+        from .types import Explanation
+
+        doc = self.body.get("explanation")
+        return Explanation.from_json(doc) if isinstance(doc, dict) else None
 
 
 class NotFoundError(SandboxrunError):

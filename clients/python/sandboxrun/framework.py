@@ -34,9 +34,12 @@ What differs, and why:
   is. A server takes no host folders: there the working directory is
   ``/workspace`` and ``working_dir`` answers an error (use sessions).
 - On a timeout, the partial stdout and stderr are kept.
-- ``is_command_allowed`` runs the checker through the local ``sandboxrun``
-  CLI (``exec --dry-run``), also when runs go to a server: the server has
-  no dry-run endpoint. ``execute`` is always judged by whoever runs it.
+- ``is_command_allowed`` asks whoever runs the commands: the server
+  (``Client.explain``, the plan the run itself would follow) when one is
+  configured, else the local CLI (``exec --dry-run``). A narrower
+  ``allowed_tools`` list is a skill the server does not have, so that
+  second check runs the local CLI in either case. ``execute`` is always
+  judged by whoever runs it.
 """
 
 from __future__ import annotations
@@ -161,14 +164,27 @@ class ScriptExecutor:
         """The checker's decision: the skill's own, then the narrower list's."""
         if not command or not command.strip():
             return {"allowed": False, "part": command, "reason": "empty command"}
-        checker = self._local_checker()
         try:
-            decision = checker.check_command(str(self.skill_directory.resolve()), command)
+            client = self.client
+            if client.local:
+                decision = self._local_checker().check_command(str(self.skill_directory.resolve()), command)
+            else:
+                decision = self._ask_server(client, command)
             if decision.get("allowed") and self.allowed_tools is not None:
-                decision = checker.check_command(self._narrowing_skill(), command)
+                decision = self._local_checker().check_command(self._narrowing_skill(), command)
         except RefusedError as e:
             return {"allowed": False, "part": command, "reason": e.message}
         return decision
+
+    def _ask_server(self, client: Client, command: str) -> Dict[str, Any]:
+        """The server's decision on the command, from the plan a run of it
+        would follow, in the shape of the CLI's dry-run."""
+        try:
+            e = client.explain(skill_ref(client, self.skill_directory, self.skill_name), command=command)
+        except RefusedError as refusal:
+            return {"allowed": False, "part": refusal.part or command, "reason": refusal.reason or refusal.message,
+                    "suggest": refusal.suggest}
+        return {"allowed": True, "command": e.command}
 
     def validate_script_path(self, script_path: str) -> Path:
         """The script's absolute path (symlinks resolved) when it is inside the

@@ -114,6 +114,34 @@ class Result:
 
 
 @dataclass
+class Explanation:
+    """What a run would be, decided as the run decides it, without running
+    it (the API's Explanation). Folders are the sandbox's: a session's
+    folder is ``/workspace``, never a path on the server's host."""
+
+    skill: str = ""
+    action: str = ""
+    argv: List[str] = field(default_factory=list)
+    command: str = ""
+    limits: Limits = field(default_factory=Limits)
+    image: str = ""
+    skill_image: bool = False
+    runner: str = ""
+    workspace: str = ""
+    session: str = ""
+    workspace_writable: bool = False
+    write_granted: bool = False
+    writable: bool = False
+    allowed_tools: List[str] = field(default_factory=list)
+    policy_digest: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Explanation":
+        return _build(cls, data, {"limits": Limits.from_json})
+
+
+@dataclass
 class Event:
     """One item of a stream: ``stdout`` or ``stderr`` with ``data``.
 

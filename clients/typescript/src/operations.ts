@@ -18,6 +18,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = Object.freeze({
   run: { method: 'POST', path: '/v1/skills/{name}/run' },
   exec: { method: 'POST', path: '/v1/skills/{name}/exec' },
   python: { method: 'POST', path: '/v1/skills/{name}/python' },
+  explain: { method: 'POST', path: '/v1/skills/{name}/explain' },
   createSession: { method: 'POST', path: '/v1/sessions' },
   listSessions: { method: 'GET', path: '/v1/sessions' },
   getSession: { method: 'GET', path: '/v1/sessions/{id}' },

@@ -95,6 +95,47 @@ export interface RunRequest {
   session?: string;
 }
 
+/**
+ * The body of POST /v1/skills/{name}/explain: exactly one of script,
+ * command and code says which run is explained.
+ */
+export interface ExplainRequest {
+  script?: string;
+  command?: string;
+  code?: string;
+  args?: Record<string, unknown>;
+  env?: Record<string, string>;
+  timeout?: number | string;
+  memory_mib?: number;
+  cpus?: number;
+  argv?: string[];
+  session?: string;
+  /** aborts the request */
+  signal?: AbortSignal;
+}
+
+/**
+ * What a run would be, decided as the run decides it, without running it.
+ * Folders are the sandbox's (/workspace), never the server host's.
+ */
+export interface Explanation {
+  skill: string;
+  action: 'script' | 'command' | 'python';
+  argv?: string[];
+  command?: string;
+  limits: Limits;
+  image?: string;
+  skill_image: boolean;
+  runner: string;
+  workspace?: string;
+  session?: string;
+  workspace_writable: boolean;
+  write_granted: boolean;
+  writable: boolean;
+  allowed_tools: string[];
+  policy_digest: string;
+}
+
 /** The body of POST /v1/skills/{name}/exec. */
 export interface ExecRequest {
   command: string;
@@ -176,6 +217,8 @@ export interface ErrorBody {
   reason?: string;
   suggest?: string;
   result?: Result;
+  /** on a refused explain: what was decided before the refusal */
+  explanation?: Explanation;
 }
 
 /** One item of a stream as the server sends it. */

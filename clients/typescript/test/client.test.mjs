@@ -235,6 +235,42 @@ describe('runs', { concurrency: true }, () => {
   });
 });
 
+describe('explain', { concurrency: true }, () => {
+  it('explains the run that follows', async () => {
+    const e = await c.explain('hello', { script: 'scripts/echo.py', timeout: 7, memory_mib: 128 });
+    assert.equal(e.action, 'script');
+    assert.deepEqual(e.argv, ['python3', '/skills/hello/scripts/echo.py']);
+    const r = await c.run('hello', 'scripts/echo.py', { timeout: 7, memory_mib: 128 });
+    assert.equal(e.limits.timeout_s, r.limits.timeout_s);
+    assert.equal(e.limits.memory_bytes, r.limits.memory_bytes);
+    assert.equal(e.limits.network, r.limits.network);
+    assert.equal(e.image, r.image);
+    assert.equal((await c.explain('hello', { command: 'python3 scripts/echo.py' })).command, 'python3 /skills/hello/scripts/echo.py');
+    assert.equal((await c.explain('hello', { code: 'print(1)' })).action, 'python');
+  });
+  it('a session is /workspace and its id, never a host folder', async () => {
+    const s = await c.createSession();
+    try {
+      const e = await c.explain('hello', { code: 'print(1)', session: s.id });
+      assert.equal(e.workspace, '/workspace');
+      assert.equal(e.session, s.id);
+    } finally {
+      await s.delete();
+    }
+  });
+  it('refused, unknown, malformed', async () => {
+    await rejects(c.explain('hello', { command: 'echo ok; rm -rf /tmp/x' }), RefusedError, (e) => {
+      assert.equal(e.status, 403);
+      assert.match(e.part, /rm/);
+      assert.match(e.suggest, /Bash\(rm/);
+      assert.equal(e.explanation?.skill, 'hello');
+    });
+    await rejects(c.explain('no-such-skill', { code: 'print(1)' }), NotFoundError);
+    await rejects(c.explain('hello', { command: 'echo', argv: ['x'] }), BadRequestError);
+    await assert.rejects(c.explain('hello', {}), TypeError);
+  });
+});
+
 describe('errors', { concurrency: true }, () => {
   it('400 names the bad field', async () => {
     await rejects(c.run('hello', 'scripts/echo.py', { timeout: 'soon' }), BadRequestError, (e) => {

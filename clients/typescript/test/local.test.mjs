@@ -48,6 +48,18 @@ describe('local mode (the CLI)', { concurrency: true }, () => {
     assert.equal(no.allowed, false);
     assert.match(no.suggest, /rm/);
   });
+  it('explain judges a command with the CLI', async () => {
+    const e = await local.explain('hello', { command: 'python3 scripts/echo.py', timeout: 5 });
+    assert.equal(e.action, 'command');
+    assert.equal(e.command, 'python3 /skills/hello/scripts/echo.py');
+    await rejects(local.explain('hello', { command: 'echo hi | curl x' }), RefusedError, (e) => {
+      assert.equal(e.part, 'curl x');
+      assert.equal(e.suggest, 'Bash(curl:*)');
+      assert.equal(e.explanation?.skill, 'hello');
+    });
+    await rejects(local.explain('hello', { command: 'echo hi', env: { HOME: '/' } }), RefusedError);
+    await rejects(local.explain('hello', { script: 'scripts/echo.py' }), LocalModeError);
+  });
   it('run, exec, python with the same Result', async () => {
     const r = await local.run('tsgo-probe', 'scripts/probe.py', { args: { n: 2 }, argv: ['a'], env: { PROBE_VAR: 'local' } });
     assert.deepEqual(r.output, { args: { n: 2 }, argv: ['a'], env: 'local' });

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/sandboxrun/sandboxrun"
+)
+
+// explain answers what a run with this body would be, decided by the plan
+// the run itself would follow. Nothing starts, so no execution slot is
+// taken; the engine is not asked. The answer names folders as the sandbox
+// mounts them, never the host's.
+func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
+	b, err := decodeBody(w, r, anyAction)
+	if err != nil {
+		writeError(w, statusOf(nil, err), err)
+		return
+	}
+	req, err := b.request(owner(r))
+	if err != nil {
+		writeError(w, statusOf(nil, err), err)
+		return
+	}
+	a := sandboxrun.Action{Script: b.Script, Command: b.Command}
+	if b.Code != "" {
+		a.Code, a.Python = []byte(b.Code), true
+	}
+	e, err := s.o.Service.ExplainRemote(r.Context(), r.PathValue("name"), a, req)
+	if err != nil {
+		body := newErrorBody(nil, err)
+		// The message is in sandbox terms already; a denial's fields are
+		// the checker's own, and go through the same rewriting.
+		for _, f := range []*string{&body.Part, &body.Reason, &body.Suggest} {
+			*f = s.o.Service.InSandboxTerms(r.PathValue("name"), *f)
+		}
+		body.Explanation = e
+		writeJSON(w, statusOf(nil, err), body)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
