@@ -22,7 +22,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry/otlp"
 )
 
 func main() {
@@ -51,7 +51,7 @@ func run(n int, endpoint, skills string) error {
 	}
 	// Setup installs the provider; the bench switches between it and the
 	// no-op one for each run, as a process with tracing off or on has.
-	shutdown, err := telemetry.Setup(ctx, telemetry.Config{Enabled: true, Version: sandboxrun.Version, Exporter: exp})
+	shutdown, err := otlp.Setup(ctx, otlp.Config{Enabled: true, Version: sandboxrun.Version, Exporter: exp})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry/otlp"
 )
 
 // tracing is the CLI's share of OpenTelemetry: the provider (when on) and
@@ -18,14 +19,14 @@ import (
 type tracing struct {
 	on       bool // --trace
 	span     trace.Span
-	shutdown telemetry.Shutdown
+	shutdown otlp.Shutdown
 }
 
 // start sets up tracing from --trace and the OTEL_* variables and opens
 // the command's span. serve and mcp trace each request instead: a span as
 // long as the server would hold every request's trace open.
 func (t *tracing) start(cmd *cobra.Command) error {
-	shutdown, err := telemetry.Setup(cmd.Context(), telemetry.Config{Enabled: t.on, Version: sandboxrun.Version, Getenv: os.Getenv})
+	shutdown, err := otlp.Setup(cmd.Context(), otlp.Config{Enabled: t.on, Version: sandboxrun.Version, Getenv: os.Getenv})
 	if err != nil {
 		return withCode(exitEnv, err)
 	}

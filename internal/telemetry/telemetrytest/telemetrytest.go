@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry/otlp"
 )
 
 // Record turns tracing on for t's duration, exporting each span as it ends
@@ -20,7 +20,7 @@ import (
 func Record(t *testing.T) *tracetest.InMemoryExporter {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
-	shutdown, err := telemetry.Setup(context.Background(), telemetry.Config{Enabled: true, Version: "test", Exporter: exp, Sync: true})
+	shutdown, err := otlp.Setup(context.Background(), otlp.Config{Enabled: true, Version: "test", Exporter: exp, Sync: true})
 	if err != nil {
 		t.Fatalf("set up tracing: %v", err)
 	}
