@@ -13,7 +13,7 @@ import (
 // step starts a span for one step of a request under the request's span.
 // With tracing off it is the no-op span and costs a context lookup.
 func step(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return telemetry.Tracer().Start(ctx, name, trace.WithAttributes(attrs...))
+	return telemetry.Start(ctx, name, attrs...)
 }
 
 // endStep ends a step's span with its error, classified as the request's

@@ -18,6 +18,12 @@ const TracerName = "github.com/sandboxrun/sandboxrun"
 // until otlp.Setup (linked by the CLI only) installs another.
 func Tracer() trace.Tracer { return otel.Tracer(TracerName) }
 
+// Start starts a span named name under ctx's, with attrs; with tracing
+// off it is the no-op span and costs a context lookup.
+func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return Tracer().Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
 // TraceParent is ctx's span as a W3C traceparent value, for the sandboxed
 // process's TRACEPARENT; "" when ctx carries no span.
 func TraceParent(ctx context.Context) string {

@@ -13,7 +13,7 @@ import (
 // span starts one step of a run's trace; the no-op span when tracing is
 // off.
 func span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return telemetry.Tracer().Start(ctx, name, trace.WithAttributes(attrs...))
+	return telemetry.Start(ctx, name, attrs...)
 }
 
 // endSpan ends a step with err; its error.type is "docker" (an engine
