@@ -93,3 +93,13 @@ func TestJudgeUnderGVisorWarns(t *testing.T) {
 	require.Equal(t, Fail, statusOf(t, checks, "seccomp").Status)
 	require.NotContains(t, statusOf(t, checks, "cpu").Reason, "gVisor")
 }
+
+// The probe prints the keys the gVisor judges read.
+func TestProbePrintsGVisorKeys(t *testing.T) {
+	root, err := writeProbe(t.TempDir(), true)
+	require.NoError(t, err)
+	script := readFile(t, root, probeSkill, probeScript)
+	for _, key := range []string{"interfaces_proc", "no_new_privs_prctl", "mem_total_kb", "nproc"} {
+		require.Contains(t, script, "say "+key+" ", key)
+	}
+}
