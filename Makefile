@@ -22,7 +22,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc clean reap typescript test-typescript
+.PHONY: all build images demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -190,6 +190,12 @@ crun: images
 runsc:
 	command -v runsc >/dev/null || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q runsc)
 	./tools/register-runsc.sh
+
+# The gVisor tests (the core cases and the doctor under runsc) after
+# `make runsc`. SANDBOXRUN_TEST_RUNSC=1 says runsc is expected: an engine
+# without it fails them instead of skipping them.
+test-runsc: runsc images
+	@$(call timed,test-runsc,SANDBOXRUN_TEST_RUNSC=1 $(GO) test -tags integration -race -count=1 -timeout 20m -parallel $(INTEGRATION_PARALLEL) -run 'GVisor' ./integration/)
 
 # Removes sandbox containers whose owner process is gone.
 reap: build

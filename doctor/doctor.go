@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
@@ -72,6 +73,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	svc, err := sandboxrun.New(sandboxrun.Config{
 		SkillRoots: []string{root}, Policy: pol, OCIRuntime: o.OCIRuntime,
 		Runner: o.Engine, Logger: o.Logger, MaxConcurrent: 1,
+		// The sandboxrun package links no backend: the probe's is the one
+		// the policy selects, built as the run commands build theirs.
+		Backend: backends.New,
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -29,12 +30,12 @@ type Expect struct {
 
 // judge turns the probe's output into isolation checks, in a fixed order.
 func judge(p probeOutput, e Expect) []Check {
+	gv := seenRuntime(p, e.HostKernel) == "gvisor"
 	return []Check{
 		judgeUser(p),
 		judgeCaps(p),
-		judgeFlag(p, "no_new_privs", "NoNewPrivs", "1", "set (setuid binaries cannot raise privileges)",
-			"the container must be created with no-new-privileges"),
-		judgeSeccomp(p),
+		judgeNoNewPrivs(p),
+		judgeSeccomp(p, gv),
 		judgeInterfaces(p, e),
 		judgeDNS(p, e),
 		judgeRootfs(p),
@@ -46,9 +47,9 @@ func judge(p probeOutput, e Expect) []Check {
 			"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)"),
 		judgeFlag(p, "sys_firmware", "sys_firmware", "refused", "/sys/firmware shows nothing",
 			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
-		judgeMemory(p, e),
-		judgeCPU(p, e),
-		judgePids(p, e),
+		judgeMemory(p, e, gv),
+		judgeCPU(p, e, gv),
+		judgePids(p, e, gv),
 		judgeRuntime(p, e),
 	}
 }
@@ -83,6 +84,9 @@ func judgeCaps(p probeOutput) Check {
 	for _, set := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
 		names, ok := capNames(p[set])
 		switch {
+		case set == "CapAmb" && p[set] == "" && isZero(p["CapInh"]) && isZero(p["CapPrm"]):
+			// gVisor shows no CapAmb line; the ambient set is always
+			// within permitted and inheritable, both seen empty.
 		case !ok:
 			held = append(held, set+" unreadable ("+p[set]+")")
 		case len(names) > 0:
@@ -96,19 +100,52 @@ func judgeCaps(p probeOutput) Check {
 	return pass(AreaIsolation, "capabilities", "inheritable, permitted, effective, bounding and ambient sets all empty")
 }
 
-func judgeSeccomp(p probeOutput) Check {
+// isZero reports whether a capability mask reads as the empty set.
+func isZero(mask string) bool {
+	v, err := strconv.ParseUint(mask, 16, 64)
+	return err == nil && v == 0
+}
+
+// judgeNoNewPrivs reads /proc/self/status, else (gVisor shows no such line)
+// the prctl answer the probe asked for.
+func judgeNoNewPrivs(p probeOutput) Check {
+	const fix = "the container must be created with no-new-privileges"
+	v, how := p["NoNewPrivs"], "NoNewPrivs"
+	if v == "" && p["no_new_privs_prctl"] != "" {
+		v, how = p["no_new_privs_prctl"], "prctl(PR_GET_NO_NEW_PRIVS)"
+	}
+	switch {
+	case v == "1" && how == "NoNewPrivs":
+		return pass(AreaIsolation, "no_new_privs", "set (setuid binaries cannot raise privileges)")
+	case v == "1":
+		return pass(AreaIsolation, "no_new_privs", "set, as prctl(PR_GET_NO_NEW_PRIVS) answers (/proc/self/status has no NoNewPrivs line here)")
+	case v == "":
+		return warn(AreaIsolation, "no_new_privs", "neither /proc/self/status nor prctl (no python3 in the image) tells no_new_privs here", fix)
+	}
+	return fail(AreaIsolation, "no_new_privs", fmt.Sprintf("%s is %q, want \"1\"", how, v), fix)
+}
+
+func judgeSeccomp(p probeOutput, gvisor bool) Check {
 	switch p["Seccomp"] {
 	case "2":
 		return pass(AreaIsolation, "seccomp", "filter mode (2)")
 	case "1":
 		return pass(AreaIsolation, "seccomp", "strict mode (1)")
+	case "0":
+		if gvisor {
+			return gvisorSeccomp()
+		}
 	}
 	return fail(AreaIsolation, "seccomp", fmt.Sprintf("Seccomp is %q: no system call filter", p["Seccomp"]),
 		"keep the engine's default seccomp profile (no seccomp=unconfined)")
 }
 
 func judgeInterfaces(p probeOutput, e Expect) Check {
-	ifs := p.list("interfaces")
+	ifs, from := p.list("interfaces"), ""
+	if len(ifs) == 0 {
+		// gVisor's sysfs has no class/net; /proc/net/dev still names them.
+		ifs, from = p.list("interfaces_proc"), " (from /proc/net/dev: /sys/class/net lists nothing here)"
+	}
 	seen := strings.Join(ifs, ", ")
 	switch {
 	case len(ifs) == 0:
@@ -120,7 +157,7 @@ func judgeInterfaces(p probeOutput, e Expect) Check {
 		return fail(AreaIsolation, "interfaces", "only "+seen+", though the plan gives this run a network",
 			"check the engine's default bridge network")
 	case len(ifs) == 1 && ifs[0] == "lo":
-		return pass(AreaIsolation, "interfaces", "only lo")
+		return pass(AreaIsolation, "interfaces", "only lo"+from)
 	}
 	return fail(AreaIsolation, "interfaces", seen+", where the plan gives no network",
 		"create sandboxes with no network (NetworkMode none); egress goes through the proxy only")

@@ -28,9 +28,12 @@ func unreadable(name, what string) Check {
 		"check the limit on the engine host (the container's cgroup); some runtimes hide it")
 }
 
-func judgeMemory(p probeOutput, e Expect) Check {
+func judgeMemory(p probeOutput, e Expect, gvisor bool) Check {
 	want := e.Limits.MemoryBytes
 	raw := p["memory_max"]
+	if raw == "" && gvisor {
+		return gvisorMemory(p, want)
+	}
 	if raw == "" {
 		return unreadable("memory", "memory")
 	}
@@ -63,9 +66,12 @@ func judgeMemory(p probeOutput, e Expect) Check {
 	return pass(AreaIsolation, "memory", units.BytesSize(float64(got))+", no swap beyond it, as promised")
 }
 
-func judgeCPU(p probeOutput, e Expect) Check {
+func judgeCPU(p probeOutput, e Expect, gvisor bool) Check {
 	want := e.Limits.CPUs
 	f := strings.Fields(p["cpu_max"])
+	if len(f) == 0 && gvisor {
+		return gvisorCPU(p, want)
+	}
 	if len(f) != 2 {
 		return unreadable("cpu", "CPU")
 	}
@@ -86,8 +92,11 @@ func judgeCPU(p probeOutput, e Expect) Check {
 	return pass(AreaIsolation, "cpu", fmt.Sprintf("%g CPU(s), as promised", got))
 }
 
-func judgePids(p probeOutput, e Expect) Check {
+func judgePids(p probeOutput, e Expect, gvisor bool) Check {
 	raw := p["pids_max"]
+	if raw == "" && gvisor {
+		return gvisorPids(e.Limits.Pids)
+	}
 	if raw == "" {
 		return unreadable("pids", "pids")
 	}

@@ -11,8 +11,16 @@ say groups "$(id -G | tr ' ' ',')"
 for k in CapInh CapPrm CapEff CapBnd CapAmb NoNewPrivs Seccomp; do
 	say "$k" "$(awk -v k="$k:" '$1 == k { print $2 }' /proc/self/status)"
 done
+# gVisor's /proc/self/status has no NoNewPrivs line: ask the kernel
+# (prctl PR_GET_NO_NEW_PRIVS, 39) where python3 is there to ask with.
+if command -v python3 >/dev/null; then
+	say no_new_privs_prctl "$(python3 -c 'import ctypes; print(ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))' 2>/dev/null)"
+fi
 
 say interfaces "$(ls /sys/class/net 2>/dev/null | tr '\n' ',' | sed 's/,$//')"
+# gVisor's sysfs lists no /sys/class/net; its /proc/net/dev names the
+# interfaces all the same.
+say interfaces_proc "$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/net/dev 2>/dev/null | sort | tr '\n' ',' | sed 's/,$//')"
 say nameservers "$(awk '$1 == "nameserver" { print $2 }' /etc/resolv.conf 2>/dev/null | tr '\n' ',' | sed 's/,$//')"
 # A name lookup through whatever resolver there is; "none" when it fails.
 say dns_lookup "$(getent hosts example.com >/dev/null 2>&1 && echo resolved || echo none)"
@@ -91,6 +99,10 @@ else
 	say pids_max "$(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null)"
 fi
 
+# What the kernel offers the process: gVisor shows no cgroup, but sizes its
+# memory (MemTotal) to the container's limit.
+say mem_total_kb "$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo 2>/dev/null)"
+say nproc "$(nproc 2>/dev/null)"
 say kernel "$(uname -r)"
 say proc_version "$(cat /proc/version 2>/dev/null)"
 say dmesg "$(dmesg 2>/dev/null | head -n 1)"
