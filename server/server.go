@@ -162,7 +162,7 @@ func (s *Server) execute(need string, op operation) http.Handler {
 			return
 		}
 		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
-		_, queued := telemetry.Tracer().Start(waitCtx, "sandboxrun.queue")
+		_, queued := telemetry.Start(waitCtx, "sandboxrun.queue")
 		waited, release, err := s.admit.acquire(waitCtx)
 		queued.End()
 		cancel()

@@ -123,6 +123,12 @@ func WithTraceParent(ctx context.Context, traceparent, tracestate string) contex
 	return otel.GetTextMapPropagator().Extract(ctx, c)
 }
 
+// Start starts a span named name with attrs under ctx's span: the no-op
+// span, for the cost of a context lookup, when tracing is off.
+func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return Tracer().Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
 // End ends span with err's status: the error.type attribute and the status
 // description name what kind of failure it was (typ, chosen by the caller
 // from the error's classification). The error's text is not recorded: it
