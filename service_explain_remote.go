@@ -2,6 +2,7 @@ package sandboxrun
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -43,7 +44,7 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 	e, err := s.Explain(ctx, skillRef, a, req)
 	hide := s.hostPaths(skillRef, e)
 	if err != nil {
-		err = &inSandboxError{msg: hide.Replace(err.Error()), err: err}
+		err = rewriteError(hide, err)
 	}
 	if e == nil {
 		return nil, err
@@ -74,24 +75,49 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 }
 
 // InSandboxTerms rewrites in msg the host folders a request about the
-// skill may name (the skill's folder, the policy file) as a remote caller
-// knows them.
+// skill may name (the skill's folder, the skill roots, the sessions root,
+// the policy file) as a remote caller knows them.
 func (s *Service) InSandboxTerms(skillRef, msg string) string {
 	return s.hostPaths(skillRef, nil).Replace(msg)
 }
 
+// InSandboxError is err as a remote caller (the HTTP API, an MCP client)
+// is told it: its message, and a command denial's fields, in sandbox terms
+// (InSandboxTerms). It classifies as err does; the CLI, whose user is the
+// operator, shows err itself. nil stays nil.
+func (s *Service) InSandboxError(skillRef string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return rewriteError(s.hostPaths(skillRef, nil), err)
+}
+
 // hostPaths replaces the skill's folder (as given and with its links
 // resolved) by its mount point, the workspace's host folder by
-// /workspace, and the policy file by the words "operator policy".
+// /workspace, the skill roots and the sessions root by what they are, and
+// the policy file by the words "operator policy". A folder comes before
+// the roots that hold it: the replacer takes the first match in this
+// order.
 func (s *Service) hostPaths(skillRef string, e *Explanation) *strings.Replacer {
 	var pairs []string
+	// add replaces a path in its absolute and link-free forms, then as
+	// given when that is relative: a relative name is the operator's too,
+	// unless it is one bare word that a message may use for itself
+	// ("skills"), which only a file's extension rules out.
 	add := func(host, shown string) {
 		if host == "" || host == shown {
 			return
 		}
-		pairs = append(pairs, host, shown)
-		if real, err := filepath.EvalSymlinks(host); err == nil && real != host {
+		abs, err := filepath.Abs(host)
+		if err != nil {
+			return
+		}
+		pairs = append(pairs, abs, shown)
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 			pairs = append(pairs, real, shown)
+		}
+		if host != abs && host != "." && host != ".." && strings.ContainsAny(host, "/.") {
+			pairs = append(pairs, host, shown)
 		}
 	}
 	if sk, err := s.Skill(skillRef); err == nil {
@@ -100,7 +126,13 @@ func (s *Service) hostPaths(skillRef string, e *Explanation) *strings.Replacer {
 	if e != nil {
 		add(e.Workspace, policy.SandboxWorkspace)
 	}
-	if s.pol != nil && filepath.IsAbs(s.pol.Source) {
+	if s.sessions != nil {
+		add(s.sessions.Root(), "the sessions folder")
+	}
+	for _, root := range s.cfg.SkillRoots {
+		add(root, "the skills folder")
+	}
+	if s.pol != nil && s.pol.Source != "builtin" {
 		add(s.pol.Source, "operator policy")
 	}
 	return strings.NewReplacer(pairs...)
@@ -118,11 +150,34 @@ func actionName(a Action) string {
 }
 
 // inSandboxError is an error whose message was rewritten for a remote
-// caller; what it wraps still decides how it is classified.
+// caller; what it wraps still decides how it is classified, but a command
+// denial is found (errors.As) as rewritten, so that its fields, which a
+// front end shows apart from the message, say no more than the message.
 type inSandboxError struct {
-	msg string
-	err error
+	msg    string
+	denied *policy.DeniedError // rewritten; nil when err holds none
+	err    error
+}
+
+func rewriteError(hide *strings.Replacer, err error) error {
+	e := &inSandboxError{msg: hide.Replace(err.Error()), err: err}
+	var d *policy.DeniedError
+	if errors.As(err, &d) {
+		e.denied = &policy.DeniedError{Command: hide.Replace(d.Command), Part: hide.Replace(d.Part),
+			Reason: hide.Replace(d.Reason), Suggest: hide.Replace(d.Suggest)}
+	}
+	return e
 }
 
 func (e *inSandboxError) Error() string { return e.msg }
 func (e *inSandboxError) Unwrap() error { return e.err }
+
+// As hands out the rewritten denial in place of the one err holds.
+func (e *inSandboxError) As(target any) bool {
+	t, ok := target.(**policy.DeniedError)
+	if ok && e.denied != nil {
+		*t = e.denied
+		return true
+	}
+	return false
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -135,14 +136,14 @@ func readInside(dir, rel string) ([]byte, error) {
 		return nil, refused(fmt.Errorf("%s is not a regular file: name a file, not a folder or a special file", rel))
 	}
 	if fi.Size() > MaxSkillFileBytes {
-		return nil, refused(fmt.Errorf("%s is %d bytes, over the %d MiB limit for reading a skill file whole; run a script that reads it instead", rel, fi.Size(), MaxSkillFileBytes>>20))
+		return nil, refused(fmt.Errorf("%s is %d bytes, over the %s limit for reading a skill file whole; run a script that reads it instead", rel, fi.Size(), size.Format(MaxSkillFileBytes)))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxSkillFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	if len(data) > MaxSkillFileBytes {
-		return nil, refused(fmt.Errorf("%s grew past the %d MiB limit while it was read", rel, MaxSkillFileBytes>>20))
+		return nil, refused(fmt.Errorf("%s grew past the %s limit while it was read", rel, size.Format(MaxSkillFileBytes)))
 	}
 	return data, nil
 }

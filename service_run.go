@@ -61,7 +61,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	// Observed under the skill's name once it is known, "" before: a caller
 	// naming skills that do not exist must not grow the metrics' labels.
 	name := ""
-	ctx, span := step(ctx, "sandboxrun.run")
+	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
 		s.observe(name, res, err, time.Since(start))
 		endRun(span, name, res, err)
@@ -73,7 +73,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		return nil, err
 	}
 	defer release()
-	_, lookup := step(ctx, "sandboxrun.skill.lookup")
+	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
 	sk, err := s.Skill(ref)
 	endStep(lookup, err)
 	if err != nil {
@@ -81,7 +81,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		return nil, err
 	}
 	name = sk.Manifest.Name
-	_, decide := step(ctx, "sandboxrun.policy.decide")
+	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
 	p, err := s.planRun(sk, a, req)
 	endStep(decide, err)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	if err != nil {
 		return nil, err
 	}
-	ictx, choose := step(ctx, "sandboxrun.image.choose")
+	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
 	err = s.resolveImage(ictx, eng, sk, req, p)
 	endStep(choose, err)
 	if err != nil {

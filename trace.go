@@ -1,20 +1,12 @@
 package sandboxrun
 
 import (
-	"context"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
-
-// step starts a span for one step of a request under the request's span.
-// With tracing off it is the no-op span and costs a context lookup.
-func step(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return telemetry.Start(ctx, name, attrs...)
-}
 
 // endStep ends a step's span with its error, classified as the request's
 // Outcome would classify it: never the error's text as a label.

@@ -2,8 +2,9 @@ package doctor
 
 import (
 	"fmt"
+	"math"
 
-	units "github.com/docker/go-units"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // lowDisk is the free space below which a place gets a warning: a runner
@@ -30,13 +31,13 @@ func judgeDisk(places []place, free func(string) (uint64, error)) []Check {
 				"check it on the host that holds it (df -h)"))
 			continue
 		}
-		size := units.BytesSize(float64(n))
+		shown := size.Format(int64(min(n, math.MaxInt64))) // no disk holds 8 EiB
 		if n < lowDisk {
-			checks = append(checks, warn(AreaHost, name, fmt.Sprintf("%s free at %s", size, p.path),
+			checks = append(checks, warn(AreaHost, name, fmt.Sprintf("%s free at %s", shown, p.path),
 				"free some space: sandboxrun images prune, sandboxrun reap, docker system prune"))
 			continue
 		}
-		checks = append(checks, pass(AreaHost, name, fmt.Sprintf("%s free at %s", size, p.path)))
+		checks = append(checks, pass(AreaHost, name, fmt.Sprintf("%s free at %s", shown, p.path)))
 	}
 	return checks
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	units "github.com/docker/go-units"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // pageSlack is how far a cgroup's memory figure may sit from the promised
@@ -39,11 +39,11 @@ func judgeMemory(p probeOutput, e Expect, gvisor bool) Check {
 	}
 	got, ok := cgroupNumber(raw)
 	if !ok {
-		return fail(AreaIsolation, "memory", "no memory limit in the cgroup ("+raw+"), the plan promised "+units.BytesSize(float64(want)),
+		return fail(AreaIsolation, "memory", "no memory limit in the cgroup ("+raw+"), the plan promised "+size.Format(want),
 			"create sandboxes with a memory limit (the engine host must support the memory cgroup)")
 	}
 	if got < want-pageSlack || got > want+pageSlack {
-		return fail(AreaIsolation, "memory", fmt.Sprintf("cgroup limit %s, the plan promised %s", units.BytesSize(float64(got)), units.BytesSize(float64(want))),
+		return fail(AreaIsolation, "memory", fmt.Sprintf("cgroup limit %s, the plan promised %s", size.Format(got), size.Format(want)),
 			"create sandboxes with the plan's memory limit")
 	}
 	// Memory and memory+swap are one cap: no swap beyond it.
@@ -55,7 +55,7 @@ func judgeMemory(p probeOutput, e Expect, gvisor bool) Check {
 	} else {
 		sw := p["memsw_max"]
 		if sw == "" {
-			return warn(AreaIsolation, "memory", units.BytesSize(float64(got))+" as promised, but the kernel does not account swap: a sandbox may swap past it",
+			return warn(AreaIsolation, "memory", size.Format(got)+" as promised, but the kernel does not account swap: a sandbox may swap past it",
 				"boot the engine host with swapaccount=1 (cgroup v1), or move to cgroup v2")
 		}
 		if n, ok := cgroupNumber(sw); !ok || n > got+pageSlack {
@@ -63,7 +63,7 @@ func judgeMemory(p probeOutput, e Expect, gvisor bool) Check {
 				"set memory+swap equal to memory")
 		}
 	}
-	return pass(AreaIsolation, "memory", units.BytesSize(float64(got))+", no swap beyond it, as promised")
+	return pass(AreaIsolation, "memory", size.Format(got)+", no swap beyond it, as promised")
 }
 
 func judgeCPU(p probeOutput, e Expect, gvisor bool) Check {

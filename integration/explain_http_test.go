@@ -61,3 +61,31 @@ func TestExplainOverHTTPMatchesTheRun(t *testing.T) {
 		})
 	}
 }
+
+// A run the policy refuses gets a 403 over HTTP whose body tells the
+// policy's words without the server's folders: not the policy file, not the
+// skills' folder, not the sessions' root.
+func TestRefusedRunOverHTTPNamesNoHostPath(t *testing.T) {
+	t.Parallel()
+	const name = "srv-refused"
+	root := serverSkill(t, name)
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("limits:\n  timeout: {max: 20s}\n"), 0o600))
+	sessions := filepath.Join(dir, "sessions")
+	srv := startServer(t, root, "--policy", pol, "--sessions", sessions, "--warm-pool", "0")
+
+	for _, tc := range []struct{ path, body, says string }{
+		{"/v1/skills/" + name + "/run", `{"script": "scripts/echo.py", "timeout": 100}`, "operator policy line 2"},
+		{"/v1/skills/" + name + "/python", `{"code": "print(1)", "timeout": 100}`, "operator policy line 2"},
+		{"/v1/skills/" + name + "/exec", `{"command": "curl http://x"}`, "Bash(curl:*)"},
+		{"/v1/skills/nope/run", `{"script": "scripts/echo.py"}`, "the skills folder"},
+	} {
+		resp, body := srv.post(t, tc.path, tc.body)
+		require.Contains(t, []int{403, 404}, resp.StatusCode, string(body))
+		require.Contains(t, string(body), tc.says)
+		for _, host := range []string{root, pol, dir, sessions} {
+			require.NotContains(t, string(body), host, "the refusal names a host folder")
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +113,7 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 	if err != nil && (res == nil || !res.Started) {
 		return nil, nil, h.toolError(in.Skill, err)
 	}
-	pr := sandboxrun.NewPythonResult(in.Skill, res, err)
+	pr := sandboxrun.NewPythonResult(in.Skill, res, h.svc.InSandboxError(in.Skill, err))
 	return textResult(pythonText(&pr)+filesText(pr.Files), pr.ReturnCode != 0 || pr.Error != ""), &pr, nil
 }
 
@@ -140,7 +139,7 @@ func (h *handlers) runResult(skillName string, res *sandbox.Result, err error) (
 	if err != nil && (res == nil || !res.Started) {
 		return nil, nil, h.toolError(skillName, err)
 	}
-	out := runOutput(res, err)
+	out := runOutput(res, h.svc.InSandboxError(skillName, err))
 	return textResult(runText(out, res), !out.Success), out, nil
 }
 
@@ -165,8 +164,9 @@ func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, 
 
 // toolError words a failure for the model. The Service's words are kept,
 // except where they speak to an operator about host folders: a model names
-// skills, so it is told about skills.
+// skills, so it is told about skills, and of folders as the sandbox has them.
 func (h *handlers) toolError(skillName string, err error) error {
+	err = h.svc.InSandboxError(skillName, err)
 	var denied *policy.DeniedError
 	var parseErr *skill.ParseError
 	var manifestErr *skill.ManifestError
@@ -174,9 +174,9 @@ func (h *handlers) toolError(skillName string, err error) error {
 	case errors.Is(err, skill.ErrSkillNotFound):
 		return fmt.Errorf("no skill named %q: call list_skills for the names", skillName)
 	case errors.As(err, &parseErr):
-		return fmt.Errorf("skill %q does not load: its SKILL.md is invalid (%s); ask the operator to fix it", skillName, parseErr.Msg)
+		return fmt.Errorf("skill %q does not load: its SKILL.md is invalid (%s); ask the operator to fix it", skillName, h.svc.InSandboxTerms(skillName, parseErr.Msg))
 	case errors.As(err, &manifestErr):
-		return fmt.Errorf("skill %q does not load: %s; ask the operator to fix it", skillName, strings.Join(manifestErr.Problems, "; "))
+		return fmt.Errorf("skill %q does not load: %s; ask the operator to fix it", skillName, h.svc.InSandboxTerms(skillName, strings.Join(manifestErr.Problems, "; ")))
 	case errors.As(err, &denied):
 		msg := err.Error()
 		if a, aerr := h.svc.Activate(skillName); aerr == nil {
@@ -184,31 +184,13 @@ func (h *handlers) toolError(skillName string, err error) error {
 		}
 		return errors.New(msg)
 	case errors.Is(err, sandboxrun.ErrRefused):
-		return errors.New("refused: " + h.inSandboxTerms(skillName, err.Error()))
+		return errors.New("refused: " + err.Error())
 	case errors.Is(err, context.Canceled):
 		return errors.New("cancelled before the sandbox started")
 	default:
 		h.log.Warn("run failed before its sandbox started", "skill", skillName, "err", err)
-		return errors.New("the sandbox could not be started: " + h.inSandboxTerms(skillName, err.Error()))
+		return errors.New("the sandbox could not be started: " + err.Error())
 	}
-}
-
-// inSandboxTerms rewrites the skill's host folder in msg as the folder the
-// sandbox mounts it at, which is the only one a model knows: the Service
-// speaks to operators too, and names files where they are on the host.
-func (h *handlers) inSandboxTerms(skillName, msg string) string {
-	sk, err := h.svc.Skill(skillName)
-	if err != nil {
-		return msg
-	}
-	dirs := []string{sk.Dir}
-	if real, err := filepath.EvalSymlinks(sk.Dir); err == nil && real != sk.Dir {
-		dirs = append(dirs, real)
-	}
-	for _, d := range dirs {
-		msg = strings.ReplaceAll(msg, d, policy.SandboxDir(sk.Manifest.Name))
-	}
-	return msg
 }
 
 func textResult(text string, isError bool) *mcpsdk.CallToolResult {

@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/docker/go-units"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // watch reports a run's progress to a client that sent a progress token:
@@ -48,7 +48,7 @@ func (h *handlers) watch(ctx context.Context, req *mcpsdk.CallToolRequest, what 
 			case <-t.C:
 				elapsed := time.Since(start)
 				notify(elapsed.Seconds(), fmt.Sprintf("%s: running for %s, %s of output so far",
-					what, elapsed.Round(100*time.Millisecond), units.BytesSize(float64(written.Load()))))
+					what, elapsed.Round(100*time.Millisecond), size.Format(written.Load())))
 			}
 		}
 	}()

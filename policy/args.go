@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // MaxArgsBytes caps the JSON arguments of one execution (docs/policy.md, "Limits and where they come from").
@@ -19,7 +21,7 @@ var ErrBadArgs = errors.New("invalid JSON arguments")
 // means no arguments and gives {}.
 func ParseArgs(data []byte) (json.RawMessage, error) {
 	if len(data) > MaxArgsBytes {
-		return nil, fmt.Errorf("%w: %d bytes is over the %d MiB limit; pass large data as a file in the workspace and its path in the arguments", ErrBadArgs, len(data), MaxArgsBytes>>20)
+		return nil, fmt.Errorf("%w: %d bytes is over the %s limit; pass large data as a file in the workspace and its path in the arguments", ErrBadArgs, len(data), size.Format(MaxArgsBytes))
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	lead := len(data) - len(trimmed)

@@ -48,7 +48,7 @@ func TestParseArgsRefused(t *testing.T) {
 		{"trailing garbage", `{"a":1} x`, "not JSON"},
 		{"bare word", `hello`, "not JSON"},
 		{"invalid utf8", "{\"a\": \"\xff\"}", "UTF-8"},
-		{"too big", `{"a":"` + strings.Repeat("x", MaxArgsBytes) + `"}`, "over the 10 MiB limit"},
+		{"too big", `{"a":"` + strings.Repeat("x", MaxArgsBytes) + `"}`, "over the 10MiB limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

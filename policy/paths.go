@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
@@ -211,25 +212,10 @@ func checkScriptFile(ref, real string) error {
 	}
 	mode := fi.Mode()
 	if !mode.IsRegular() {
-		return fmt.Errorf("script %q: %w: %s is %s; point at a file under scripts/", ref, ErrNotRegular, real, describeMode(mode))
+		return fmt.Errorf("script %q: %w: %s is %s; point at a file under scripts/", ref, ErrNotRegular, real, fsmode.Describe(mode))
 	}
 	if mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
 		return fmt.Errorf("script %q: %w: %s would run with another user's or group's rights; clear it with chmod u-s,g-s %s", ref, ErrSetID, real, real)
 	}
 	return nil
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "not a regular file"
-	}
 }

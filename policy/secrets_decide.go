@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -44,12 +45,7 @@ func NewEgressSecret(name string, hosts []string, template string, basicAuth boo
 // egress rules and the upstream CA; getenv reads the process environment.
 func (o *Operator) validateSecrets(getenv func(string) (string, bool)) []error {
 	var errs []error
-	names := make([]string, 0, len(o.Secrets))
-	for name := range o.Secrets {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(o.Secrets)) {
 		r := o.Secrets[name]
 		if r == nil {
 			errs = append(errs, fmt.Errorf("secrets.%s: empty; give from_env or from_file, hosts and header", name))
@@ -159,12 +155,7 @@ func (o *Operator) secretEntries() []Entry {
 		{"egress.upstream_ca", or(o.Egress.UpstreamCA.Value, "none (the system's roots)"), o.Egress.UpstreamCA.from()},
 		{"egress.rules", rulesText(o.Egress.Rules.Value), o.Egress.Rules.from()},
 	}
-	names := make([]string, 0, len(o.Secrets))
-	for name := range o.Secrets {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(o.Secrets)) {
 		r := o.Secrets[name]
 		from := "$" + r.FromEnv
 		if r.FromFile != "" {

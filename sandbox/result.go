@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // ExitTimeout is the exit code of a script that ran out of time, as
@@ -104,7 +105,7 @@ func failureReason(res *Result) string {
 	case res.TimedOut:
 		return fmt.Sprintf("timed out after %s", res.Limits.Timeout)
 	case res.OOMKilled:
-		return fmt.Sprintf("out of memory: the sandbox exceeded its %d MiB memory limit", res.Limits.MemoryBytes>>20)
+		return "out of memory: the sandbox exceeded its " + size.Format(res.Limits.MemoryBytes) + " memory limit"
 	case res.Signal != "":
 		return "killed by signal " + res.Signal
 	default:

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -121,7 +122,7 @@ func limitProblems(l policy.Limits) []string {
 		add("Limits.Timeout %s: use more than 0 and at most %s", t, MaxTimeout)
 	}
 	if l.MemoryBytes < MinMemoryBytes {
-		add("Limits.MemoryBytes %d: use at least %d (6 MiB)", l.MemoryBytes, MinMemoryBytes)
+		add("Limits.MemoryBytes %d: use at least %d (%s)", l.MemoryBytes, MinMemoryBytes, size.Format(MinMemoryBytes))
 	}
 	if math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0) || l.CPUs < MinCPUs {
 		add("Limits.CPUs %g: use at least %g", l.CPUs, MinCPUs)
@@ -133,7 +134,7 @@ func limitProblems(l policy.Limits) []string {
 		add("Limits.OutputBytes %d: use 1 to %d", l.OutputBytes, MaxOutputBytes)
 	}
 	if l.TmpBytes < MinTmpBytes {
-		add("Limits.TmpBytes %d: use at least %d (1 MiB)", l.TmpBytes, MinTmpBytes)
+		add("Limits.TmpBytes %d: use at least %d (%s)", l.TmpBytes, MinTmpBytes, size.Format(MinTmpBytes))
 	}
 	return p
 }

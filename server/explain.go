@@ -27,12 +27,8 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := s.o.Service.ExplainRemote(r.Context(), r.PathValue("name"), a, req)
 	if err != nil {
+		// The message and a denial's fields are in sandbox terms already.
 		body := newErrorBody(nil, err)
-		// The message is in sandbox terms already; a denial's fields are
-		// the checker's own, and go through the same rewriting.
-		for _, f := range []*string{&body.Part, &body.Reason, &body.Suggest} {
-			*f = s.o.Service.InSandboxTerms(r.PathValue("name"), *f)
-		}
 		body.Explanation = e
 		writeJSON(w, statusOf(nil, err), body)
 		return

@@ -3,10 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -135,6 +136,7 @@ func (s *Server) listSkills(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
 	a, err := s.o.Service.Activate(r.PathValue("name"))
 	if err != nil {
+		err = s.o.Service.InSandboxError(r.PathValue("name"), err)
 		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
 		return
 	}
@@ -160,7 +162,7 @@ func (s *Server) execute(need string, op operation) http.Handler {
 			return
 		}
 		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
-		_, queued := telemetry.Tracer().Start(waitCtx, "sandboxrun.queue")
+		_, queued := telemetry.Start(waitCtx, "sandboxrun.queue")
 		waited, release, err := s.admit.acquire(waitCtx)
 		queued.End()
 		cancel()
@@ -184,6 +186,8 @@ func (s *Server) execute(need string, op operation) http.Handler {
 		if res != nil {
 			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)
 		}
-		finish(w, st, res, err)
+		// The Service speaks to the operator; the caller is told of the
+		// sandbox's folders, never the host's.
+		finish(w, st, res, s.o.Service.InSandboxError(r.PathValue("name"), err))
 	})
 }

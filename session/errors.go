@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // Sentinel errors callers branch on with errors.Is. The HTTP server maps
@@ -89,22 +91,10 @@ const (
 
 func quotaError(q int64) *LimitError {
 	return &LimitError{Limit: LimitQuota, Value: q,
-		Hint: fmt.Sprintf("the session's files may take %s: delete files from the session, or raise sessions.quota in the operator policy", formatBytes(q))}
+		Hint: fmt.Sprintf("the session's files may take %s: delete files from the session, or raise sessions.quota in the operator policy", size.Format(q))}
 }
 
 func totalError(t int64) *LimitError {
 	return &LimitError{Limit: LimitTotalBytes, Value: t,
-		Hint: fmt.Sprintf("all sessions together may take %s: delete sessions or files, or raise sessions.max_total_bytes in the operator policy", formatBytes(t))}
-}
-
-// formatBytes writes a size in MiB/GiB, the one unit style of the project.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%d bytes", n)
-	}
+		Hint: fmt.Sprintf("all sessions together may take %s: delete sessions or files, or raise sessions.max_total_bytes in the operator policy", size.Format(t))}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
 // ErrReadOnly is wrapped by the refusal of a write to a Folder opened
@@ -59,7 +61,7 @@ func OpenFolder(dir string, lim Limits, writable bool) (*Folder, error) {
 		return nil, fmt.Errorf("workspace folder %q: %w: pass an existing folder", dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace folder %q is %s, not a folder: pass a folder", dir, describeMode(fi.Mode()))
+		return nil, fmt.Errorf("workspace folder %q is %s, not a folder: pass a folder", dir, fsmode.Describe(fi.Mode()))
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {

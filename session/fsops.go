@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"golang.org/x/sys/unix"
 )
 
@@ -188,7 +189,7 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 			return nil, made, badPath(done, "it is a symlink to %q, and the file API never follows links: delete the link, or use the real folder's path", target)
 		case !fi.IsDir():
 			closeRoot(cur)
-			return nil, made, badPath(done, "it is %s, not a folder: delete it first or choose another path", describeMode(fi.Mode()))
+			return nil, made, badPath(done, "it is %s, not a folder: delete it first or choose another path", fsmode.Describe(fi.Mode()))
 		}
 		next, err := openSubdir(cur, name, fi)
 		closeRoot(cur)
@@ -213,26 +214,6 @@ func chmodNoFollow(r *os.Root, name string, mode fs.FileMode) error {
 	}
 	defer f.Close()
 	return f.Chmod(mode.Perm())
-}
-
-// describeMode names a file type for error messages.
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a file"
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "a special file"
-	}
 }
 
 // isELOOP reports the error openNoFollow gives for a link.

@@ -7,6 +7,8 @@ import (
 	"path"
 	"sort"
 	"strconv"
+
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
 // applyTar moves a staged tar into the workspace. Every conflict is found
@@ -33,7 +35,7 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 		case fi == nil:
 			added++
 		case isDir && !fi.IsDir():
-			return 0, 0, badPath(p, "the tar has a folder where the workspace has %s: delete it first", describeMode(fi.Mode()))
+			return 0, 0, badPath(p, "the tar has a folder where the workspace has %s: delete it first", fsmode.Describe(fi.Mode()))
 		case !isDir && fi.IsDir():
 			return 0, 0, badPath(p, "the tar has a file where the workspace has a folder: delete the folder first")
 		case !isDir && fi.Mode().IsRegular():

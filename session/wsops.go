@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
 // The operations here work on a workspace handle, whoever owns it: a
@@ -139,7 +141,7 @@ func probe(ws *os.Root, p string) (int, fs.FileInfo, error) {
 			target, _ := ws.Readlink(prefix)
 			return 0, nil, badPath(prefix, "it is a symlink to %q, and the file API never follows links: delete the link, or use the real folder's path", target)
 		case !fi.IsDir():
-			return 0, nil, badPath(prefix, "it is %s, not a folder: delete it first or choose another path", describeMode(fi.Mode()))
+			return 0, nil, badPath(prefix, "it is %s, not a folder: delete it first or choose another path", fsmode.Describe(fi.Mode()))
 		}
 	}
 	return 0, nil, nil
@@ -172,7 +174,7 @@ func openRegular(parent *os.Root, name, shown string, hash bool) (*os.File, Entr
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return nil, Entry{}, linkError(parent, name, shown, ErrNotFile)
 	case !fi.Mode().IsRegular():
-		return nil, Entry{}, fmt.Errorf("%w: %q is %s", ErrNotFile, shown, describeMode(fi.Mode()))
+		return nil, Entry{}, fmt.Errorf("%w: %q is %s", ErrNotFile, shown, fsmode.Describe(fi.Mode()))
 	}
 	f, err := openNoFollow(parent, name, os.O_RDONLY, 0)
 	if isELOOP(err) {

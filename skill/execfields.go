@@ -223,25 +223,37 @@ func parseRuntime(n *yaml.Node) (string, error) {
 	return s, err
 }
 
+// listItems reads a frontmatter field that is a YAML list of strings or
+// one string of entries separated by whitespace and/or commas (the
+// metadata spelling). item says what each entry must be, list what to
+// write instead of another YAML kind; both end up in the error.
+func listItems(n *yaml.Node, item, list string) ([]string, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), nil
+	case yaml.SequenceNode:
+		items := make([]string, 0, len(n.Content))
+		for _, it := range n.Content {
+			s, ok := scalarText(resolveAlias(it))
+			if !ok {
+				return nil, fmt.Errorf("has a list item that is not a string; each item must be %s", item)
+			}
+			items = append(items, s)
+		}
+		return items, nil
+	default:
+		return nil, fmt.Errorf("is a YAML %s; write a list of %s", kindName(n), list)
+	}
+}
+
 // parseAllowedDomains reads the hosts a skill needs: a YAML list, or a
 // string of entries separated by whitespace and/or commas (the metadata
 // spelling). Each is an allowlist entry (policy.ParseDomainRule) and is kept
 // in its canonical spelling.
 func parseAllowedDomains(n *yaml.Node) ([]string, error) {
-	var items []string
-	switch n.Kind {
-	case yaml.ScalarNode:
-		items = strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	case yaml.SequenceNode:
-		for _, it := range n.Content {
-			s, ok := scalarText(resolveAlias(it))
-			if !ok {
-				return nil, fmt.Errorf("has a list item that is not a string; each item must be a host such as `api.example.com` or `*.example.com:8443`")
-			}
-			items = append(items, s)
-		}
-	default:
-		return nil, fmt.Errorf("is a YAML %s; write a list of hosts, e.g. [api.example.com, \"*.example.org\"]", kindName(n))
+	items, err := listItems(n, "a host such as `api.example.com` or `*.example.com:8443`", `hosts, e.g. [api.example.com, "*.example.org"]`)
+	if err != nil {
+		return nil, err
 	}
 	list, err := policy.ParseAllowlist(items)
 	if err != nil {

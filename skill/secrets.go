@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -16,20 +15,12 @@ import (
 // spelling). Each name is the variable the skill's scripts read, so it
 // must be a variable name a caller could set.
 func parseSecretNames(n *yaml.Node) ([]string, error) {
-	var items []string
-	switch n.Kind {
-	case yaml.ScalarNode:
-		items = strings.FieldsFunc(n.Value, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	case yaml.SequenceNode:
-		for _, it := range n.Content {
-			s, ok := scalarText(resolveAlias(it))
-			if !ok {
-				return nil, fmt.Errorf("has a list item that is not a string; each item must be a variable name such as GITHUB_TOKEN")
-			}
-			items = append(items, strings.TrimSpace(s))
-		}
-	default:
-		return nil, fmt.Errorf("is a YAML %s; write a list of names, e.g. [GITHUB_TOKEN]", kindName(n))
+	items, err := listItems(n, "a variable name such as GITHUB_TOKEN", "names, e.g. [GITHUB_TOKEN]")
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf("is empty; name the secrets the skill needs, or remove it")

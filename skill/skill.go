@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -165,7 +166,7 @@ func parseSkillFile(r io.Reader, path string, withBody bool) (*Skill, []problem,
 		}
 		if len(body) > maxSkillFileBytes {
 			return nil, nil, &ParseError{Path: path, Line: fm.bodyLine, Err: ErrTooLarge,
-				Msg: fmt.Sprintf("body is larger than %d MiB; move material into references/", maxSkillFileBytes>>20)}
+				Msg: "body is larger than " + size.Format(maxSkillFileBytes) + "; move material into references/"}
 		}
 		s.Body = strings.ReplaceAll(string(body), "\r\n", "\n")
 		s.bodyLoaded = true

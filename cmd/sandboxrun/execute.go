@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -133,7 +134,7 @@ func explain(w io.Writer, res *sandbox.Result) {
 	case res.TimedOut:
 		fmt.Fprintf(w, "sandboxrun: timed out after %gs (limit from --timeout or the skill's max_execution_time)\n", res.Limits.TimeoutSec)
 	case res.OOMKilled:
-		fmt.Fprintf(w, "sandboxrun: killed for exceeding the memory limit of %d MiB (max_memory)\n", res.Limits.MemoryBytes>>20)
+		fmt.Fprintf(w, "sandboxrun: killed for exceeding the memory limit of %s (max_memory)\n", size.Format(res.Limits.MemoryBytes))
 	case res.Signal != "":
 		fmt.Fprintf(w, "sandboxrun: script killed by %s\n", res.Signal)
 	}

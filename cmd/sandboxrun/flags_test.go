@@ -184,7 +184,7 @@ func TestExplain(t *testing.T) {
 	}{
 		{"clean exit says nothing", sandbox.Result{ExitCode: 1, Limits: limits}, nil},
 		{"timeout", sandbox.Result{ExitCode: 124, TimedOut: true, Limits: limits}, []string{"timed out after 10s", "max_execution_time"}},
-		{"oom", sandbox.Result{ExitCode: -9, Signal: "SIGKILL", OOMKilled: true, Limits: limits}, []string{"128 MiB", "max_memory"}},
+		{"oom", sandbox.Result{ExitCode: -9, Signal: "SIGKILL", OOMKilled: true, Limits: limits}, []string{"128MiB", "max_memory"}},
 		{"signal", sandbox.Result{ExitCode: -11, Signal: "SIGSEGV", Limits: limits}, []string{"killed by SIGSEGV"}},
 		{"truncated", sandbox.Result{StdoutTruncated: true, StdoutBytes: 5000, Limits: limits}, []string{"truncated at 1024 bytes", "stdout 5000 bytes"}},
 	}

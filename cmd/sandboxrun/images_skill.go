@@ -7,10 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
 // listedImage is one image as `images list --json` prints it.
@@ -83,7 +83,7 @@ func writeImageTable(w io.Writer, list []images.Listed, now time.Time) {
 		}
 		pkgs := strings.Join(append(append([]string(nil), l.SystemPackages...), l.PythonPackages...), " ")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Kind, dash(l.Skill), ref, dash(images.ShortID(l.ContentHash)),
-			units.BytesSize(float64(l.Size)), humanAge(now.Sub(l.Created)), dash(pkgs))
+			size.Format(l.Size), humanAge(now.Sub(l.Created)), dash(pkgs))
 	}
 	_ = tw.Flush() // a terminal or pipe; nothing to recover
 }
@@ -122,14 +122,14 @@ not removed. The usr volumes of images the engine no longer has go too.`,
 				if ref == "" {
 					ref = "<untagged> " + images.ShortID(p.ID)
 				}
-				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), units.BytesSize(float64(p.Size)))
+				fmt.Fprintf(s.out, "%s %s (skill %s, %s)\n", verb, ref, dash(p.Skill), size.Format(p.Size))
 				total += p.Size
 			}
 			switch {
 			case len(pruned) == 0 && err == nil:
 				fmt.Fprintln(s.out, "no skill image to remove")
 			case len(pruned) > 0:
-				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), units.BytesSize(float64(total)))
+				fmt.Fprintf(s.out, "%d skill image(s), %s (sizes include the layers shared with the runner)\n", len(pruned), size.Format(total))
 			}
 			printVolumes(s, volumes, dryRun)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -157,7 +158,7 @@ func printCheck(s streams, c skillCheck) {
 	if l := c.Limits; l != nil {
 		tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "  timeout\t%gs\t%s\n", l.TimeoutSec, l.Sources["timeout"])
-		fmt.Fprintf(tw, "  memory\t%d MiB\t%s\n", l.MemoryBytes>>20, l.Sources["memory"])
+		fmt.Fprintf(tw, "  memory\t%s\t%s\n", size.Format(l.MemoryBytes), l.Sources["memory"])
 		fmt.Fprintf(tw, "  cpus\t%g\t%s\n", l.CPUs, l.Sources["cpus"])
 		fmt.Fprintf(tw, "  pids\t%d\t%s\n", l.Pids, l.Sources["pids"])
 		network := fmt.Sprint(l.Network)

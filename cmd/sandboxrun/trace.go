@@ -35,7 +35,7 @@ func (t *tracing) start(cmd *cobra.Command) error {
 	case "serve", "mcp":
 		return nil
 	}
-	ctx, span := telemetry.Tracer().Start(cmd.Context(), cmd.CommandPath())
+	ctx, span := telemetry.Start(cmd.Context(), cmd.CommandPath())
 	t.span = span
 	cmd.SetContext(ctx)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
 // session is the attached stream of one container: the job goes in on
@@ -66,7 +67,7 @@ func (s *session) alive() bool {
 // so no output can be missed, and starts reading.
 func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	sctx, sp := span(cctx, "container.attach")
+	sctx, sp := telemetry.Start(cctx, "container.attach")
 	hj, err := d.client.ContainerAttach(sctx, id, container.AttachOptions{
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
 	})
@@ -87,7 +88,7 @@ func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error
 	s.read()
 
 	cctx, cancel = context.WithTimeout(ctx, d.callTimeout)
-	sctx, sp = span(cctx, "container.start")
+	sctx, sp = telemetry.Start(cctx, "container.start")
 	err = d.client.ContainerStart(sctx, id, container.StartOptions{})
 	endSpan(sp, err)
 	cancel()

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"context"
@@ -42,11 +43,11 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 		return nil, err
 	}
 	log := d.log.With("skill", spec.Skill)
-	ctx, sp := span(ctx, "sandbox.run", attribute.String("container.runtime", "docker"),
+	ctx, sp := telemetry.Start(ctx, "sandbox.run", attribute.String("container.runtime", "docker"),
 		attribute.String("sandboxrun.run_id", spec.RunID), attribute.String("container.image.name", spec.Image))
 	defer func() { endSpan(sp, err) }()
 
-	_, queued := span(ctx, "sandbox.queue")
+	_, queued := telemetry.Start(ctx, "sandbox.queue")
 	res, end, err := sandbox.Begin(ctx, d.sem, &spec)
 	endSpan(queued, err)
 	if err != nil {
@@ -182,7 +183,7 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
-	sctx, sp := span(cctx, "container.create")
+	sctx, sp := telemetry.Start(cctx, "container.create")
 	created, err := d.client.ContainerCreate(sctx, cfg, hc, nil, nil, name)
 	endSpan(sp, err)
 	cancel()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stringid"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
 // teardown is what is left of a run once its Result is known: the
@@ -27,7 +28,7 @@ type teardown struct {
 func (t *teardown) run(ctx context.Context) (err error) {
 	// In the background this outlives the run's span: its own span, a
 	// child that ends later.
-	ctx, sp := span(ctx, "container.remove")
+	ctx, sp := telemetry.Start(ctx, "container.remove")
 	defer func() { endSpan(sp, err) }()
 	var errs []error
 	if b := t.box; b != nil {

@@ -1,0 +1,88 @@
+package sandboxrun_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+// InSandboxError hides every host folder a remote caller could be told of,
+// and leaves the error's classification as it was, a denial's fields
+// included.
+func TestInSandboxError(t *testing.T) {
+	dir := t.TempDir()
+	polPath := filepath.Join(dir, "operator-policy.yaml")
+	require.NoError(t, os.WriteFile(polPath, []byte("limits:\n  timeout: {max: 20s}\n"), 0o600))
+	pol, err := policy.LoadPolicy(polPath)
+	require.NoError(t, err)
+	sessions := filepath.Join(dir, "sessions")
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, Policy: pol, SessionsRoot: sessions})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+	skills, err := filepath.Abs("skills")
+	require.NoError(t, err)
+	hello := filepath.Join(skills, "hello")
+
+	t.Run("a refusal from the policy", func(t *testing.T) {
+		_, err := svc.RunPython(t.Context(), "hello", []byte("print(1)"), sandboxrun.Request{Timeout: 100e9})
+		require.ErrorContains(t, err, polPath, "the operator's own error names the file")
+		remote := svc.InSandboxError("hello", err)
+		require.NotContains(t, remote.Error(), dir)
+		require.Contains(t, remote.Error(), "operator policy line 2")
+		require.ErrorIs(t, remote, sandboxrun.ErrRefused)
+		require.ErrorIs(t, remote, policy.ErrLimit)
+	})
+
+	t.Run("every folder", func(t *testing.T) {
+		err := fmt.Errorf("%w: %s/scripts/x.py, %s/other, %s/ws/abc, %s line 3", sandboxrun.ErrRefused, hello, skills, sessions, polPath)
+		got := svc.InSandboxError("hello", err).Error()
+		require.Equal(t, "refused: /skills/hello/scripts/x.py, the skills folder/other, the sessions folder/ws/abc, operator policy line 3", got)
+	})
+
+	t.Run("a denial's fields", func(t *testing.T) {
+		denied := &policy.DeniedError{Command: "cat " + hello + "/x", Part: "cat " + hello + "/x", Reason: "see " + polPath, Suggest: "Bash(cat:*)"}
+		remote := svc.InSandboxError("hello", fmt.Errorf("%w: %w", sandboxrun.ErrRefused, denied))
+		var d *policy.DeniedError
+		require.ErrorAs(t, remote, &d)
+		require.Equal(t, "cat /skills/hello/x", d.Part)
+		require.Equal(t, "cat /skills/hello/x", d.Command)
+		require.Equal(t, "see operator policy", d.Reason)
+		require.Equal(t, "Bash(cat:*)", d.Suggest)
+		require.NotContains(t, remote.Error(), skills)
+		require.Equal(t, "cat "+hello+"/x", denied.Part, "the Service's own error is left as it was")
+	})
+
+	t.Run("a bare word is not a path", func(t *testing.T) {
+		// The skill root was given as "skills": the word stays a word.
+		err := errors.New("the folder holds no skills")
+		require.Equal(t, err.Error(), svc.InSandboxError("hello", err).Error())
+	})
+
+	require.NoError(t, svc.InSandboxError("hello", nil))
+}
+
+// A policy file named relative to the server's folder is hidden by that
+// name too.
+func TestInSandboxErrorRelativePolicy(t *testing.T) {
+	skills, err := filepath.Abs("skills")
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.WriteFile("strict.yaml", []byte("limits:\n  timeout: {max: 20s}\n"), 0o600))
+	pol, err := policy.LoadPolicy("strict.yaml")
+	require.NoError(t, err)
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+	_, err = svc.RunPython(t.Context(), "hello", []byte("print(1)"), sandboxrun.Request{Timeout: 100e9})
+	require.ErrorContains(t, err, "strict.yaml")
+	remote := svc.InSandboxError("hello", err)
+	require.NotContains(t, remote.Error(), "strict.yaml")
+	require.Contains(t, remote.Error(), "operator policy line 2")
+}
