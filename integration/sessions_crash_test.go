@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -85,9 +86,13 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 			return
 		}
 		defer resp.Body.Close()
-		if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err == nil && strings.Contains(line, "started") {
+		br := bufio.NewReader(resp.Body)
+		if line, err := br.ReadString('\n'); err == nil && strings.Contains(line, "started") {
 			close(started)
 		}
+		// Keep the request open until the server dies: a caller that hangs
+		// up cancels its run, which would end the sandbox before the kill.
+		_, _ = io.Copy(io.Discard, br)
 	}()
 	select {
 	case <-started:
@@ -122,7 +127,7 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 	}
 	running, err := sandboxesOf(srv.skill)
 	require.NoError(t, err)
-	require.Len(t, running, 1, "the run's sandbox is up")
+	require.Len(t, running, 1, "the run's sandbox is up; the engine's sandboxes: %s", describeSandboxes())
 
 	require.NoError(t, srv.cmd.Process.Kill())
 	<-srv.done
@@ -174,9 +179,14 @@ func TestSessionSurvivesSIGKILL(t *testing.T) {
 	require.True(t, res.Success, res.Stderr)
 	require.Equal(t, "False\n", res.Stdout)
 	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
+	// The reaper removes the volume just after the container, so the
+	// volume may still be there for a moment after the container is gone.
 	for _, c := range running {
-		_, err := runner.Client().VolumeInspect(context.Background(), "sandboxrun-ws-"+c.Labels[sandbox.LabelRunID])
-		require.True(t, cerrdefs.IsNotFound(err), "the killed run's workspace volume is removed: %v", err)
+		vol := "sandboxrun-ws-" + c.Labels[sandbox.LabelRunID]
+		require.Eventually(t, func() bool {
+			_, err := runner.Client().VolumeInspect(context.Background(), vol)
+			return cerrdefs.IsNotFound(err)
+		}, 30*time.Second, 50*time.Millisecond, "the killed run's workspace volume %s is removed", vol)
 	}
 }
 
@@ -191,6 +201,22 @@ func tempBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// describeSandboxes names every managed container with its state and
+// labels, for a failure message.
+func describeSandboxes() string {
+	list, err := runner.Client().ContainerList(context.Background(), container.ListOptions{
+		All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelManaged+"=true")),
+	})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, c := range list {
+		fmt.Fprintf(&b, "\n  %.12s %s %v", c.ID, c.State, c.Labels)
+	}
+	return b.String()
 }
 
 // sandboxesOf lists the managed containers of a skill, in any state.

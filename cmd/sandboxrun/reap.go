@@ -70,7 +70,9 @@ containers and folders at start.`,
 // volumes, which have no run id and are named sandboxrun-usr...).
 func splitReaped(all []sandbox.Reaped) (containers, volumes []sandbox.Reaped) {
 	for _, r := range all {
-		if r.RunID == "" && strings.HasPrefix(r.Name, "sandboxrun-usr") && r.ID == r.Name {
+		// Volumes (usr volumes, and workspace volumes a killed owner left)
+		// are reported by name, which no container ID equals.
+		if r.ID == r.Name && strings.HasPrefix(r.Name, "sandboxrun-") {
 			volumes = append(volumes, r)
 			continue
 		}
@@ -79,7 +81,7 @@ func splitReaped(all []sandbox.Reaped) (containers, volumes []sandbox.Reaped) {
 	return containers, volumes
 }
 
-// printVolumes says what became of each usr volume reap or prune found.
+// printVolumes says what became of each volume reap or prune found.
 func printVolumes(s streams, volumes []sandbox.Reaped, dryRun bool) {
 	for _, v := range volumes {
 		verb := "removed"

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/pkg/stringid"
 )
 
@@ -62,6 +64,49 @@ func Reap(ctx context.Context, c ReapClient, opts sandbox.ReapOptions) ([]sandbo
 				}
 			default:
 				errs = append(errs, apiError("remove sandbox container "+stringid.TruncateID(s.ID), err))
+			}
+		}
+		out = append(out, r)
+	}
+	vols, err := reapWorkspaceVolumes(ctx, c, opts)
+	return append(out, vols...), errors.Join(append(errs, err)...)
+}
+
+// reapWorkspaceVolumes removes the workspace volumes of owners that are
+// gone: an owner killed between removing a run's container and removing
+// its volume leaves the volume with no container, which the loop over
+// containers above never sees. A volume still mounted by a container is
+// refused by the engine (a conflict) and kept.
+func reapWorkspaceVolumes(ctx context.Context, c ReapClient, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
+	lctx, cancel := context.WithTimeout(ctx, reapCallTimeout)
+	list, err := c.VolumeList(lctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelManaged+"=true"))})
+	cancel()
+	if err != nil {
+		return nil, apiError("list sandbox volumes", err)
+	}
+	var out []sandbox.Reaped
+	var errs []error
+	for _, v := range list.Volumes {
+		runID := v.Labels[sandbox.LabelRunID]
+		if v == nil || runID == "" || v.Name != workspaceVolumeName(runID) {
+			continue
+		}
+		pid, gone := sandbox.OwnerGone(v.Labels, opts.Host, sandbox.ProcessAlive)
+		if !gone {
+			continue
+		}
+		r := sandbox.Reaped{ID: v.Name, Name: v.Name, RunID: runID, Reason: fmt.Sprintf("workspace volume of owner process %d on %s, which is gone", pid, opts.Host)}
+		if !opts.DryRun {
+			vctx, cancel := context.WithTimeout(ctx, reapCallTimeout)
+			verr := c.VolumeRemove(vctx, v.Name, false)
+			cancel()
+			switch {
+			case verr == nil || cerrdefs.IsNotFound(verr):
+				r.Removed = true
+			case cerrdefs.IsConflict(verr):
+				continue // still mounted: its container is reaped with it, or lives
+			default:
+				errs = append(errs, apiError("remove workspace volume "+v.Name, verr))
 			}
 		}
 		out = append(out, r)

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,8 +75,23 @@ func TestReapCandidate(t *testing.T) {
 
 type reapFake struct {
 	fakeClient
-	list []container.Summary
-	opts container.ListOptions
+	list    []container.Summary
+	opts    container.ListOptions
+	vols    []*volume.Volume
+	volOpts volume.ListOptions
+	inUse   map[string]bool // volumes the engine refuses to remove (mounted)
+}
+
+func (f *reapFake) VolumeList(_ context.Context, opts volume.ListOptions) (volume.ListResponse, error) {
+	f.volOpts = opts
+	return volume.ListResponse{Volumes: f.vols}, nil
+}
+
+func (f *reapFake) VolumeRemove(ctx context.Context, name string, force bool) error {
+	if f.inUse[name] {
+		return cerrdefs.ErrConflict
+	}
+	return f.fakeClient.VolumeRemove(ctx, name, force)
 }
 
 func (f *reapFake) ContainerList(_ context.Context, opts container.ListOptions) ([]container.Summary, error) {
@@ -113,6 +130,36 @@ func TestReap(t *testing.T) {
 		require.Len(t, got, 2)
 		require.False(t, got[0].Removed)
 		require.Empty(t, f.Calls())
+	})
+	t.Run("removes a dead owner's workspace volume its container left", func(t *testing.T) {
+		vol := func(name, runID string, owner map[string]string) *volume.Volume {
+			l := map[string]string{sandbox.LabelManaged: "true", sandbox.LabelRunID: runID}
+			for k, v := range owner {
+				l[k] = v
+			}
+			return &volume.Volume{Name: name, Labels: l}
+		}
+		f := &reapFake{vols: []*volume.Volume{
+			vol("sandboxrun-ws-r1", "r1", dead),       // its owner was killed after removing the container
+			vol("sandboxrun-ws-r2", "r2", me),         // a live owner's
+			vol("sandboxrun-ws-r3", "r3", dead),       // still mounted
+			vol("sandboxrun-usrdata-abc", "r4", dead), // not a workspace volume
+			vol("sandboxrun-ws-r5", "r5", nil),        // names no owner: cannot be judged
+			vol("sandboxrun-ws-other", "r6", dead),    // name and run id disagree
+		}, inUse: map[string]bool{"sandboxrun-ws-r3": true}}
+		got, err := Reap(context.Background(), f, sandbox.ReapOptions{Host: "here", OnlyDeadOwners: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{"sandboxrun-ws-r1"}, f.volumesRm)
+		require.Len(t, got, 1)
+		require.Equal(t, "r1", got[0].RunID)
+		require.True(t, got[0].Removed)
+		require.Equal(t, []string{sandbox.LabelManaged + "=true"}, f.volOpts.Filters.Get("label"))
+
+		f.volumesRm = nil
+		got, err = Reap(context.Background(), f, sandbox.ReapOptions{Host: "here", DryRun: true})
+		require.NoError(t, err)
+		require.Empty(t, f.volumesRm, "a dry run removes nothing")
+		require.Len(t, got, 2, "a dry run lists the mounted one too: it cannot ask the engine")
 	})
 	t.Run("failures are joined", func(t *testing.T) {
 		f := newFake()

@@ -77,12 +77,28 @@ func (d *Runner) newWorkspaceVolume(ctx context.Context, runID string, size int6
 				",uid=" + strconv.FormatUint(uint64(d.ids.UID()), 10) + ",gid=" + strconv.FormatUint(uint64(d.ids.GID()), 10) +
 				",mode=0755,nosuid,nodev",
 		},
-		Labels: map[string]string{sandbox.LabelManaged: "true", sandbox.LabelRunID: runID},
+		Labels: d.workspaceVolumeLabels(runID),
 	})
 	if err != nil {
 		return nil, apiError("create the workspace volume", err)
 	}
 	return v, nil
+}
+
+// workspaceVolumeLabels name the run and its owner, so that a reaper can
+// remove the volume of an owner killed after its container was removed but
+// before the volume was (Reap).
+func (d *Runner) workspaceVolumeLabels(runID string) map[string]string {
+	l := map[string]string{
+		sandbox.LabelManaged:   "true",
+		sandbox.LabelRunID:     runID,
+		sandbox.LabelOwnerPID:  strconv.Itoa(d.owner.PID),
+		sandbox.LabelOwnerHost: d.owner.Host,
+	}
+	if d.owner.Start != 0 {
+		l[sandbox.LabelOwnerStart] = strconv.FormatUint(d.owner.Start, 10)
+	}
+	return l
 }
 
 // removeWorkspaceVolume deletes the volume; the container using it must be
