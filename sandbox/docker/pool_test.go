@@ -257,7 +257,10 @@ func TestWarmPoolPrestartsPython(t *testing.T) {
 				require.NoError(t, d.Close())
 				return
 			}
-			require.Len(t, preludes, 1)
+			// The fake's init reads its stdin on its own goroutine: the
+			// prelude may be parsed just after the container counts as idle.
+			require.Eventually(t, func() bool { return len(f.Preludes()) == 1 }, 5*time.Second, time.Millisecond)
+			preludes = f.Preludes()
 			warm := f.RunIDs()[1]
 			tmpl := sandbox.Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
 			require.Equal(t, frame.Prestart{
