@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry/otlp"
 )
@@ -61,7 +62,7 @@ func run(n int, endpoint, skills string) error {
 	fmt.Printf("bench/tracing: %d runs per cell, hello scripts/echo.py, spans to %s\n", n, endpoint)
 	fmt.Printf("%-6s %-5s %8s %8s\n", "pool", "trace", "p50", "p95")
 	for _, warm := range []int{0, 2} {
-		svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, WarmPool: warm})
+		svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, WarmPool: warm, Backend: dockerbackend.New})
 		if err != nil {
 			return err
 		}
