@@ -87,8 +87,11 @@ func reapWorkspaceVolumes(ctx context.Context, c ReapClient, opts sandbox.ReapOp
 	var out []sandbox.Reaped
 	var errs []error
 	for _, v := range list.Volumes {
+		if v == nil {
+			continue
+		}
 		runID := v.Labels[sandbox.LabelRunID]
-		if v == nil || runID == "" || v.Name != workspaceVolumeName(runID) {
+		if runID == "" || v.Name != workspaceVolumeName(runID) {
 			continue
 		}
 		pid, gone := sandbox.OwnerGone(v.Labels, opts.Host, sandbox.ProcessAlive)
