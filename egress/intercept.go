@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -283,9 +284,16 @@ func (it *interception) forwarder() *httputil.ReverseProxy {
 
 func secretValues(secrets []Secret) [][]byte {
 	var out [][]byte
-	for _, s := range secrets {
+	for i := range secrets {
+		s := &secrets[i]
 		if v := s.Value.Reveal(); v != "" {
 			out = append(out, []byte(v))
+		}
+		// A basic-auth secret travels as base64 of user:value, in which
+		// the value's own bytes never appear: an upstream echoing the
+		// Authorization header would hand the credential back unmasked.
+		if s.Header == "" && s.Value.Reveal() != "" {
+			out = append(out, []byte(base64.StdEncoding.EncodeToString([]byte(s.render()))))
 		}
 	}
 	return out

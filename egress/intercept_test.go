@@ -125,6 +125,8 @@ func TestInterceptAppliesSecrets(t *testing.T) {
 	status, body = do(t, s.c, "POST", s.secure+"/repos/acme/upload", http.Header{"Authorization": {basic}}, "data")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "Basic "+base64.StdEncoding.EncodeToString([]byte("api:basic-"+testSecret)), s.log.last().Get("Authorization"))
+	require.NotContains(t, body, base64.StdEncoding.EncodeToString([]byte("api:basic-"+testSecret)), "an echoed basic credential is masked")
+	require.Contains(t, body, "auth=Basic ***", "the echo is there, masked")
 
 	// No placeholder, no secret.
 	status, _ = do(t, s.c, "GET", s.secure+"/repos/acme/public/y", nil, "")
@@ -170,6 +172,7 @@ func TestInterceptRefuses(t *testing.T) {
 		{"path outside the rule", "GET", s.secure + "/repos/other/x", nil, "", 403, "outside the operator's egress.rules", false},
 		{"path outside the skill's rule", "GET", s.secure + "/repos/acme/private/x", nil, "", 403, "outside the skill's egress_rules", false},
 		{"dot segments", "GET", s.secure + "/repos/acme/public/%2e%2e/%2e%2e/private", nil, "", 403, "dot segments", false},
+		{"dot segment with parameters", "GET", s.secure + "/repos/acme/public/..;/private", nil, "", 403, "dot segment with parameters", false},
 		{"encoded slash", "GET", s.secure + "/repos/acme/public%2f..%2fsecret", nil, "", 403, "encoded slash", false},
 		// Last: the host sees the start of this body (the request is cut
 		// where the placeholder completes) and logs it after the answer.

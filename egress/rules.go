@@ -71,6 +71,22 @@ func plainPath(raw, decoded string) error {
 		return fmt.Errorf("%w: the path %q has an encoded slash or a backslash, which a rule on this host cannot judge", ErrDenied, raw)
 	case clean != decoded:
 		return fmt.Errorf("%w: the path %q has dot segments or doubled slashes; send it as %q", ErrDenied, raw, clean)
+	case hasParamDotSegment(decoded):
+		return fmt.Errorf("%w: the path %q has a dot segment with parameters (\"..;\"), which some servers resolve as \"..\"", ErrDenied, raw)
 	}
 	return nil
+}
+
+// hasParamDotSegment reports a segment that is "." or ".." once its
+// ";parameters" are dropped, as Tomcat and other servlet containers read
+// it: path.Clean keeps "..;" as an ordinary name.
+func hasParamDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			if name := seg[:i]; name == "." || name == ".." {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -80,7 +80,16 @@ func (r *HTTPRule) Allows(method, path string) bool {
 	if len(r.Paths) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(r.Paths, func(p string) bool { return strings.HasPrefix(path, p) })
+	return slices.ContainsFunc(r.Paths, func(p string) bool { return underPrefix(path, p) })
+}
+
+// underPrefix reports whether path is p or lies below it, by whole
+// segments: "/repos/acme" covers "/repos/acme/x" but not "/repos/acme-evil".
+func underPrefix(path, p string) bool {
+	if !strings.HasPrefix(path, p) {
+		return false
+	}
+	return len(path) == len(p) || strings.HasSuffix(p, "/") || path[len(p)] == '/'
 }
 
 func (r HTTPRule) String() string {

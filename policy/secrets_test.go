@@ -146,4 +146,11 @@ func TestHTTPRuleAllows(t *testing.T) {
 	require.False(t, r.Allows("POST", "/repos/acme/x"))
 	require.False(t, r.Allows("GET", "/repos/other/x"))
 	require.False(t, r.Allows("GET", "/repos/acme"))
+
+	// A prefix without a trailing slash covers whole segments only.
+	seg := HTTPRule{Host: "api.github.com", Paths: []string{"/repos/acme"}}
+	require.True(t, seg.Allows("GET", "/repos/acme"))
+	require.True(t, seg.Allows("GET", "/repos/acme/x"))
+	require.False(t, seg.Allows("GET", "/repos/acme-evil/x"))
+	require.False(t, seg.Allows("GET", "/repos/acmex"))
 }
