@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // InSandboxError hides every host folder a remote caller could be told of,
@@ -85,4 +86,30 @@ func TestInSandboxErrorRelativePolicy(t *testing.T) {
 	remote := svc.InSandboxError("hello", err)
 	require.NotContains(t, remote.Error(), "strict.yaml")
 	require.Contains(t, remote.Error(), "operator policy line 2")
+}
+
+// InSandboxResult shows a run's limits as a remote caller may see them: a
+// source naming the policy file in sandbox terms, the operator's CA file
+// by what it is. The Service's own Result keeps the paths.
+func TestInSandboxResult(t *testing.T) {
+	dir := t.TempDir()
+	polPath := filepath.Join(dir, "operator-policy.yaml")
+	require.NoError(t, os.WriteFile(polPath, []byte("limits:\n  timeout: {default: 20s}\n"), 0o600))
+	pol, err := policy.LoadPolicy(polPath)
+	require.NoError(t, err)
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+
+	ca := filepath.Join(dir, "internal-ca.pem")
+	res := &sandbox.Result{Limits: policy.Limits{
+		Sources: map[string]string{"timeout": "policy limits.timeout.default (" + polPath + " line 2)"},
+		Egress:  &policy.Egress{UpstreamCA: ca},
+	}}
+	remote := svc.InSandboxResult("hello", res)
+	require.Equal(t, "policy limits.timeout.default (operator policy line 2)", remote.Limits.Sources["timeout"])
+	require.Equal(t, "operator CA", remote.Limits.Egress.UpstreamCA)
+	require.Contains(t, res.Limits.Sources["timeout"], polPath, "the operator's Result is untouched")
+	require.Equal(t, ca, res.Limits.Egress.UpstreamCA)
+	require.Nil(t, svc.InSandboxResult("hello", nil))
 }

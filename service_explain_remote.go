@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // RemoteExplanation is an Explanation as a caller across the network (the
@@ -62,16 +63,41 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 	if e.Workspace != "" {
 		r.Workspace = policy.SandboxWorkspace
 	}
-	if len(e.Limits.Sources) > 0 {
-		r.Limits.Sources = make(map[string]string, len(e.Limits.Sources))
-		for k, v := range e.Limits.Sources {
-			r.Limits.Sources[k] = hide.Replace(v)
-		}
-	}
+	r.Limits = remoteLimits(hide, e.Limits)
 	for _, t := range e.Tools {
 		r.AllowedTools = append(r.AllowedTools, t.String())
 	}
 	return r, err
+}
+
+// remoteLimits are l as a remote caller is shown them: where each value
+// came from in sandbox terms (a source names the policy file's path), and
+// the operator's upstream CA file by what it is, not where it lies.
+func remoteLimits(hide *strings.Replacer, l policy.Limits) policy.Limits {
+	if len(l.Sources) > 0 {
+		src := make(map[string]string, len(l.Sources))
+		for k, v := range l.Sources {
+			src[k] = hide.Replace(v)
+		}
+		l.Sources = src
+	}
+	if l.Egress != nil && l.Egress.UpstreamCA != "" {
+		eg := *l.Egress
+		eg.UpstreamCA = "operator CA"
+		l.Egress = &eg
+	}
+	return l
+}
+
+// InSandboxResult is res as a remote caller is shown it: a copy whose
+// limits speak in sandbox terms (remoteLimits). nil stays nil.
+func (s *Service) InSandboxResult(skillRef string, res *sandbox.Result) *sandbox.Result {
+	if res == nil {
+		return nil
+	}
+	out := *res
+	out.Limits = remoteLimits(s.hostPaths(skillRef, nil), res.Limits)
+	return &out
 }
 
 // InSandboxTerms rewrites in msg the host folders a request about the

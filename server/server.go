@@ -104,11 +104,16 @@ func (s *Server) routes() {
 	}
 }
 
+var errNotReady = errors.New("not ready: the sandbox backend is unreachable or the runner image is missing; the server's log says which")
+
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.o.Service.Ready(ctx); err != nil {
-		writeError(w, http.StatusServiceUnavailable, err)
+		// /readyz answers without a token: the cause (which may name the
+		// engine socket, a kubeconfig or the policy file) goes to the log.
+		s.log.Warn("not ready", "err", err)
+		writeError(w, http.StatusServiceUnavailable, errNotReady)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -188,6 +193,7 @@ func (s *Server) execute(need string, op operation) http.Handler {
 		}
 		// The Service speaks to the operator; the caller is told of the
 		// sandbox's folders, never the host's.
-		finish(w, st, res, s.o.Service.InSandboxError(r.PathValue("name"), err))
+		name := r.PathValue("name")
+		finish(w, st, s.o.Service.InSandboxResult(name, res), s.o.Service.InSandboxError(name, err))
 	})
 }
