@@ -42,7 +42,6 @@ func endRun(span trace.Span, skillName string, res *sandbox.Result, err error) {
 					attribute.String("server.address", d.Host),
 					attribute.Int("server.port", int(d.Port)),
 					attribute.Bool("sandboxrun.egress.allowed", d.Allowed),
-					attribute.String("sandboxrun.egress.reason", d.Reason),
 					attribute.Int64("sandboxrun.egress.bytes_up", d.BytesUp),
 					attribute.Int64("sandboxrun.egress.bytes_down", d.BytesDown),
 				))

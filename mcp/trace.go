@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"regexp"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -14,6 +15,9 @@ import (
 // trace when the request's _meta carries a W3C traceparent (and
 // tracestate). Only the tool's name is recorded, never its arguments.
 // With tracing off the span is the no-op one.
+// toolName is what a tool name of this server looks like.
+var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
 func traceCalls(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		p, ok := req.GetParams().(*mcpsdk.CallToolParamsRaw)
@@ -24,8 +28,14 @@ func traceCalls(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		parent, _ := meta["traceparent"].(string)
 		state, _ := meta["tracestate"].(string)
 		ctx = telemetry.WithTraceParent(ctx, parent, state)
-		ctx, span := telemetry.Tracer().Start(ctx, "tools/call "+p.Name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("mcp.method.name", method), attribute.String("gen_ai.tool.name", p.Name)))
+		// The tool name is the caller's text, not yet checked against the
+		// tools there are: only a plausible one names the span.
+		name, attrs := "tools/call", []attribute.KeyValue{attribute.String("mcp.method.name", method)}
+		if toolName.MatchString(p.Name) {
+			name += " " + p.Name
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", p.Name))
+		}
+		ctx, span := telemetry.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		res, err := next(ctx, method, req)
 		typ := ""
 		if err != nil {

@@ -21,7 +21,11 @@ func (s *Server) traced(h http.Handler) http.Handler {
 			if _, pattern := s.mux.Handler(r); pattern != "" {
 				sp.SetName(pattern)
 				_, route, _ := strings.Cut(pattern, " ")
-				sp.SetAttributes(attribute.String("http.route", route))
+				// otelhttp records url.path, which names skills, sessions
+				// and files: the route replaces it.
+				sp.SetAttributes(attribute.String("http.route", route), attribute.String("url.path", route))
+			} else {
+				sp.SetAttributes(attribute.String("url.path", "unmatched"))
 			}
 		}
 		h.ServeHTTP(w, r)
