@@ -43,8 +43,7 @@ func judge(p probeOutput, e Expect) []Check {
 		judgeWorkspace(p, e),
 		judgeSockets(p),
 		judgeKcore(p),
-		judgeFlag(p, "proc_sys", "proc_sys", "refused", "/proc/sys refuses writes",
-			"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)"),
+		judgeProcSys(p, gv),
 		judgeFlag(p, "sys_firmware", "sys_firmware", "refused", "/sys/firmware shows nothing",
 			"keep the engine's masked paths (no --privileged, no systempaths=unconfined)"),
 		judgeMemory(p, e, gv),
@@ -62,11 +61,22 @@ func judgeFlag(p probeOutput, name, key, want, ok, fix string) Check {
 	return pass(AreaIsolation, name, ok)
 }
 
+// judgeProcSys passes when /proc/sys refuses the write and is mounted
+// read-only. gVisor serves /proc/sys from its own kernel, which refuses
+// such writes without a read-only mount: there the refusal is the fact.
+func judgeProcSys(p probeOutput, gvisor bool) Check {
+	if gvisor && p["proc_sys"] == "unprotected" {
+		return pass(AreaIsolation, "proc_sys", "/proc/sys refuses writes (gVisor's own /proc, not a read-only mount)")
+	}
+	return judgeFlag(p, "proc_sys", "proc_sys", "refused", "/proc/sys refuses writes and is mounted read-only",
+		"keep /proc/sys read-only (no --privileged, no systempaths=unconfined)")
+}
+
 func judgeKcore(p probeOutput) Check {
 	if p["kcore"] == "absent" {
 		return pass(AreaIsolation, "proc_kcore", "this kernel has no /proc/kcore")
 	}
-	return judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore gives nothing to read",
+	return judgeFlag(p, "proc_kcore", "kcore", "refused", "/proc/kcore is masked and gives nothing to read",
 		"keep the engine's masked paths (no --privileged, no systempaths=unconfined)")
 }
 

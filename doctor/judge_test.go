@@ -115,6 +115,8 @@ func TestJudgeEachBrokenPropertyFails(t *testing.T) {
 		{"engine_socket", with("docker_host", "tcp://10.0.0.1:2375"), "tcp://10.0.0.1:2375"},
 		{"proc_kcore", with("kcore", "readable"), "readable"},
 		{"proc_sys", with("proc_sys", "writable"), "writable"},
+		{"proc_kcore", with("kcore", "unmasked"), "unmasked"},
+		{"proc_sys", with("proc_sys", "unprotected"), "unprotected"},
 		{"sys_firmware", with("sys_firmware", "visible"), "visible"},
 		{"memory", with("memory_max", "9223372036854771712"), "no memory limit"},
 		{"memory", with("memory_max", "1073741824"), "cgroup limit 1GiB, the plan promised 512MiB"},

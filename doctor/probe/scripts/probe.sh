@@ -68,17 +68,29 @@ say engine_sockets "$socks"
 say docker_host "${DOCKER_HOST:-}"
 
 # The engine masks /proc/kcore with /dev/null, which opens but reads
-# nothing: only a byte read counts.
+# nothing: only a byte read counts. Unreadable is not enough: the real
+# file is root's alone, so an unprivileged process is refused even where
+# the engine left it unmasked (systempaths=unconfined).
 if [ ! -e /proc/kcore ]; then
 	say kcore absent
 elif [ "$(head -c 1 /proc/kcore 2>/dev/null | wc -c)" -eq 1 ]; then
 	say kcore readable
-else
+elif [ -c /proc/kcore ]; then
 	say kcore refused
+else
+	say kcore unmasked
 fi
-# Writes back the value it reads: harmless where the write is allowed.
+# Writes back the value it reads: harmless where the write is allowed. The
+# files are root's, so a refused write says little on its own: /proc/sys
+# must also be mounted read-only.
 v=$(cat /proc/sys/kernel/domainname 2>/dev/null)
-say proc_sys "$( (echo "$v" >/proc/sys/kernel/domainname) 2>/dev/null && echo writable || echo refused)"
+if (echo "$v" >/proc/sys/kernel/domainname) 2>/dev/null; then
+	say proc_sys writable
+elif [ "$(mounted /proc/sys)" = rw ]; then
+	say proc_sys unprotected
+else
+	say proc_sys refused
+fi
 fw=$(ls -A /sys/firmware 2>/dev/null | head -n 1)
 say sys_firmware "$([ -n "$fw" ] && echo visible || echo refused)"
 
