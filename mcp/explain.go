@@ -36,7 +36,10 @@ func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in 
 	if a.Command != "" && len(in.Argv) > 0 {
 		return nil, nil, errors.New("argv does not go with a command: write the arguments into the command")
 	}
-	r, err := newRequest(nil, in.TimeoutSeconds)
+	if in.ArgsJSON != nil && a.Script == "" {
+		return nil, nil, errors.New("args_json goes with a script only: a command carries its arguments, code takes argv")
+	}
+	r, err := newRequest(in.ArgsJSON, in.TimeoutSeconds)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,6 +67,8 @@ func TestExplainRunsNothing(t *testing.T) {
 		{"nothing to explain", map[string]any{}, "exactly one of"},
 		{"two things", map[string]any{"script": "scripts/echo.py", "code": "1"}, "exactly one of"},
 		{"argv with a command", map[string]any{"command": "echo", "argv": []string{"x"}}, "argv"},
+		{"arguments the run would refuse", map[string]any{"script": "scripts/echo.py", "args_json": "[1, 2]"}, "not an object"},
+		{"arguments with a command", map[string]any{"command": "echo", "args_json": "{}"}, "script only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["skill"] = "hello"

@@ -200,6 +200,7 @@ type ExplainInput struct {
 	Script         *string  `json:"script,omitempty" jsonschema:"a script, as run_skill_script takes it, e.g. scripts/report.py; null when asking about a command or code"`
 	Command        *string  `json:"command,omitempty" jsonschema:"a bash command line, as run_skill_command takes it; null when asking about a script or code"`
 	Code           *string  `json:"code,omitempty" jsonschema:"Python source, as run_python takes it; null when asking about a script or a command"`
+	ArgsJSON       *string  `json:"args_json,omitempty" jsonschema:"a script's arguments as run_skill_script takes them (one JSON object written as a string), checked as the run would check them; null means {}"`
 	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty" jsonschema:"the wall-clock limit the run would ask for, in seconds; null keeps the skill's own limit"`
 	Argv           []string `json:"argv,omitempty" jsonschema:"the script's or the code's command-line arguments; null or [] for none (a command carries its own)"`
 }
