@@ -347,11 +347,11 @@ describe('errors', { concurrency: true }, () => {
       assert.equal(e.result.skill, killSkill);
     });
   });
-  it('503 when the engine is unreachable, with the reason', async () => {
+  it('503 when the engine is unreachable', async () => {
     const d = new Client({ url: down.url });
     await rejects(d.readyz(), UnavailableError, (e) => {
       assert.equal(e.status, 503);
-      assert.match(e.reason, /docker/i);
+      assert.match(e.reason, /not ready/); // no token needed: the cause goes to the server's log
     });
     await rejects(d.run('hello', 'scripts/echo.py'), UnavailableError);
     await rejects(d.run('hello', 'scripts/echo.py'), ServerError);
