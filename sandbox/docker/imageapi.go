@@ -267,6 +267,11 @@ func (a *ImageAPI) ContainerRun(ctx context.Context, id string, stdout, stderr i
 		}
 		return int(w.StatusCode), nil
 	case err := <-errC:
+		// The caller reads stdout and stderr once this returns: end the
+		// copy (closing the stream) and wait for it, so that no write
+		// comes after.
+		att.Close()
+		<-copied
 		return -1, imageErr("wait for build container", err)
 	}
 }
