@@ -271,7 +271,8 @@ func (a *ImageAPI) ContainerRun(ctx context.Context, id string, stdout, stderr i
 		// copy (closing the stream) and wait for it, so that no write
 		// comes after.
 		att.Close()
-		_ = <-copied // the wait's error is the one to report
+		cerr := <-copied
+		_ = cerr // the wait's error is the one to report
 		return -1, imageErr("wait for build container", err)
 	}
 }
