@@ -87,7 +87,7 @@ func TestPoolDiscardsWhatClaimRefusesAndWhatItCloses(t *testing.T) {
 	require.Equal(t, []int{refused}, discarded())
 
 	p.Refill("k", start)
-	require.Eventually(t, func() bool { return p.Snapshot().IdleCount() >= 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return p.Snapshot().IdleCount() == 2 }, 5*time.Second, time.Millisecond)
 	idle := p.Snapshot().IdleCount()
 	p.Close()
 	require.Len(t, discarded(), 1+idle, "Close discards every idle one and waits for it")
