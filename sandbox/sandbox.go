@@ -49,6 +49,10 @@ type Spec struct {
 	// volume, never a writable bind mount; sandbox/kube refuses it).
 	Workspace         string
 	WorkspaceWritable bool
+	// Changes applies the changes of a run with a writable workspace to
+	// the workspace (see ChangeApplier); a backend that hands changes
+	// back as a layer needs it.
+	Changes ChangeApplier
 	// EgressSocket is the host path of the unix socket of the run's egress
 	// proxy (package egress), or empty. When set, the socket is mounted in
 	// the sandbox, sandbox-init relays ProxyAddr to it and the script's
