@@ -68,6 +68,8 @@ func Cases() []Case {
 		{"NonRoot", NonRoot},
 		{"NoNetwork", NoNetwork},
 		{"Localhost", Localhost},
+		{"EgressAllowlist", EgressAllowlist},
+		{"EgressProxyGone", EgressProxyGone},
 	}
 }
 

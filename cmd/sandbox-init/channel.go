@@ -22,10 +22,22 @@ type channel struct {
 }
 
 // channelConn is the session's connection: reads from the rest of stdin,
-// writes as frames. Closing it ends nothing: stdin and stdout are init's.
+// writes as frames. Closing it ends its reads (the session waits for
+// them), not stdin or stdout, which are init's.
 type channelConn struct {
-	in  io.Reader
+	in  *io.PipeReader
 	out *frameWriter
+}
+
+// newChannelConn reads stdin through a pipe, so that closing the conn
+// ends a read that stdin would hold until the host hangs up.
+func newChannelConn(stdin io.Reader, out *frameWriter) channelConn {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, stdin)
+		pw.CloseWithError(err)
+	}()
+	return channelConn{in: pr, out: out}
 }
 
 func (c channelConn) Read(p []byte) (int, error) { return c.in.Read(p) }
@@ -37,7 +49,7 @@ func (c channelConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (channelConn) Close() error { return nil }
+func (c channelConn) Close() error { return c.in.Close() }
 
 // openChannel starts the session over in (what stdin holds after the job)
 // and out. Nil when the job has no channel.
@@ -53,7 +65,7 @@ func openChannel(job *frame.Job, in io.Reader, out *frameWriter, log *slog.Logge
 	// A host that stops reading for this long is gone: the run ends
 	// anyway at its backstop.
 	cfg.ConnectionWriteTimeout = 30 * time.Second
-	sess, err := yamux.Client(channelConn{in: in, out: out}, cfg)
+	sess, err := yamux.Client(newChannelConn(in, out), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open the side channel: %w", err)
 	}
