@@ -161,3 +161,41 @@ func forwards(text, outcome string) string {
 	}
 	return ""
 }
+
+// TestOpenAPISaysOwnerDown: every operation that can name another
+// replica's session documents the 503 (with Retry-After) of an owner that
+// is down; creating and listing sessions stay on the replica asked.
+func TestOpenAPISaysOwnerDown(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(server.OpenAPI, &doc))
+	n := 0
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				Responses map[string]struct {
+					Description string         `json:"description"`
+					Headers     map[string]any `json:"headers"`
+				} `json:"responses"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &op))
+			routed := strings.HasPrefix(path, "/v1/sessions/{id}") || (strings.HasPrefix(path, "/v1/skills/{name}/") && method == "post")
+			r, ok := op.Responses["503"]
+			if !routed {
+				if strings.HasPrefix(path, "/v1/sessions") {
+					require.False(t, ok, "%s %s is served by the replica asked", method, path)
+				}
+				continue
+			}
+			n++
+			require.True(t, ok, "%s %s: no 503", method, path)
+			require.Contains(t, r.Description, "another replica", "%s %s", method, path)
+			require.Contains(t, r.Headers, "Retry-After", "%s %s", method, path)
+		}
+	}
+	require.GreaterOrEqual(t, n, 11)
+}
