@@ -2,13 +2,17 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,6 +27,25 @@ type replicaPair struct {
 	url [2]string
 	eng [2]*specEngine
 	ts  [2]*httptest.Server
+	log [2]*syncBuffer
+}
+
+// syncBuffer is a log destination safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startPair(t *testing.T) *replicaPair {
@@ -53,7 +76,9 @@ func startPair(t *testing.T) *replicaPair {
 			SessionsRoot: t.TempDir(), Replica: name, Observer: metrics})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = svc.Close() })
+		p.log[i] = &syncBuffer{}
 		srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB), Metrics: metrics,
+			Logger:   slog.New(slog.NewTextHandler(p.log[i], nil)),
 			Replicas: &server.Replicas{Self: name, PeerURL: "http://{replica}.peer", Transport: transport}})
 		require.NoError(t, err)
 		p.ts[i] = httptest.NewUnstartedServer(srv.Handler())
@@ -78,6 +103,10 @@ func TestForwardToTheOwner(t *testing.T) {
 	r = call(t, "GET", p.url[0]+"/v1/sessions/"+id+"/files/in/a.txt", "", as(tokenA)...)
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, "through r-1", string(r.body))
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.log[1].String(), "owner=r-0 replica=r-1 owner_request_id=") &&
+			strings.Contains(p.log[0].String(), "forwarded_by=r-1")
+	}, 5*time.Second, 10*time.Millisecond, "the entry logs the owner, the owner who forwarded:\n%s\n%s", p.log[1], p.log[0])
 
 	t.Run("a run naming the session in its body runs on the owner", func(t *testing.T) {
 		r := call(t, "POST", p.url[1]+"/v1/skills/hello/exec", `{"command": "echo hi", "session": "`+id+`"}`, as(tokenA)...)
