@@ -131,6 +131,8 @@ fuzz:
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzIDReplica -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzReplicasDecide -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzScanReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzMaskReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzApplySecrets -fuzztime $(FUZZTIME)
