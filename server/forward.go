@@ -144,6 +144,12 @@ func (s *Server) routed(h http.Handler) http.Handler {
 		}
 		annotate(r, "owner", owner, "replica", f.c.Self)
 		r = r.WithContext(context.WithValue(r.Context(), targetKey{}, target{owner: owner, url: u}))
+		if r.Method == http.MethodPut {
+			// An upload that stalls is cut off here as the owner cuts it
+			// off, rather than holding this replica's connection after the
+			// owner let go.
+			r.Body = readCloser{guardStalls(w, r), r.Body}
+		}
 		f.proxy.ServeHTTP(w, r)
 	})
 }
