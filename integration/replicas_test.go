@@ -145,7 +145,7 @@ func TestSessionReplicas(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, c.status, c.String())
 	require.Empty(t, entriesOf(t, rs.dir[1]))
 
-	r0 = rs.start(t, 0)
+	rs.start(t, 0)
 	require.Equal(t, data, r1.get(t, id, "in/data.bin"))
 	require.Equal(t, sha(data), string(r1.get(t, id, "out.txt")))
 	require.Equal(t, id, r1.info(t, id).ID)
@@ -182,8 +182,9 @@ func streamThroughNonOwner(t *testing.T, rs *replicaSet, id string) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "application/x-ndjson", resp.Header.Get("Content-Type"))
 	first := make(chan string, 1)
+	events := bufio.NewReader(resp.Body)
 	go func() {
-		line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+		line, _ := events.ReadString('\n')
 		first <- line
 	}()
 	select {
@@ -230,14 +231,16 @@ func largeUploadThroughNonOwner(t *testing.T, rs *replicaSet, id string) {
 
 	ws := rs.srv[0].workspace(id)
 	var got int64
-	require.Eventually(t, func() bool {
+	for deadline := time.Now().Add(60 * time.Second); got < size/4; time.Sleep(50 * time.Millisecond) {
 		for _, p := range tempNames(t, ws) {
 			if fi, err := os.Stat(p); err == nil && fi.Size() > got {
 				got = fi.Size()
 			}
 		}
-		return got >= size/4
-	}, 60*time.Second, 50*time.Millisecond, "r-0 holds %d bytes of the upload while the caller has sent %d and waits", got, size/2)
+		if time.Now().After(deadline) {
+			t.Fatalf("r-0 holds %d bytes of the upload while the caller has sent %d and waits: r-1 does not stream it", got, size/2)
+		}
+	}
 
 	_, err = pw.Write(data[size/2:])
 	require.NoError(t, err)
