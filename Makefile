@@ -158,6 +158,7 @@ bench: images
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
+	$(GO) test ./server/ -run '^$$' -bench Forward -benchtime 200x
 	$(GO) run ./bench/tracing -n $(BENCH_N)
 
 # crun can start containers faster than runc (how it fared on this machine:

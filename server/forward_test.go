@@ -48,7 +48,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startPair(t *testing.T) *replicaPair {
+func startPair(t testing.TB) *replicaPair {
 	t.Helper()
 	p := &replicaPair{}
 	var lns [2]net.Listener
