@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/server"
+	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // replicaPair is two servers, r-0 and r-1, each with a sessions root of its
@@ -227,4 +229,26 @@ func TestOpenAPISaysOwnerDown(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, n, 11)
+}
+
+// TestOpenAPISessionIDPattern: the documented id pattern takes the ids of
+// both shapes the server makes.
+func TestOpenAPISessionIDPattern(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Parameters map[string]struct {
+				Schema struct {
+					Pattern string `json:"pattern"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(server.OpenAPI, &doc))
+	re := regexp.MustCompile(doc.Components.Parameters["SessionID"].Schema.Pattern)
+	for _, id := range []string{session.NewID(""), session.NewID("r-0"), session.NewID("rel-sandboxrun-12"), session.NewID(strings.Repeat("a", 63))} {
+		require.True(t, re.MatchString(id), id)
+	}
+	for _, id := range []string{"", "x", "-" + session.NewID(""), "R-0-" + session.NewID(""), "../" + session.NewID("")} {
+		require.False(t, re.MatchString(id), id)
+	}
 }
