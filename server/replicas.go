@@ -60,6 +60,11 @@ func (c Replicas) Validate() error {
 		return fmt.Errorf("%w: peer URL %q: only {replica} and {ordinal} may be replaced", errBadReplicas, t)
 	case strings.Contains(t, placeOrdinal) && ordinal(c.Self) == "":
 		return fmt.Errorf("%w: peer URL %q uses {ordinal}, and the replica name %q does not end in a number: name replicas like sandboxrun-0, sandboxrun-1", errBadReplicas, t, c.Self)
+	case ordinal(c.Self) == "" && !strings.Contains(t, placeReplica+"."):
+		// Any DNS label can then name an owner: as a bare host name it
+		// could reach any service the resolver's search list finds.
+		return fmt.Errorf("%w: with a replica name that does not end in a number (%q), peer URL %q must put {replica} in a host name under a domain of yours, e.g. http://{replica}.sandboxrun-headless.default.svc.cluster.local:8080; or name replicas like sandboxrun-0, sandboxrun-1",
+			errBadReplicas, c.Self, t)
 	}
 	if _, err := c.peer(c.Self); err != nil {
 		return fmt.Errorf("%w: peer URL %q: %w", errBadReplicas, t, err)
