@@ -110,6 +110,17 @@ func TestForwardToTheOwner(t *testing.T) {
 			strings.Contains(p.log[0].String(), "forwarded_by=r-1")
 	}, 5*time.Second, 10*time.Millisecond, "the entry logs the owner, the owner who forwarded:\n%s\n%s", p.log[1], p.log[0])
 
+	t.Run("queries and headers reach the owner", func(t *testing.T) {
+		r := call(t, "GET", p.url[1]+"/v1/sessions/"+id+"/files?path=in", "", as(tokenA)...)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Contains(t, string(r.body), `"in/a.txt"`)
+		r = call(t, "GET", p.url[1]+"/v1/sessions/"+id+"/files", "", append(as(tokenA), "Accept", "application/x-tar")...)
+		require.Equal(t, http.StatusOK, r.status)
+		require.Equal(t, "application/x-tar", r.header.Get("Content-Type"))
+		require.Contains(t, string(r.body), "through r-1")
+		r = call(t, "GET", p.url[1]+"/v1/sessions/"+id+"/files/in/../../x", "", as(tokenA)...)
+		require.Equal(t, http.StatusBadRequest, r.status, "paths are checked at the entry too")
+	})
 	t.Run("a run naming the session in its body runs on the owner", func(t *testing.T) {
 		r := call(t, "POST", p.url[1]+"/v1/skills/hello/exec", `{"command": "echo hi", "session": "`+id+`"}`, as(tokenA)...)
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
