@@ -70,6 +70,8 @@ func Cases() []Case {
 		{"Localhost", Localhost},
 		{"EgressAllowlist", EgressAllowlist},
 		{"EgressProxyGone", EgressProxyGone},
+		{"WritableWorkspace", WritableWorkspace},
+		{"WorkspaceWriteCap", WorkspaceWriteCap},
 	}
 }
 
