@@ -175,9 +175,9 @@ type streamed struct {
 // report, the end of the stream, the backstop or ctx. Without a report it
 // waits for the container to end and reads what it wrote from the Pod's
 // log.
-func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) streamed {
+func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) (s streamed) {
 	defer sess.stop()
-	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
+	s = streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
 	jf, ch, err := k.jobFor(spec, log)
 	if err != nil {
 		s.err = err
