@@ -143,8 +143,8 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	answered = o.Report != nil
 	o.Duration = time.Since(began)
 	b.s.out.Finish(res, o)
-	eventAt(sp, "first output byte", b.s.out.FirstOutputAt())
-	eventAt(sp, "result frame", b.s.out.ReportAt())
+	telemetry.EventAt(sp, "first output byte", b.s.out.FirstOutputAt())
+	telemetry.EventAt(sp, "result frame", b.s.out.ReportAt())
 	if held && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
 		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
