@@ -83,6 +83,38 @@ print(written, full)
 	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
 }
 
+// TestSessionAtItsQuotaStillRuns: a session whose files fill its quota
+// still runs: reading and printing work, writing fails with ENOSPC, and
+// nothing answers 500.
+func TestSessionAtItsQuotaStillRuns(t *testing.T) {
+	t.Parallel()
+	const quota = 1 << 20
+	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
+	srv := startSessionServer(t, "", "--policy", pol)
+	s := srv.create(t, "")
+	srv.put(t, s.ID, "full.bin", randomBytes(t, quota))
+	before := treeDigest(t, srv.workspace(s.ID))
+
+	res := srv.python(t, s.ID, `
+import errno, os
+print(os.path.getsize("full.bin"))
+try:
+    with open("more.bin", "wb") as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+    print("wrote")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+if os.path.exists("more.bin"):
+    os.remove("more.bin")
+`)
+	require.True(t, res.Success, res.Stderr)
+	require.Equal(t, "1048576\nENOSPC\n", res.Stdout)
+	require.Empty(t, res.Files)
+	require.Equal(t, before, treeDigest(t, srv.workspace(s.ID)))
+	require.EqualValues(t, quota, srv.info(t, s.ID).BytesUsed)
+}
+
 func b2i(b bool) int64 {
 	if b {
 		return 1
