@@ -278,6 +278,7 @@ func unchanged(prev copied, h *tar.Header, copiedAt time.Time) bool {
 	if !prev.mtime.Before(copiedAt.Add(-time.Second)) {
 		return false
 	}
-	d := prev.mtime.Sub(h.ModTime) // tar times have whole seconds
-	return prev.size == h.Size && prev.perm == h.Mode&0o777 && d < time.Second && d > -time.Second
+	// Tar times have whole seconds: a write after copiedAt gives a later
+	// second than one over a second before it, never the same.
+	return prev.size == h.Size && prev.perm == h.Mode&0o777 && prev.mtime.Unix() == h.ModTime.Unix()
 }

@@ -134,3 +134,22 @@ func TestDiffTreeDeletedFolder(t *testing.T) {
 	}
 	require.Equal(t, []string{"swap", ".wh.gone"}, names)
 }
+
+// TestDiffTreeWriteInTheNextSecond: a file written in the sandbox less
+// than a second after its host copy's time (tar keeps whole seconds) is a
+// change, not the quick check's "unchanged".
+func TestDiffTreeWriteInTheNextSecond(t *testing.T) {
+	host := time.Now().Add(-time.Minute).Truncate(time.Second).Add(700 * time.Millisecond)
+	before := map[string]copied{"f": {typ: tar.TypeReg, size: 3, perm: 0o644, mtime: host}}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644, Size: 3, ModTime: host.Add(500 * time.Millisecond).Truncate(time.Second)}))
+	_, err := tw.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	var layer bytes.Buffer
+	require.NoError(t, diffTree(&buf, &layer, before, time.Now()))
+	h, err := tar.NewReader(&layer).Next()
+	require.NoError(t, err)
+	require.Equal(t, "f", h.Name)
+}
