@@ -163,7 +163,9 @@ func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *
 	v.changes, err = spec.Changes.ApplyChanges(cctx, pr)
 	pr.CloseWithError(errStopped)
 	if err != nil {
-		return fmt.Errorf("%w: hand the workspace's changes back: %w", sandbox.ErrWorkspace, err)
+		// The owner refused or failed to apply them (a quota, say): its
+		// error says which and what to do.
+		return fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	return nil
 }
