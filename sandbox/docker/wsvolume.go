@@ -4,9 +4,11 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"time"
 
@@ -129,6 +131,12 @@ func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 // copyIn puts the workspace's files into the started container's volume.
 func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
 	v.copiedAt = time.Now()
+	if empty, err := emptyDir(spec.Workspace); err == nil && empty {
+		// Nothing to copy: the volume is empty already (an engine call
+		// saved on every run of a fresh session).
+		v.before = map[string]copied{}
+		return nil
+	}
 	pr, pw := io.Pipe()
 	entries := make(chan map[string]copied, 1)
 	go func() {
@@ -168,4 +176,18 @@ func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *
 		return fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	return nil
+}
+
+// emptyDir reports whether the folder dir holds nothing.
+func emptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return len(names) == 0, err
 }
