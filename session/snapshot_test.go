@@ -1,11 +1,15 @@
 package session
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,4 +128,31 @@ func TestSnapshotBytesCountInTheTotal(t *testing.T) {
 	require.Equal(t, int64(81), total)
 	_, err = s.PutFile(owner, id, "b", strings.NewReader(string(make([]byte, 30))))
 	require.ErrorIs(t, err, ErrLimit, "the snapshot's own bytes count against sessions.max_total_bytes")
+}
+
+// TestSnapshotTakesTurnsWithRuns: a snapshot waits for a run in the
+// session to end, so it never holds half of a run's changes.
+func TestSnapshotTakesTurnsWithRuns(t *testing.T) {
+	s := openStore(t, Limits{}, withoutSync())
+	id := create(t, s)
+	l, err := s.Acquire(context.Background(), owner, id)
+	require.NoError(t, err)
+	done := make(chan Snapshot)
+	go func() {
+		snap, err := s.Snapshot(owner, id, "")
+		assert.NoError(t, err)
+		done <- snap
+	}()
+	_, err = l.ApplyChanges(context.Background(), bytes.NewReader(layerOf(t, tarFile{name: "a", body: "1"}, tarFile{name: "b", body: "2"})))
+	require.NoError(t, err)
+	select {
+	case <-done:
+		t.Fatal("the snapshot did not wait for the run")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.Release()
+	snap := <-done
+	require.Equal(t, 2, snap.Files, "the snapshot holds all of the run's changes")
+	require.FileExists(t, filepath.Join(s.Root(), "snaps", id, snap.ID, "b"))
+
 }
