@@ -208,7 +208,9 @@ func (c *hostChannel) takeChanges(s net.Conn) {
 	ack := frame.ChangesTaken
 	if err != nil {
 		ack = frame.ChangesRefused
-		err = fmt.Errorf("%w: hand the workspace's changes back: %w", sandbox.ErrWorkspace, err)
+		// The owner refused or failed to apply them (a quota, say): its
+		// error says which and what to do.
+		err = fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	c.setHandBack(files, err)
 	// An applier that refused may have stopped reading: init is still
