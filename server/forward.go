@@ -160,27 +160,44 @@ func (s *Server) routed(h http.Handler) http.Handler {
 }
 
 // sessionOf is the session a request names: the {id} of a session route,
-// the "session" of a run's JSON body (read, within the body limit, and put
-// back for whoever serves the request), or an MCP session's header.
+// the "session" of a run's JSON body or the "from" session of a fork (read,
+// within the body limit, and put back for whoever serves the request), or
+// an MCP session's header. A fork is made by the replica that holds its
+// source, and the new session is that replica's.
 func sessionOf(r *http.Request) string {
 	switch {
 	case strings.Contains(r.Pattern, "/v1/sessions/{id}"):
 		return r.PathValue("id")
 	case strings.HasPrefix(r.Pattern, "POST /v1/skills/"):
-		return peekSession(r)
+		return peekBody(r, maxBodyBytes, func(dec *json.Decoder) string {
+			var b execBody
+			if dec.Decode(&b) != nil {
+				return ""
+			}
+			return b.Session
+		})
+	case r.Pattern == "POST /v1/sessions":
+		return peekBody(r, maxSessionBody, func(dec *json.Decoder) string {
+			var b createSessionBody
+			if dec.Decode(&b) != nil || b.From == nil {
+				return ""
+			}
+			return b.From.Session
+		})
 	case strings.HasSuffix(r.Pattern, "/mcp"):
 		return r.Header.Get(mcpSessionHeader)
 	}
 	return ""
 }
 
-// peekSession reads a run's body and finds its "session" exactly as
-// decodeBody will (same type, same decoder settings), then puts the body
-// back. A body over the limit, unreadable, or not the endpoint's JSON
-// names no session: it is served here, and refused here as it would be.
-func peekSession(r *http.Request) string {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil || len(raw) > maxBodyBytes {
+// peekBody reads a body of at most limit bytes and finds its session with
+// find, decoding exactly as the endpoint will (same type, same decoder
+// settings), then puts the body back. A body over the limit, unreadable,
+// or not the endpoint's JSON names no session: it is served here, and
+// refused here as it would be.
+func peekBody(r *http.Request, limit int, find func(*json.Decoder) string) string {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil || len(raw) > limit {
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(raw), r.Body), r.Body}
 		return ""
 	}
@@ -188,13 +205,9 @@ func peekSession(r *http.Request) string {
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	r.ContentLength, r.TransferEncoding = int64(len(raw)), nil
 	r.Header.Set("Content-Length", strconv.Itoa(len(raw)))
-	var b execBody
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if dec.Decode(&b) != nil {
-		return ""
-	}
-	return b.Session
+	return find(dec)
 }
 
 type readCloser struct {

@@ -139,7 +139,8 @@ func TestPeekSessionReplaysTheBody(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/v1/skills/x/run", strings.NewReader(tc.body))
-			require.Equal(t, tc.session, peekSession(r))
+			r.Pattern = "POST /v1/skills/{name}/run"
+			require.Equal(t, tc.session, sessionOf(r))
 			b, err := decodeBody(httptest.NewRecorder(), r, "script")
 			if err == nil {
 				require.Equal(t, tc.session, b.Session)
@@ -150,10 +151,30 @@ func TestPeekSessionReplaysTheBody(t *testing.T) {
 	// whole, which refuses it for its size.
 	big := `{"script": "s.py", "args": "` + strings.Repeat("x", maxBodyBytes) + `"}`
 	r := httptest.NewRequest("POST", "/v1/skills/x/run", strings.NewReader(big))
-	require.Empty(t, peekSession(r))
+	r.Pattern = "POST /v1/skills/{name}/run"
+	require.Empty(t, sessionOf(r))
 	got, err := io.ReadAll(r.Body)
 	require.NoError(t, err)
 	require.Equal(t, big, string(got))
+}
+
+// A fork is made where its source lives: the "from" session of the body
+// names the replica, and the body reaches it whole.
+func TestForkGoesToItsSourcesReplica(t *testing.T) {
+	for _, tc := range []struct{ body, session string }{
+		{`{"from": {"session": "r-1-` + random + `"}}`, "r-1-" + random},
+		{`{"from": {"session": "r-1-` + random + `", "snapshot": "s"}, "ttl": "5m"}`, "r-1-" + random},
+		{`{"ttl": "5m"}`, ""},
+		{``, ""},
+		{`{"from": {"session": "r-1-` + random + `"}, "x": 1}`, ""},
+	} {
+		r := httptest.NewRequest("POST", "/v1/sessions", strings.NewReader(tc.body))
+		r.Pattern = "POST /v1/sessions"
+		require.Equal(t, tc.session, sessionOf(r), tc.body)
+		got, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		require.Equal(t, tc.body, string(got))
+	}
 }
 
 func TestUnreachable(t *testing.T) {

@@ -87,14 +87,18 @@ func isSessionError(err error) bool {
 	return false
 }
 
+// createSessionBody is POST /v1/sessions's JSON: a TTL, and the session
+// (or one of its snapshots) a fork starts from.
+type createSessionBody struct {
+	TTL  json.RawMessage `json:"ttl"`
+	From *struct {
+		Session  string `json:"session"`
+		Snapshot string `json:"snapshot"`
+	} `json:"from"`
+}
+
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	var body struct {
-		TTL  json.RawMessage `json:"ttl"`
-		From *struct {
-			Session  string `json:"session"`
-			Snapshot string `json:"snapshot"`
-		} `json:"from"`
-	}
+	var body createSessionBody
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
 	if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
