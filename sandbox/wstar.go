@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -165,4 +166,28 @@ func ClimbsOut(rel, target string) bool {
 	}
 	j := path.Join("/w", path.Dir(rel), target)
 	return j != "/w" && !strings.HasPrefix(j, "/w/")
+}
+
+// MinFree is the room a volume keeps past a workspace's files when these
+// fill the write cap: enough for the script's reads to work (tmpfs
+// charges whole pages), too little to matter to a quota.
+const MinFree = 4 * PageSize
+
+// WorkspaceSize is the size of a writable workspace's file system (a
+// tmpfs on every backend): the write cap,
+// or, when the workspace's files alone (in whole pages) leave less than
+// MinFree of it, their size and MinFree.
+func WorkspaceSize(spec *Spec) (int64, error) {
+	limit := spec.Limits.WorkspaceWriteBytes
+	size, err := TreeSize(spec.Workspace, limit-MinFree)
+	if err != nil {
+		return 0, err
+	}
+	if size < limit-MinFree {
+		return limit, nil
+	}
+	if size, err = TreeSize(spec.Workspace, math.MaxInt64); err != nil {
+		return 0, err
+	}
+	return size + MinFree, nil
 }

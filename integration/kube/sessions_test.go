@@ -23,8 +23,8 @@ import (
 // A session on a serve whose policy says backend: kubernetes works as on
 // Docker, with the sessions root on the server's own disk (no claim, no
 // hostPath for it): uploads reach the run's Pod, what the run writes comes
-// back to the session and is listed in the Result, writes past the cap
-// fail inside, and a session at its quota still runs.
+// back to the session and is listed in the Result, writes past the
+// session's quota fail inside, and a session at its quota still runs.
 func TestSessionsOnKubernetes(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o755))
@@ -39,8 +39,6 @@ network: none
 sessions:
   root: %s
   quota: 8Mi
-limits:
-  workspace_write: {max: 4Mi}
 `, os.Getenv("SANDBOXRUN_KUBECONFIG"), runner.Namespace(), filepath.Join(dir, "sessions"))), 0o600))
 	bin := filepath.Join(t.TempDir(), "sandboxrun")
 	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sandboxrun").CombinedOutput()
@@ -96,8 +94,8 @@ print(len(rows))
 	require.NoError(t, err)
 	require.Equal(t, "2", string(b))
 
-	// Past the write cap: ENOSPC inside, the Result says so, and what
-	// the run wrote within it is kept.
+	// Past the quota (files and writes together): ENOSPC inside, the
+	// Result says so, and what the run wrote within it is kept.
 	res, err = c.Python(ctx, "hello", client.PythonRequest{Params: client.Params{Session: s.ID}, Code: `import errno
 try:
     with open("big.bin", "wb") as f:

@@ -81,7 +81,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		if spec.Changes == nil {
 			return fmt.Errorf("%w: a writable workspace needs Spec.Changes, the applier of the run's changes", sandbox.ErrInvalidSpec)
 		}
-		if volSize, err = volumeSize(spec); err != nil {
+		if volSize, err = sandbox.WorkspaceSize(spec); err != nil {
 			return err
 		}
 		if volSize != spec.Limits.WorkspaceWriteBytes {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"time"
@@ -30,13 +29,8 @@ import (
 // sandbox leave the folder as it was.
 //
 // A workspace whose files alone fill the cap (a session at its quota)
-// still runs: its volume holds the files and minFree more, so the script
+// still runs: its volume holds the files and sandbox.MinFree more, so the script
 // reads them, and its writes fail with ENOSPC.
-
-// minFree is the room a volume keeps past a workspace's files when these
-// fill the write cap: enough for the script's reads to work (tmpfs
-// charges whole pages), too little to matter to a quota.
-const minFree = 4 * sandbox.PageSize
 
 // workspaceVolume is the per-run volume behind a writable /workspace.
 type workspaceVolume struct {
@@ -55,24 +49,6 @@ type workspaceVolume struct {
 const handBackTimeout = 5 * time.Minute
 
 func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID }
-
-// volumeSize is the size of a writable workspace's volume: the write cap,
-// or, when the workspace's files alone (in whole pages) leave less than
-// minFree of it, their size and minFree.
-func volumeSize(spec *sandbox.Spec) (int64, error) {
-	limit := spec.Limits.WorkspaceWriteBytes
-	size, err := sandbox.TreeSize(spec.Workspace, limit-minFree)
-	if err != nil {
-		return 0, err
-	}
-	if size < limit-minFree {
-		return limit, nil
-	}
-	if size, err = sandbox.TreeSize(spec.Workspace, math.MaxInt64); err != nil {
-		return 0, err
-	}
-	return size + minFree, nil
-}
 
 // newWorkspaceVolume makes an empty tmpfs volume of size bytes for the run
 // runID, owned by the sandbox user.

@@ -203,7 +203,7 @@ func (c *hostChannel) takeChanges(s net.Conn) {
 	defer cancel()
 	// The layer is bounded by what the workspace's tmpfs holds; the
 	// margin is for the tar's headers.
-	layer := &capped{r: s, n: 2*workspaceSize(c.spec) + 16<<20}
+	layer := &capped{r: s, n: 2*c.spec.Limits.WorkspaceWriteBytes + 16<<20}
 	files, err := c.spec.Changes.ApplyChanges(ctx, layer)
 	ack := frame.ChangesTaken
 	if err != nil {

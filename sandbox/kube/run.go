@@ -45,7 +45,7 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 			return nil, err
 		}
 	}
-	used, err := workspaceUsed(&spec)
+	wsSize, err := workspaceSize(&spec)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +59,11 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 		return nil, err
 	}
 	defer end(&err)
-	// From here on, the limit sizes the Pod's workspace: what the files
-	// take plus what the run may write. The Result keeps the cap.
-	spec.Limits.WorkspaceWriteBytes += used
+	// From here on, the limit sizes the Pod's workspace (a session at its
+	// quota gets room to run). The Result keeps the cap.
+	if spec.WorkspaceWritable {
+		spec.Limits.WorkspaceWriteBytes = wsSize
+	}
 	key := k.pool.key(&spec)
 	wp := k.pool.take(ctx, key, &spec)
 	k.pool.counts(key, wp != nil)

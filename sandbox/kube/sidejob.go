@@ -58,16 +58,11 @@ func readCABundle(p string) ([]byte, error) {
 	return b, nil
 }
 
-// workspaceUsed is what a writable workspace's files take in a tmpfs; 0
-// without one. Not rounded: the tmpfs's size is these and the write cap,
-// and a round-up would let a run write past the cap.
-func workspaceUsed(spec *sandbox.Spec) (int64, error) {
+// workspaceSize is the size of the Pod's workspace tmpfs, as of a Docker
+// workspace volume (sandbox.WorkspaceSize); 0 without one.
+func workspaceSize(spec *sandbox.Spec) (int64, error) {
 	if !spec.WorkspaceWritable {
 		return 0, nil
 	}
-	return sandbox.TreeSize(spec.Workspace, 1<<62)
+	return sandbox.WorkspaceSize(spec)
 }
-
-// workspaceSize is the size of the Pod's workspace tmpfs (Run has added
-// the files' size to the write cap by then).
-func workspaceSize(spec *sandbox.Spec) int64 { return spec.Limits.WorkspaceWriteBytes }

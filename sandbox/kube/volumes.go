@@ -150,8 +150,8 @@ func podVolumes(spec *sandbox.Spec, claims []Claim) ([]corev1.VolumeMount, []cor
 	switch {
 	case spec.WorkspaceWritable:
 		// The files travel over the job's side channel into a tmpfs of
-		// the size Run gave the limit: the files and what may be written.
-		size := resource.NewQuantity(workspaceSize(spec), resource.BinarySI)
+		// the size Run gave the limit (sandbox.WorkspaceSize).
+		size := resource.NewQuantity(spec.Limits.WorkspaceWriteBytes, resource.BinarySI)
 		mounts = append(mounts, corev1.VolumeMount{Name: volWorkspace, MountPath: sandbox.WorkspaceDir})
 		volumes = append(volumes, corev1.Volume{Name: volWorkspace, VolumeSource: corev1.VolumeSource{
 			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size},
