@@ -6,6 +6,9 @@
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
+#   make test-helm  the Helm chart on the test cluster: two replicas, a session
+#                across both, the owner Pod deleted mid-session, helm test
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
 #                and what a session adds to a run; file upload and download MiB/s
@@ -22,7 +25,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm lint-helm demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -39,6 +42,19 @@ $(INIT): $(GO_SOURCES)
 # base with debootstrap from this host's apt sources (needs root the first time).
 images: build
 	$(SANDBOXRUN) images build --init $(INIT)
+
+# The server image (Dockerfile.server): a static sandboxrun on scratch, so
+# no registry or base is needed. SERVER_IMAGE names it; the chart's default
+# image.repository and image.tag match.
+VERSION       := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' version.go)
+SERVER_IMAGE  ?= sandboxrun/server:$(VERSION)
+SERVER_STATIC := $(BIN)/server-image/sandboxrun
+$(SERVER_STATIC): $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ ./cmd/sandboxrun
+server-image: $(SERVER_STATIC)
+	cp Dockerfile.server $(BIN)/server-image/Dockerfile
+	docker build -q -t $(SERVER_IMAGE) $(BIN)/server-image
 
 demo: images
 	$(SANDBOXRUN) run --skills skills data-analysis scripts/stats.py \
