@@ -105,6 +105,22 @@ test-python: images
 test-k8s: images
 	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
 
+# The Helm chart (deploy/helm/sandboxrun): helm built once from the Go module
+# proxy into /var/cache/sandboxrun-helm (hack/helm-build.sh); lint and
+# template with the default, a full and the test values (lint-helm, no
+# cluster); then a cluster with both images loaded, two replicas installed
+# and one session followed across them and through the loss of its owner,
+# helm test, and an uninstall that leaves nothing (integration/helm).
+K8S_VERSION ?= 1.36.3
+RUNNER_IMAGE ?= $(or $(SANDBOXRUN_RUNNER_IMAGE),sandboxrun/runner:$(VERSION))
+lint-helm:
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) $(GO) test -tags helm -count=1 -run '^TestChart' ./integration/helm/
+test-helm: images server-image lint-helm
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
+	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
+
 # Latency and pods/s of the kubernetes backend next to the docker one, each
 # cold and with a warm pool (bench/kube).
 bench-k8s: images
@@ -122,6 +138,7 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags kube ./...
 	$(GO) vet -tags traces ./integration/traces/
+	$(GO) vet -tags helm ./integration/helm/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 
