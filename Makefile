@@ -164,6 +164,8 @@ fuzz:
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzIDReplica -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzReplicasDecide -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzScanReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzMaskReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzApplySecrets -fuzztime $(FUZZTIME)
@@ -189,6 +191,7 @@ bench: images
 	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
+	$(GO) test ./server/ -run '^$$' -bench Forward -benchtime 200x
 	$(GO) run ./bench/tracing -n $(BENCH_N)
 
 # crun can start containers faster than runc (how it fared on this machine:

@@ -72,6 +72,10 @@ type Config struct {
 	// SessionsRoot is the folder sessions are kept in (serve --sessions);
 	// empty takes the policy's sessions.root, and neither keeps none.
 	SessionsRoot string
+	// Replica, when set, is this server's name among several (serve
+	// --replica): the sessions it creates carry it in their ids, and ids
+	// naming another replica are not looked up here. Empty: one server.
+	Replica string
 }
 
 // Engine is what the Service needs of a backend: run one execution, and

@@ -75,7 +75,7 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 		MaxFiles:      int(r.MaxFiles.Value),
 		MaxDepth:      int(r.MaxDepth.Value),
 	}
-	st, err := session.Open(abs, lim, session.WithLogger(cfg.Logger))
+	st, err := session.Open(abs, lim, session.WithLogger(cfg.Logger), session.WithReplica(cfg.Replica))
 	if err != nil {
 		return nil, fmt.Errorf("open sessions: %w", err)
 	}

@@ -47,6 +47,12 @@ func startServer(t *testing.T, root string, args ...string) *liveServer {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
+	return startServerAt(t, addr, root, args...)
+}
+
+// startServerAt is startServer on a given address.
+func startServerAt(t *testing.T, addr, root string, args ...string) *liveServer {
+	t.Helper()
 	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
 	cmd := exec.Command(sandboxrunBin(t), all...)
 	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}

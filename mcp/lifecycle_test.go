@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 // blockingEngine runs until released or cancelled, writing some output
@@ -215,4 +216,26 @@ func TestStreamableHTTP(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, wait(t, errs, "the call to return"), context.Canceled)
 	require.ErrorIs(t, wait(t, eng.finished, "the run to end"), context.Canceled)
+}
+
+// TestStreamableHTTPSessionIDsNameTheReplica: with WithReplica, an MCP
+// session's id names the server, so another replica routes to it.
+func TestStreamableHTTPSessionIDsNameTheReplica(t *testing.T) {
+	for _, replica := range []string{"", "r-3"} {
+		t.Run("replica "+replica, func(t *testing.T) {
+			srv := httptest.NewServer(mcp.HTTPHandler(service(t, &newBlockingEngine().fakeEngine), mcp.WithReplica(replica)))
+			t.Cleanup(srv.Close)
+			cs, err := newClient(newProgressLog()).Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = cs.Close() })
+			got, ok := sessionstore.IDReplica(cs.ID())
+			if replica == "" {
+				require.NotEmpty(t, cs.ID())
+				require.Empty(t, got, "the SDK's own ids, named by nobody")
+				return
+			}
+			require.True(t, ok, cs.ID())
+			require.Equal(t, replica, got)
+		})
+	}
 }

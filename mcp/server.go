@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // MaxMessageBytes bounds one incoming protocol message: room for the
@@ -42,6 +43,8 @@ type options struct {
 	// instead of a session per connection; writable lets write_file in.
 	workspace string
 	writable  bool
+	// replica names this server in Streamable HTTP session ids.
+	replica string
 }
 
 // Option changes how the server behaves.
@@ -73,6 +76,12 @@ func WithBaseContext(ctx context.Context) Option { return func(o *options) { o.b
 func WithWorkspace(dir string, writable bool) Option {
 	return func(o *options) { o.workspace, o.writable = dir, writable }
 }
+
+// WithReplica names this server (serve --replica) in the ids of its
+// Streamable HTTP sessions, <replica>-<26 random characters> as sandboxrun
+// session ids are, so that another replica receiving a request with that
+// Mcp-Session-Id forwards it here. Default "": the SDK's random ids.
+func WithReplica(name string) Option { return func(o *options) { o.replica = name } }
 
 func newOptions(opts []Option) options {
 	o := options{log: slog.New(slog.DiscardHandler), interval: 2 * time.Second, base: context.Background()}
@@ -107,10 +116,11 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	default:
 		ws, where = openFolder(o.base, svc, o.workspace, false), instructionsReadOnly
 	}
-	srv := mcpsdk.NewServer(
-		&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version},
-		&mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log},
-	)
+	so := &mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log}
+	if o.replica != "" {
+		so.GetSessionID = func() string { return session.NewID(o.replica) }
+	}
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)
 	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}

@@ -33,6 +33,9 @@ type Options struct {
 	MCP http.Handler
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
+	// Replicas, when set, make this server one of several: requests for
+	// another replica's session are forwarded to it (see Replicas).
+	Replicas *Replicas
 }
 
 // Server is the HTTP front end. Create it with New; serve Handler().
@@ -41,6 +44,7 @@ type Server struct {
 	admit *admission
 	log   *slog.Logger
 	mux   *http.ServeMux
+	fwd   *forwarder // nil: a single server
 }
 
 // New checks the options and builds the routes.
@@ -65,6 +69,12 @@ func New(o Options) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{o: o, admit: newAdmission(o.MaxRunning, o.MaxQueued), log: log, mux: http.NewServeMux()}
+	if o.Replicas != nil {
+		var err error
+		if s.fwd, err = newForwarder(*o.Replicas, o.Metrics, log); err != nil {
+			return nil, err
+		}
+	}
 	if o.Metrics != nil {
 		o.Metrics.watchAdmission(s.admit)
 		o.Metrics.watchPool(o.Service.PoolStats)
@@ -77,7 +87,7 @@ func New(o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.traced(s.logRequests(s.guardFilePaths(s.mux))) }
 
 func (s *Server) routes() {
-	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(h) }
+	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(s.routed(h)) }
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -79,6 +79,8 @@ type options struct {
 	// noSync skips fsync (tests only: SIGKILL keeps the page cache, and
 	// fuzzing needs speed). No exported option sets it.
 	noSync bool
+	// replica names this server in new ids (WithReplica).
+	replica string
 }
 
 func defaultOptions() options {

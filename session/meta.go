@@ -24,9 +24,15 @@ func newID() string {
 	return idEncoding.EncodeToString(b[:])
 }
 
-// validID reports whether id has the exact shape newID makes. Ids become
-// file names, so nothing else may reach the file system.
+// validID reports whether id has one of the exact shapes NewID makes. Ids
+// become file names, so nothing else may reach the file system.
 func validID(id string) bool {
+	_, ok := IDReplica(id)
+	return ok
+}
+
+// validRandom reports whether id has the exact shape newID makes.
+func validRandom(id string) bool {
 	if len(id) != idLen {
 		return false
 	}

@@ -85,7 +85,7 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 	now := s.opt.now()
 	s.mu.Unlock()
 
-	ss := newSess(newID(), owner, now, now, ttl)
+	ss := newSess(NewID(s.opt.replica), owner, now, now, ttl)
 	ss.savedUsed = now
 	err := s.makeSession(ss)
 
@@ -143,7 +143,7 @@ func (s *Store) lookupLocked(owner, id string) (*sess, error) {
 		return nil, ErrClosed
 	}
 	ss, ok := s.sessions[id]
-	if !ok || !validID(id) || ss.deleted ||
+	if !ok || !s.ownsID(id) || ss.deleted ||
 		subtle.ConstantTimeCompare([]byte(ss.owner), []byte(owner)) != 1 ||
 		(!ss.busy && s.opt.now().After(ss.expiresAt())) {
 		return nil, fmt.Errorf("%w: %q (it may have expired or been deleted; create a new one)", ErrNotFound, shorten(id))

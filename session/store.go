@@ -55,6 +55,10 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 		s.closeFiles()
 		return nil, err
 	}
+	if err := s.checkReplica(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
 	return s, nil
 }
 

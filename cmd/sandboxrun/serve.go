@@ -32,12 +32,14 @@ type serveFlags struct {
 	drain      time.Duration
 	auditLog   string
 	ociRuntime string
+	replica    string
+	peerURL    string
 }
 
 func newServeCmd(g *globals, s streams) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--sessions DIR] [--drain D]",
+		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--sessions DIR] [--drain D] [--replica NAME --peer-url URL]",
 		Short: "Serve the HTTP API agent hosts call (JSON, NDJSON or SSE streams, Prometheus metrics)",
 		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
 run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
@@ -66,9 +68,19 @@ run lately keeps containers started ahead of its next runs, as many as its
 recent rate of runs asks, within --warm-pool in all (default 4, or the
 policy's docker.warm_pool.max). The first run of a configuration is cold, the
 next ones are warm; one not run for --warm-idle keeps none. --warm-pool 0
-turns it off. Each warm container still serves exactly one run.`,
+turns it off. Each warm container still serves exactly one run.
+
+Several replicas (a StatefulSet): --replica NAME names this server and
+--peer-url the base URL of another, {replica} standing for its name and
+{ordinal} for the number ending it (both, or neither). Session ids then name
+the replica that made them; any replica accepts any request and forwards one
+for another replica's session to it, streaming. An owner that cannot be
+reached answers 503 with Retry-After. Warm pools, limits and admission are
+each replica's own.`,
 		Example: `  sandboxrun serve --skills ./skills
   sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions
+  sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions \
+    --replica sandboxrun-0 --peer-url 'http://{replica}.sandboxrun-headless.default.svc.cluster.local:8080'
   curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -87,6 +99,8 @@ turns it off. Each warm container still serves exactly one run.`,
 	f.warm = addWarmFlags(fs)
 	fs.DurationVar(&f.drain, "drain", 30*time.Second, "on SIGTERM, how long running executions may take to finish")
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
+	fs.StringVar(&f.replica, "replica", os.Getenv("SANDBOXRUN_REPLICA"), "this server's name among several (a DNS label, e.g. the StatefulSet Pod's); session ids name it (default $SANDBOXRUN_REPLICA)")
+	fs.StringVar(&f.peerURL, "peer-url", os.Getenv("SANDBOXRUN_PEER_URL"), "base URL of another replica, {replica} its name, {ordinal} the number ending it (default $SANDBOXRUN_PEER_URL)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
 	return cmd
 }
@@ -104,6 +118,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	}
 	if f.workspaces != "" {
 		return usageError("--workspaces is replaced by sessions: start with --sessions DIR, and have callers create a session (POST /v1/sessions) and pass \"session\": ID")
+	}
+	replicas, err := f.replicas()
+	if err != nil {
+		return err
 	}
 	warmMax, warmIdle, err := f.warm.resolve(g.pol)
 	if err != nil {
@@ -133,6 +151,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		WarmPool:      warmMax,
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
+		Replica:       f.replica,
 		Backend:       backends.New,
 	})
 	if err != nil {
@@ -145,8 +164,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
 		Service: svc, Tokens: tokens, MaxRunning: f.maxRunning, MaxQueued: f.maxQueued,
-		QueueWait: f.queueWait, Metrics: metrics, Logger: logger,
-		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger)),
+		QueueWait: f.queueWait, Metrics: metrics, Logger: logger, Replicas: replicas,
+		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger), mcp.WithReplica(f.replica)),
 	})
 	if err != nil {
 		return err
@@ -162,7 +181,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty())
+	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty(), "replica", f.replica)
 	select {
 	case err := <-errc:
 		return withCode(exitEnv, fmt.Errorf("serve: %w", err))
@@ -182,4 +201,21 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	_ = hs.Shutdown(closeCtx)
 	logger.Info("stopped")
 	return nil
+}
+
+// replicas checks --replica and --peer-url: both or neither.
+func (f *serveFlags) replicas() (*server.Replicas, error) {
+	switch {
+	case f.replica == "" && f.peerURL == "":
+		return nil, nil
+	case f.peerURL == "":
+		return nil, usageError("--replica %s needs --peer-url (or SANDBOXRUN_PEER_URL): the base URL of another replica, e.g. http://{replica}.sandboxrun-headless.default.svc.cluster.local:8080", f.replica)
+	case f.replica == "":
+		return nil, usageError("--peer-url needs --replica (or SANDBOXRUN_REPLICA): this server's name among the replicas, e.g. sandboxrun-0")
+	}
+	r := &server.Replicas{Self: f.replica, PeerURL: f.peerURL}
+	if err := r.Validate(); err != nil {
+		return nil, usageError("--replica/--peer-url: %v", err)
+	}
+	return r, nil
 }
