@@ -8,7 +8,8 @@
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
 #   make test-helm  the Helm chart on the test cluster: two replicas, a session
-#                across both, the owner Pod deleted mid-session, helm test
+#                across both, the owner Pod deleted mid-session, helm test;
+#                and the systemd unit through systemd-analyze (verify-unit)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
 #                and what a session adds to a run; file upload and download MiB/s
@@ -25,7 +26,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images server-image test-helm lint-helm demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -115,11 +116,21 @@ K8S_VERSION ?= 1.36.3
 RUNNER_IMAGE ?= $(or $(SANDBOXRUN_RUNNER_IMAGE),sandboxrun/runner:$(VERSION))
 lint-helm:
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) $(GO) test -tags helm -count=1 -run '^TestChart' ./integration/helm/
-test-helm: images server-image lint-helm
+test-helm: images server-image lint-helm verify-unit
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
 	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
 	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
 		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
+
+# The systemd unit (deploy/systemd) through systemd-analyze verify, with
+# ExecStart pointed at this checkout's binary (verify wants it to exist).
+# verify only warns about an unknown key: any message fails the target.
+verify-unit: build
+	@command -v systemd-analyze >/dev/null || { echo "make: verify-unit needs systemd-analyze (Debian's systemd package)" >&2; exit 1; }
+	@d=$$(mktemp -d); sed 's#/usr/local/bin/sandboxrun#$(SANDBOXRUN)#' deploy/systemd/sandboxrun.service >$$d/sandboxrun.service; \
+		out=$$(systemd-analyze verify $$d/sandboxrun.service 2>&1); s=$$?; rm -rf $$d; \
+		if [ $$s != 0 ] || [ -n "$$out" ]; then echo "$$out" >&2; echo "make: deploy/systemd/sandboxrun.service does not verify" >&2; exit 1; fi; \
+		echo "make: deploy/systemd/sandboxrun.service verified"
 
 # Latency and pods/s of the kubernetes backend next to the docker one, each
 # cold and with a warm pool (bench/kube).
