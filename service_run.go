@@ -92,6 +92,11 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	if err != nil {
 		return nil, err
 	}
+	closeChanges, err := s.setChanges(&req, p)
+	if err != nil {
+		return nil, err
+	}
+	defer closeChanges()
 	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
 	err = s.resolveImage(ictx, eng, sk, req, p)
 	endStep(choose, err)

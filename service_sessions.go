@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
@@ -167,4 +169,25 @@ func sessionError(err error) error {
 		return refused(err)
 	}
 	return err
+}
+
+// setChanges gives a run with a writable workspace the one applier of its
+// changes (sandbox.Spec.Changes): the session's lease, which counts them
+// against its quota and takes turns with uploads, or, for a host folder
+// (run --workspace, mcp --workspace), the folder held open for the run.
+// The returned function releases what it opened.
+func (s *Service) setChanges(req *Request, p *plan.Plan) (func(), error) {
+	switch {
+	case !p.Spec.WorkspaceWritable:
+		return func() {}, nil
+	case req.lease != nil:
+		p.Spec.Changes = req.lease
+		return func() {}, nil
+	}
+	f, err := session.OpenFolder(p.Spec.Workspace, session.Limits{}, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrWorkspace, err)
+	}
+	p.Spec.Changes = f
+	return func() { _ = f.Close() }, nil // a folder handle: nothing to flush
 }

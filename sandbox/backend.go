@@ -75,7 +75,15 @@ type Output struct {
 	// result frame arrived (zero: none), for the run's trace. Decode
 	// writes them; read them once it has returned.
 	firstAt, reportAt time.Time
+	// channel receives the payload of Channel frames, the host's end of
+	// the job's side channel; nil: such frames are a protocol error.
+	channel io.Writer
 }
+
+// SetChannel sends the payload of Channel frames (frame.Job.Channel) to w,
+// in order, also after the result frame. A write that fails drops the
+// rest of the channel, not the run's output.
+func (o *Output) SetChannel(w io.Writer) { o.channel = w }
 
 // FirstOutputAt is when the script's first output frame arrived; zero when
 // none did. Valid once Decode has returned.
@@ -95,10 +103,11 @@ func NewOutput(spec *Spec) *Output {
 }
 
 // Decode relays frames from r until it ends and returns the result frame's
-// report; onReport, when set, runs as soon as that frame is decoded. A
+// report; onReport, when set, runs with it as soon as that frame is
+// decoded. A
 // stream cut short is an error; frames after the report are protocol
 // violations and dropped.
-func (o *Output) Decode(r io.Reader, onReport func()) (*frame.Report, error) {
+func (o *Output) Decode(r io.Reader, onReport func(*frame.Report)) (*frame.Report, error) {
 	stdout := io.MultiWriter(o.stdout, o.live[0])
 	stderr := io.MultiWriter(o.stderr, o.live[1])
 	fr := frame.NewReader(r)
@@ -110,6 +119,12 @@ func (o *Output) Decode(r io.Reader, onReport func()) (*frame.Report, error) {
 		}
 		if err != nil {
 			return rep, fmt.Errorf("read frames from sandbox-init: %w", err)
+		}
+		if t == frame.Channel && o.channel != nil {
+			if _, err := o.channel.Write(p); err != nil {
+				o.channel = io.Discard
+			}
+			continue
 		}
 		if rep != nil {
 			continue
@@ -130,7 +145,7 @@ func (o *Output) Decode(r io.Reader, onReport func()) (*frame.Report, error) {
 			}
 			rep = &r
 			if onReport != nil {
-				onReport()
+				onReport(rep)
 			}
 		default:
 			return rep, fmt.Errorf("read frames from sandbox-init: unknown %s", t)

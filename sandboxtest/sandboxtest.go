@@ -68,6 +68,10 @@ func Cases() []Case {
 		{"NonRoot", NonRoot},
 		{"NoNetwork", NoNetwork},
 		{"Localhost", Localhost},
+		{"EgressAllowlist", EgressAllowlist},
+		{"EgressProxyGone", EgressProxyGone},
+		{"WritableWorkspace", WritableWorkspace},
+		{"WorkspaceWriteCap", WorkspaceWriteCap},
 	}
 }
 

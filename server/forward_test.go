@@ -157,6 +157,9 @@ func TestForwardToTheOwner(t *testing.T) {
 		r := call(t, "GET", p.url[1]+"/v1/sessions/"+id, "", append(as(tokenA), server.ForwardedHeader, "r-0")...)
 		require.Equal(t, http.StatusMisdirectedRequest, r.status, string(r.body))
 		require.Contains(t, string(r.body), `replica \"r-0\"`)
+		r = call(t, "GET", p.url[1]+"/v1/sessions/"+id, "", append(as(tokenA), server.ForwardedHeader, "<script>alert(1)</script>")...)
+		require.Equal(t, http.StatusMisdirectedRequest, r.status, string(r.body))
+		require.NotContains(t, string(r.body), "script")
 		// The header skips nothing: the owner serves its own session
 		// after checking the token as always.
 		r = call(t, "GET", p.url[0]+"/v1/sessions/"+id, "", server.ForwardedHeader, "r-1")
@@ -164,7 +167,7 @@ func TestForwardToTheOwner(t *testing.T) {
 	})
 
 	text := metricsOf(t, p.url[1])
-	require.Contains(t, text, `sandboxrun_forwarded_requests_total{outcome="misdirected"} 1`)
+	require.Contains(t, text, `sandboxrun_forwarded_requests_total{outcome="misdirected"} 2`)
 	require.NotContains(t, text, `sandboxrun_forwarded_requests_total{outcome="answered"} 0`)
 
 	t.Run("an owner that is down is 503 with Retry-After, never 404", func(t *testing.T) {

@@ -22,10 +22,11 @@ type Lease struct {
 	// Ctx is cancelled when the session is deleted: a run in it must stop.
 	Ctx context.Context
 
-	s      *Store
-	ss     *sess
-	cancel context.CancelFunc
-	once   sync.Once
+	s        *Store
+	ss       *sess
+	cancel   context.CancelFunc
+	once     sync.Once
+	released bool // guarded by s.mu
 }
 
 // Acquire waits (bounded by ctx) for the session's lock and returns a
@@ -50,6 +51,9 @@ func (s *Store) Acquire(ctx context.Context, owner, id string) (*Lease, error) {
 // waiter in. Calling it again does nothing.
 func (l *Lease) Release() {
 	l.once.Do(func() {
+		l.s.mu.Lock()
+		l.released = true
+		l.s.mu.Unlock()
 		l.cancel()
 		l.s.unhold(l.ss, true)
 	})

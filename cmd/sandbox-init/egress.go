@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,11 +31,11 @@ const (
 // the sandbox's only way out: when the proxy is gone the dial fails and the
 // connection just ends, because there is no route anywhere else.
 type egressRelay struct {
-	ln     net.Listener
-	socket string
-	sem    chan struct{}
-	log    *slog.Logger
-	wg     sync.WaitGroup
+	ln   net.Listener
+	dial func() (net.Conn, error)
+	sem  chan struct{}
+	log  *slog.Logger
+	wg   sync.WaitGroup
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -41,8 +43,10 @@ type egressRelay struct {
 }
 
 // startEgressRelay listens before the child starts, so the port is init's
-// and the child finds the relay ready; nil e means no relay.
-func startEgressRelay(e *frame.Egress, log *slog.Logger) (*egressRelay, error) {
+// and the child finds the relay ready; nil e means no relay. Each
+// connection goes to the proxy's socket, or over ch as a stream of its own
+// when e says so.
+func startEgressRelay(e *frame.Egress, ch *channel, log *slog.Logger) (*egressRelay, error) {
 	if e == nil {
 		return nil, nil
 	}
@@ -50,14 +54,28 @@ func startEgressRelay(e *frame.Egress, log *slog.Logger) (*egressRelay, error) {
 	if err != nil || !ap.Addr().IsLoopback() {
 		return nil, fmt.Errorf("%w: egress listen address %q must be a loopback address and port", errBadJob, e.Listen)
 	}
-	if e.Socket == "" {
+	var dial func() (net.Conn, error)
+	switch {
+	case e.Channel && e.Socket != "":
+		return nil, fmt.Errorf("%w: egress names both a socket and the channel: give one", errBadJob)
+	case e.Channel && ch == nil:
+		return nil, fmt.Errorf("%w: egress over the channel: %w", errBadJob, errNoChannel)
+	case e.Channel:
+		dial = func() (net.Conn, error) { return ch.open(frame.StreamEgress) }
+	case e.Socket == "":
 		return nil, fmt.Errorf("%w: egress socket is empty", errBadJob)
+	default:
+		socket := e.Socket
+		dial = func() (net.Conn, error) { return net.DialTimeout("unix", socket, egressDialWait) }
+	}
+	if err := writeCABundle(e); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", e.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("egress relay: %w", err)
 	}
-	r := &egressRelay{ln: ln, socket: e.Socket, sem: make(chan struct{}, maxEgressConns), log: log, conns: map[net.Conn]struct{}{}}
+	r := &egressRelay{ln: ln, dial: dial, sem: make(chan struct{}, maxEgressConns), log: log, conns: map[net.Conn]struct{}{}}
 	r.wg.Go(r.serve)
 	return r, nil
 }
@@ -84,7 +102,7 @@ func (r *egressRelay) serve() {
 
 func (r *egressRelay) relay(c net.Conn) {
 	defer closeConns(c)
-	up, err := net.DialTimeout("unix", r.socket, egressDialWait)
+	up, err := r.dial()
 	if err != nil {
 		r.log.Warn("egress proxy unreachable; the sandbox has no other way out", "err", err)
 		return
@@ -132,6 +150,21 @@ func (r *egressRelay) untrack(cs ...net.Conn) {
 	for _, c := range cs {
 		delete(r.conns, c)
 	}
+}
+
+// writeCABundle puts the proxy's trust bundle where the job's CA variables
+// name it, for a sandbox the host could not mount it into.
+func writeCABundle(e *frame.Egress) error {
+	if len(e.CABundle) == 0 {
+		return nil
+	}
+	if !e.Channel || !filepath.IsAbs(e.CAPath) {
+		return fmt.Errorf("%w: egress CA bundle needs the channel and an absolute ca_path", errBadJob)
+	}
+	if err := os.WriteFile(e.CAPath, e.CABundle, 0o444); err != nil {
+		return fmt.Errorf("write the egress proxy's CA bundle: %w", err)
+	}
+	return nil
 }
 
 // close stops listening, cuts the relayed connections and waits for the

@@ -40,7 +40,7 @@ func echoSocket(t *testing.T) (string, net.Listener) {
 
 func startTestRelay(t *testing.T, sock string) (*egressRelay, string) {
 	t.Helper()
-	r, err := startEgressRelay(&frame.Egress{Listen: "127.0.0.1:0", Socket: sock}, slog.New(slog.DiscardHandler))
+	r, err := startEgressRelay(&frame.Egress{Listen: "127.0.0.1:0", Socket: sock}, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(r.close)
 	return r, r.ln.Addr().String()
@@ -106,15 +106,15 @@ func TestEgressRelayCloseCutsConnections(t *testing.T) {
 }
 
 func TestEgressRelayRefusesBadJobs(t *testing.T) {
-	r, err := startEgressRelay(nil, slog.New(slog.DiscardHandler))
+	r, err := startEgressRelay(nil, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Nil(t, r)
 	r.close() // a nil relay closes quietly
 	for _, listen := range []string{"0.0.0.0:3128", "10.0.0.1:3128", ":3128", "localhost:3128", "127.0.0.1"} {
-		_, err := startEgressRelay(&frame.Egress{Listen: listen, Socket: "/run/x.sock"}, slog.New(slog.DiscardHandler))
+		_, err := startEgressRelay(&frame.Egress{Listen: listen, Socket: "/run/x.sock"}, nil, slog.New(slog.DiscardHandler))
 		require.ErrorIs(t, err, errBadJob, listen)
 		require.ErrorContains(t, err, "must be a loopback address and port")
 	}
-	_, err = startEgressRelay(&frame.Egress{Listen: "127.0.0.1:0"}, slog.New(slog.DiscardHandler))
+	_, err = startEgressRelay(&frame.Egress{Listen: "127.0.0.1:0"}, nil, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "egress socket is empty")
 }

@@ -27,9 +27,13 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	sigs := watchSignals()
 	out := newFrameWriter(stdout)
 
-	rep, job := serve(stdin, out, sigs, log)
-	if job != nil && job.HoldDir != "" {
+	rep, job, side := serve(stdin, out, sigs, log)
+	defer side.ch.close()
+	switch {
+	case job != nil && job.HoldDir != "":
 		rep.HoldUsedBytes, rep.HoldFreeBytes = usage(job.HoldDir)
+	case side.ws != nil:
+		rep.HoldUsedBytes, rep.HoldFreeBytes = usage(side.ws.dir)
 	}
 	payload, err := json.Marshal(rep)
 	if err != nil {
@@ -43,7 +47,22 @@ func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	if job != nil && job.HoldDir != "" {
 		hold(stdin, sigs)
 	}
+	if side.ws != nil && rep.Error == "" {
+		// The host learns of a failure here from the stream: no changes
+		// reach the workspace.
+		if err := side.ws.handBack(side.ch); err != nil {
+			log.Error("hand the workspace back", "err", err)
+			return 1
+		}
+	}
 	return 0
+}
+
+// sideWork is what a job's side channel still has to do after the Result
+// frame.
+type sideWork struct {
+	ch *channel
+	ws *workspaceTree
 }
 
 // maxHold bounds how long init waits for the host to copy HoldDir out.
@@ -86,22 +105,26 @@ func clampInt64(u uint64) int64 {
 
 // serve runs one job and returns its report; every failure becomes a report
 // with Error set, never a crash, so the host always gets a Result frame.
-func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (rep frame.Report, job *frame.Job) {
+func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.Logger) (rep frame.Report, job *frame.Job, side sideWork) {
 	var oomBase *int64
 	defer func() { rep.OOMKills = sandboxCgroups.oomKillsSince(oomBase) }()
 	if err := harden(); err != nil {
-		return failed(err), nil
+		return failed(err), nil, side
 	}
 	msgs := newMessages(stdin, maxJobBytes)
 	job, pre, err := awaitJob(msgs, sigs, log)
 	if err != nil {
 		pre.discard(log)
-		return failed(err), nil
+		return failed(err), nil, side
 	}
-	relay, err := startEgressRelay(job.Egress, log)
+	if side, err = openSide(job, msgs, out, log); err != nil {
+		pre.discard(log)
+		return failed(err), job, side
+	}
+	relay, err := startEgressRelay(job.Egress, side.ch, log)
 	if err != nil {
 		pre.discard(log)
-		return failed(err), job
+		return failed(err), job, side
 	}
 	defer relay.close()
 	// Counted from here: a kill while a warm container waited is not the job's.
@@ -110,11 +133,22 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 	if c != nil {
 		rep := supervise(job, c, out, sigs, log)
 		rep.Prestarted = true
-		return rep, job
+		return rep, job, side
 	}
 	pre.discard(log)
 	if c, err = startChild(job); err != nil {
-		return failed(err), job
+		return failed(err), job, side
 	}
-	return supervise(job, c, out, sigs, log), job
+	return supervise(job, c, out, sigs, log), job, side
+}
+
+// openSide opens the job's side channel and fetches its workspace over it.
+func openSide(job *frame.Job, msgs *messages, out *frameWriter, log *slog.Logger) (sideWork, error) {
+	var side sideWork
+	var err error
+	if side.ch, err = openChannel(job, msgs.rest(), out, log); err != nil || job.Workspace == nil {
+		return side, err
+	}
+	side.ws, err = fetchWorkspace(side.ch, job.Workspace)
+	return side, err
 }

@@ -39,12 +39,17 @@ var (
 // keep stdin open.
 type messages struct {
 	dec   *json.Decoder
+	src   io.Reader
 	limit int64
 }
 
 func newMessages(r io.Reader, limit int64) *messages {
-	return &messages{dec: json.NewDecoder(&limitReader{r: r, n: limit}), limit: limit}
+	return &messages{dec: json.NewDecoder(&limitReader{r: r, n: limit}), src: r, limit: limit}
 }
+
+// rest is what stdin holds after the last message decoded: the side
+// channel of a job that has one. Only read it once next has returned.
+func (m *messages) rest() io.Reader { return io.MultiReader(m.dec.Buffered(), m.src) }
 
 // next decodes the next value: a prelude (job nil) or a validated job.
 func (m *messages) next() (*frame.Job, *frame.Prelude, error) {

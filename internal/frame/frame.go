@@ -15,6 +15,9 @@ const (
 	Stdout Type = 1
 	Stderr Type = 2
 	Result Type = 3
+	// Channel frames carry init's half of the job's side channel
+	// (Job.Channel).
+	Channel Type = 4
 )
 
 func (t Type) String() string {
@@ -25,6 +28,8 @@ func (t Type) String() string {
 		return "stderr"
 	case Result:
 		return "result"
+	case Channel:
+		return "channel"
 	}
 	return fmt.Sprintf("frame(%d)", byte(t))
 }

@@ -28,14 +28,40 @@ type Job struct {
 	// sandbox, on loopback) to the unix socket Socket, the run's egress
 	// proxy. The relay is up before the child starts.
 	Egress *Egress `json:"egress,omitempty"`
+	// Channel says the host keeps stdin open after the job: from the byte
+	// after it, stdin carries the host's half of a multiplexed side
+	// channel (see channel.go), and init's half goes out as Channel frames
+	// on stdout. A backend whose sandbox has no socket or volume shared
+	// with the host (a Pod) carries egress connections and workspace files
+	// over it.
+	Channel bool `json:"channel,omitempty"`
+	// Workspace, with Channel, has init fetch the workspace's files over
+	// the channel into Dir before the child starts and, once the Result
+	// frame is written, send back what changed there as a layer.
+	Workspace *Workspace `json:"workspace,omitempty"`
+}
+
+// Workspace is a writable workspace that travels over the channel.
+type Workspace struct {
+	// Dir is the folder the files go to, empty and writable by init.
+	Dir string `json:"dir"`
 }
 
 // Egress is where sandbox-init relays the run's proxy connections.
 type Egress struct {
 	// Listen is a loopback TCP address, e.g. 127.0.0.1:3128.
 	Listen string `json:"listen"`
-	// Socket is the proxy's unix socket inside the sandbox.
-	Socket string `json:"socket"`
+	// Socket is the proxy's unix socket inside the sandbox; empty with
+	// Channel.
+	Socket string `json:"socket,omitempty"`
+	// Channel relays each connection as a stream of the job's channel
+	// instead (Job.Channel must be set).
+	Channel bool `json:"channel,omitempty"`
+	// CABundle, with Channel, is the proxy's trust bundle (PEM), which
+	// init writes to CAPath before the child starts: a Pod has no volume
+	// the host could put it in.
+	CABundle []byte `json:"ca_bundle,omitempty"`
+	CAPath   string `json:"ca_path,omitempty"`
 }
 
 // Report is the payload of the Result frame, the last frame init writes.

@@ -114,7 +114,7 @@ func (s *session) read() {
 		if out == nil { // closed before a run was bound: keep nothing
 			out = sandbox.NewOutput(&sandbox.Spec{})
 		}
-		s.report, s.decodeErr = out.Decode(pr, func() { s.reported = true; s.hear() })
+		s.report, s.decodeErr = out.Decode(pr, func(*frame.Report) { s.reported = true; s.hear() })
 		s.hear()
 		// Unblock the demultiplexer if the stream goes on regardless.
 		pr.CloseWithError(errStopped)

@@ -147,7 +147,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	eventAt(sp, "result frame", b.s.out.ReportAt())
 	if held && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
-		res.WorkspaceFull = o.Report.HoldFreeBytes < pageSize
+		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
 		res.Files = t.vol.changes
 	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,

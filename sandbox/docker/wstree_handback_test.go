@@ -77,7 +77,7 @@ func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 		require.NoError(t, os.Symlink(target, filepath.Join(src, name)))
 	}
 	var buf bytes.Buffer
-	seen, err := writeTree(&buf, src, 65532, 65532)
+	seen, err := sandbox.WriteTree(&buf, src, 65532, 65532)
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"sub/sibling": true, "self": true, "abs": true, "sub/back": true}, seen)
 
@@ -94,7 +94,7 @@ func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 		{"x", "y/../z", false},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.out, climbsOut(tt.rel, tt.target), "%s -> %s", tt.rel, tt.target)
+		require.Equal(t, tt.out, sandbox.ClimbsOut(tt.rel, tt.target), "%s -> %s", tt.rel, tt.target)
 	}
 }
 

@@ -116,7 +116,7 @@ func TestWriteTreeRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(src, "a", "b", "f"), []byte("data"), 0o640))
 	require.NoError(t, os.Symlink("b/f", filepath.Join(src, "a", "l")))
 	var buf bytes.Buffer
-	seen, err := writeTree(&buf, src, 65532, 65532)
+	seen, err := sandbox.WriteTree(&buf, src, 65532, 65532)
 	require.NoError(t, err)
 	require.Equal(t, map[string]bool{"a/b/f": true, "a/l": true}, seen)
 	_, err = readTree(&buf, dst, nil, time.Now())
@@ -124,9 +124,9 @@ func TestWriteTreeRoundTrip(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dst, "a", "l"))
 	require.NoError(t, err)
 	require.Equal(t, "data", string(b))
-	size, err := treeSize(src, 1<<30)
+	size, err := sandbox.TreeSize(src, 1<<30)
 	require.NoError(t, err)
-	require.Equal(t, int64(pageSize), size)
+	require.Equal(t, int64(sandbox.PageSize), size)
 }
 
 // TestReadTreeQuickCheck: a file with the same size and time is skipped only

@@ -51,7 +51,7 @@ func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID 
 // its write cap.
 func checkWorkspaceFits(spec *sandbox.Spec) error {
 	limit := spec.Limits.WorkspaceWriteBytes
-	size, err := treeSize(spec.Workspace, limit)
+	size, err := sandbox.TreeSize(spec.Workspace, limit)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *w
 	pr, pw := io.Pipe()
 	entries := make(chan map[string]bool, 1)
 	go func() {
-		seen, err := writeTree(pw, spec.Workspace, int(d.ids.UID()), int(d.ids.GID()))
+		seen, err := sandbox.WriteTree(pw, spec.Workspace, int(d.ids.UID()), int(d.ids.GID()))
 		entries <- seen
 		pw.CloseWithError(err)
 	}()

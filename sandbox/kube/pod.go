@@ -27,6 +27,7 @@ const (
 	volSkill     = "skill"
 	volWorkspace = "workspace"
 	volTmp       = "tmp"
+	volRun       = "run"
 )
 
 // startAllowance is added to activeDeadlineSeconds for scheduling, image

@@ -50,8 +50,7 @@ func newWarmPool(k *Kube, sizer *warm.Sizer, maxIdle time.Duration) *warmPool {
 // key is the configuration a run's Pod has (podKey); empty when the pool
 // is off or the run cannot share a Pod.
 func (p *warmPool) key(spec *sandbox.Spec) string {
-	if p == nil || spec.EgressSocket != "" {
-		// The socket is the run's own (the Docker pool's rule).
+	if p == nil {
 		return ""
 	}
 	return p.k.podKey(spec)
@@ -83,6 +82,10 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 	tmpl := sandbox.Spec{
 		Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir, Workspace: spec.Workspace,
 		WorkspaceWritable: spec.WorkspaceWritable, Image: spec.Image, Limits: spec.Limits,
+		// Which Pod an egress run gets depends on whether its proxy
+		// ends TLS (a folder for its trust bundle), not on the proxy:
+		// that is the run's own, reached over its attach.
+		EgressCA: spec.EgressCA,
 	}
 	if p.k.podKey(&tmpl) != key {
 		// podFor reads a Spec field the template lacks: a warm Pod would

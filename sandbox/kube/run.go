@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -30,10 +31,8 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 	if _, err := sandbox.PrepareSpec(&spec, k.image, sandbox.IdentityFor(0, 0)); err != nil {
 		return nil, err
 	}
-	if spec.WorkspaceWritable {
-		// Docker writes through a capped volume copied back to the host;
-		// a writable hostPath would bypass that cap.
-		return nil, fmt.Errorf("%w: a writable workspace is not supported on the kubernetes backend: run with a read-only workspace, or on the docker backend", sandbox.ErrInvalidSpec)
+	if spec.WorkspaceWritable && spec.Changes == nil {
+		return nil, fmt.Errorf("%w: a writable workspace needs Spec.Changes, which applies what the run changed (a sandboxrun.Service sets it)", sandbox.ErrInvalidSpec)
 	}
 	if err := k.checkSources(ctx, &spec); err != nil {
 		return nil, err
@@ -43,11 +42,18 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 			return nil, err
 		}
 	}
+	used, err := workspaceUsed(&spec)
+	if err != nil {
+		return nil, err
+	}
 	res, end, err := sandbox.Begin(ctx, k.sem, &spec)
 	if err != nil {
 		return nil, err
 	}
 	defer end(&err)
+	// From here on, the limit sizes the Pod's workspace: what the files
+	// take plus what the run may write. The Result keeps the cap.
+	spec.Limits.WorkspaceWriteBytes += used
 	key := k.pool.key(&spec)
 	wp := k.pool.take(ctx, key, &spec)
 	k.pool.counts(key, wp != nil)
@@ -91,6 +97,11 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 	o.ImageID = imageID
 	o.Duration = time.Since(began)
 	o.out.Finish(res, o.Outcome)
+	if spec.WorkspaceWritable && o.Report != nil {
+		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
+		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
+		res.Files = o.files
+	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return o.err
@@ -133,8 +144,9 @@ func (k *Kube) podParams(spec *sandbox.Spec) podParams {
 // streamed is what the attach (or the log fallback) gave.
 type streamed struct {
 	sandbox.Outcome
-	out *sandbox.Output
-	err error
+	out   *sandbox.Output
+	files []sandbox.FileChange // what the workspace's hand-back changed
+	err   error
 }
 
 // stream sends the job over the session and reads frames until the
@@ -144,20 +156,50 @@ type streamed struct {
 func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) streamed {
 	defer sess.stop()
 	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
-	job, err := json.Marshal(sandbox.JobFor(spec, k.version, k.initGrace))
+	jf, ch, err := k.jobFor(spec, log)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	job, err := json.Marshal(jf)
 	if err != nil {
 		s.err = fmt.Errorf("encode job: %w", err)
 		return s
 	}
-	sess.send(job)
+	var then func()
+	if ch != nil {
+		s.out.SetChannel(ch.inW)
+		then = func() {
+			if err := ch.start(sess.stdin); err != nil {
+				log.Warn("side channel", "error", err)
+			}
+		}
+		defer func() {
+			files, err := ch.close()
+			s.files = files
+			s.err = errors.Join(s.err, err)
+		}()
+	}
+	sess.send(job, then)
 	heard := make(chan struct{}, 1)
 	decoded := make(chan error, 1)
 	go func() {
-		rep, err := s.out.Decode(sess.frames, func() { heard <- struct{}{} })
+		rep, err := s.out.Decode(sess.frames, func(r *frame.Report) {
+			if ch != nil {
+				ch.report(r.Error == "")
+			}
+			heard <- struct{}{}
+		})
 		s.Report = rep
 		sess.frames.CloseWithError(errStopped) // the attach goes on regardless
 		decoded <- err
 	}()
+	// After the report: init hands a writable workspace back before it
+	// ends.
+	afterReport := k.callTimeout
+	if spec.WorkspaceWritable {
+		afterReport += handBackTimeout
+	}
 
 	backstop := time.NewTimer(sandbox.EffectiveTimeout(spec.Limits) + k.initGrace + k.backstopMargin)
 	defer backstop.Stop()
@@ -168,7 +210,7 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess
 		// connection hangs, which must not hold the run.
 		select {
 		case decodeErr = <-decoded:
-		case <-time.After(k.callTimeout):
+		case <-time.After(afterReport):
 			sess.stop()
 			decodeErr = <-decoded
 		}

@@ -53,13 +53,20 @@ func (s *session) alive() bool {
 	}
 }
 
-// send writes the job and closes stdin, in the background: the write
-// waits until the attach reads it, and fails once the attach has ended.
-func (s *session) send(job []byte) {
+// send writes the job in the background: the write waits until the attach
+// reads it, and fails once the attach has ended. Then, with then nil, it
+// closes stdin; else it leaves stdin open and calls then, which carries
+// the job's side channel on it.
+func (s *session) send(job []byte, then func()) {
 	go func() {
-		if _, err := s.stdin.Write(job); err == nil {
-			_ = s.stdin.Close()
+		if _, err := s.stdin.Write(job); err != nil {
+			return
 		}
+		if then != nil {
+			then()
+			return
+		}
+		_ = s.stdin.Close()
 	}()
 }
 

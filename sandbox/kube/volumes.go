@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -57,7 +58,7 @@ func sourceOf(dir string, claims []Claim) folderSource {
 // host paths are off, and a claim that does not exist in the namespace.
 func (k *Kube) checkSources(ctx context.Context, spec *sandbox.Spec) error {
 	for _, f := range []struct{ what, dir string }{{"skill folder", spec.SkillDir}, {"workspace", spec.Workspace}} {
-		if f.dir == "" {
+		if f.dir == "" || (f.dir == spec.Workspace && spec.WorkspaceWritable) {
 			continue
 		}
 		src := sourceOf(f.dir, k.claims)
@@ -146,8 +147,25 @@ func podVolumes(spec *sandbox.Spec, claims []Claim) ([]corev1.VolumeMount, []cor
 	if spec.SkillDir != "" {
 		add(volSkill, spec.SkillDir, sandbox.SkillMount(spec.Skill))
 	}
-	if spec.Workspace != "" {
+	switch {
+	case spec.WorkspaceWritable:
+		// The files travel over the job's side channel into a tmpfs of
+		// the size Run gave the limit: the files and what may be written.
+		size := resource.NewQuantity(workspaceSize(spec), resource.BinarySI)
+		mounts = append(mounts, corev1.VolumeMount{Name: volWorkspace, MountPath: sandbox.WorkspaceDir})
+		volumes = append(volumes, corev1.Volume{Name: volWorkspace, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size},
+		}})
+	case spec.Workspace != "":
 		add(volWorkspace, spec.Workspace, sandbox.WorkspaceDir)
+	}
+	if spec.EgressCA != "" {
+		// sandbox-init writes the egress proxy's trust bundle here.
+		size := resource.NewQuantity(runDirBytes, resource.BinarySI)
+		mounts = append(mounts, corev1.VolumeMount{Name: volRun, MountPath: path.Dir(sandbox.EgressCAPath)})
+		volumes = append(volumes, corev1.Volume{Name: volRun, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size},
+		}})
 	}
 	return mounts, volumes
 }

@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// A writable workspace reaches a sandbox as a copy the backend sends in: a
+// tar stream of the caller's folder (sandbox/docker copies it into a tmpfs
+// volume, sandbox/kube sends it over the run's side channel). What comes
+// back goes through the Spec's ChangeApplier.
+
+// PageSize is what tmpfs charges a file at least.
+const PageSize = 4096
+
+// TreeSize is what root's files take in a tmpfs: every regular file rounded
+// up to whole pages. Symlinks are not followed. It stops counting once the
+// total reaches limit.
+func TreeSize(root string, limit int64) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrPermission) && p != root:
+			return skipUnreadable(d) // not copied either (WriteTree)
+		case err != nil:
+			return err
+		}
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += (fi.Size() + PageSize - 1) / PageSize * PageSize
+			if total >= limit {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, root, err)
+	}
+	return total, nil
+}
+
+// skipUnreadable passes over an entry the caller may not read.
+func skipUnreadable(d fs.DirEntry) error {
+	if d != nil && d.IsDir() {
+		return filepath.SkipDir
+	}
+	return nil
+}
+
+// WriteTree writes root's folders, regular files and symlinks (never
+// followed) as a tar stream with paths relative to root, owned by uid:gid
+// (the sandbox user), set-id bits dropped, and returns the relative paths of
+// the files and links written.
+func WriteTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) {
+	tw := tar.NewWriter(w)
+	seen := map[string]bool{}
+	// Files are opened through the root, so a symlink swapped in during
+	// the walk cannot lead outside it.
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return seen, err
+	}
+	defer func() { _ = dir.Close() }() // read-only
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrPermission) && p != root:
+			// The caller cannot read it, so neither may the sandbox; it
+			// stays out of the copy (and out of the hand-back's deletions).
+			return skipUnreadable(d)
+		case err != nil:
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		h := &tar.Header{Name: rel, Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime(), Uid: uid, Gid: gid}
+		switch {
+		case d.IsDir():
+			h.Typeflag, h.Name = tar.TypeDir, rel+"/"
+			return tw.WriteHeader(h)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := dir.Readlink(rel)
+			if err != nil {
+				return err
+			}
+			if ClimbsOut(rel, target) {
+				// The engine refuses the whole copy for such a link
+				// ("invalid symlink"), so one a run left would fail every
+				// later run; it stays on the host, out of the sandbox and
+				// out of the hand-back's deletions, like an unreadable file.
+				return nil
+			}
+			h.Typeflag, h.Linkname = tar.TypeSymlink, target
+			seen[rel] = true
+			return tw.WriteHeader(h)
+		case d.Type().IsRegular():
+			if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+				// The caller's set-id files are shared read-only and
+				// owned by root, and never handed back (readTree).
+				h.Uid, h.Gid, h.Mode = 0, 0, int64(fi.Mode().Perm()&0o555)
+			}
+			f, err := dir.Open(rel)
+			if errors.Is(err, fs.ErrPermission) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			h.Typeflag, h.Size = tar.TypeReg, fi.Size()
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+			seen[rel] = true
+		}
+		return nil // sockets, devices, fifos stay behind
+	})
+	if err != nil {
+		return seen, err
+	}
+	return seen, tw.Close()
+}
+
+// ClimbsOut reports whether the relative symlink target, resolved from the
+// folder of the link at rel (a path relative to the workspace), leaves the
+// workspace.
+func ClimbsOut(rel, target string) bool {
+	if path.IsAbs(target) {
+		return false
+	}
+	j := path.Join("/w", path.Dir(rel), target)
+	return j != "/w" && !strings.HasPrefix(j, "/w/")
+}

@@ -1,0 +1,72 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// The two owners of a workspace a run may write, and so the two
+// sandbox.ChangeApplier: a session (through the Lease the run holds) and
+// an operator's host folder (Folder). Both apply the layer with
+// applyLayer; they differ in what bounds it.
+var (
+	_ sandbox.ChangeApplier = (*Lease)(nil)
+	_ sandbox.ChangeApplier = (*Folder)(nil)
+)
+
+// ApplyChanges applies a run's change layer (see sandbox.ChangeApplier) to
+// the leased session's workspace. It runs under the lease, so it takes
+// turns with uploads and other runs like them; its bytes are counted
+// against the session's quota and the store's total while they are read
+// (a layer past them is a *LimitError and changes nothing). A malformed
+// layer matches ErrBadLayer and changes nothing either. Entries and bytes
+// are recounted when the lease is released.
+func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.FileChange, error) {
+	s, ss := l.s, l.ss
+	s.mu.Lock()
+	gone := ss.deleted || s.closed || l.released
+	s.mu.Unlock()
+	if gone {
+		return nil, fmt.Errorf("%w: %q was deleted, or the run's lease on it ended, before its changes came back", ErrNotFound, ss.id)
+	}
+	ws, err := s.wsDir.OpenRoot(ss.id)
+	if err != nil {
+		return nil, fmt.Errorf("opening session %q: %w", ss.id, err)
+	}
+	defer closeRoot(ws)
+	c := s.newCharger(ss, 0)
+	changes, delta, err := applyLayer(ctx, ws, layer, layerConfig{
+		maxDepth: s.lim.MaxDepth, maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,
+	})
+	c.settle(changes != nil, delta, 0)
+	return changes, err
+}
+
+// folderMaxEntries bounds the entries of one run's change layer to a host
+// folder: no quota applies there, but the layer is held in memory while
+// it is staged.
+const folderMaxEntries = 1 << 20
+
+// ApplyChanges applies a run's change layer (see sandbox.ChangeApplier) to
+// the folder, with the guards of a session (reserved temp names, no link
+// followed, files replaced whole) but no quota: the run's write cap
+// bounded what it wrote. Paths are bounded by MaxPathBytes alone, since a
+// project's tree may be deeper than sessions.max_depth. A Folder opened
+// read-only refuses it with ErrReadOnly.
+func (f *Folder) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.FileChange, error) {
+	if !f.writable {
+		return nil, fmt.Errorf("%w: a run's changes were not applied to %s: the folder was opened read-only", ErrReadOnly, f.dir)
+	}
+	changes, _, err := applyLayer(ctx, f.root, layer, layerConfig{
+		maxDepth: MaxPathBytes / 2, maxEntries: folderMaxEntries, b: unmetered{},
+	})
+	return changes, err
+}
+
+// replaces credits the bytes of a file a staged one replaces.
+func (c *charger) replaces(n int64) { c.credit += n }
+
+func (unmetered) replaces(int64) {}

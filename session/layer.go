@@ -1,0 +1,302 @@
+package session
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// A run's changes come back as a layer (sandbox.ChangeApplier): a tar in
+// the form of an OCI image layer, with whiteouts for deletions. This file
+// reads and stages one; layerapply.go moves it into the workspace. It is
+// the one place a run's writes reach a workspace, for a session and for a
+// host folder alike.
+
+// ErrBadLayer is wrapped when a run's change layer is malformed or holds
+// an entry the workspace refuses (a device, a fifo, a name that leaves the
+// workspace...). Nothing of such a layer is applied.
+var ErrBadLayer = errors.New("bad change layer")
+
+// maxLinkTarget bounds a symlink's target, as Linux's PATH_MAX does.
+const maxLinkTarget = 4096
+
+// layerOp is the final state a layer gives one path.
+type layerOp struct {
+	kind   byte // 'd' folder, 'f' regular file, 'l' symlink
+	mode   fs.FileMode
+	mtime  time.Time
+	stage  string // a file's bytes or a link, in the staging folder
+	size   int64
+	sum    string
+	target string
+}
+
+// layerPlan is a read, validated and staged layer.
+type layerPlan struct {
+	ops       map[string]*layerOp
+	whiteouts map[string]bool // paths whose earlier content goes
+	opaque    map[string]bool // folders whose earlier content goes ("" the workspace)
+	parents   map[string]bool // folders implied by the paths recorded
+	credited  map[string]bool
+	order     int
+}
+
+// budget bounds a layer's bytes while they are read: a session's charger,
+// or nothing for a host folder (the run's write cap bounded them).
+type budget interface {
+	copy(w io.Writer, r io.Reader) (int64, error)
+	// replaces notes the bytes of a file a staged one will replace.
+	replaces(n int64)
+}
+
+// layerConfig is what differs between the owners of a workspace.
+type layerConfig struct {
+	maxDepth   int
+	maxEntries int
+	y          durability
+	b          budget
+}
+
+func layerError(i int, name, format string, args ...any) error {
+	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadLayer, i, shorten(name), fmt.Sprintf(format, args...))
+}
+
+// applyLayer reads the whole layer into a staging folder at ws's top, then
+// applies it: deletions first (whiteouts, opaque folders), then folders,
+// files and links by path, each file or link written under a reserved
+// name and renamed into place. A malformed layer, one past the budget or
+// a cancelled ctx (while reading) changes nothing. It returns the changes
+// (files and links; folders are not listed) and the change in bytes of
+// regular files.
+func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) ([]sandbox.FileChange, int64, error) {
+	stageName := randName()
+	if err := ws.Mkdir(stageName, 0o700); err != nil {
+		return nil, 0, fmt.Errorf("staging the run's changes: %w", err)
+	}
+	defer func() { _ = ws.RemoveAll(stageName) }()
+	stage, err := ws.OpenRoot(stageName)
+	if err != nil {
+		return nil, 0, fmt.Errorf("staging the run's changes: %w", err)
+	}
+	defer closeRoot(stage)
+	plan, err := readLayer(ctx, ws, stage, r, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	a := &applier{ws: ws, stage: stage, y: cfg.y, dirs: map[string]bool{}, log: newChangeLog()}
+	err = a.apply(plan)
+	a.sync()
+	return a.log.list(), a.delta, err
+}
+
+// readLayer validates every entry and stages the bytes of files and links.
+func readLayer(ctx context.Context, ws, stage *os.Root, r io.Reader, cfg layerConfig) (*layerPlan, error) {
+	plan := &layerPlan{ops: map[string]*layerOp{}, whiteouts: map[string]bool{}, opaque: map[string]bool{}, parents: map[string]bool{}, credited: map[string]bool{}}
+	tr := tar.NewReader(r)
+	for i := 1; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading the run's changes: %w", err)
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return plan, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading entry %d: %w", ErrBadLayer, i, err)
+		}
+		if hdr.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(hdr.Name, "./"), "/")
+		if name == "" || name == "." {
+			if hdr.Typeflag != tar.TypeDir {
+				return nil, layerError(i, hdr.Name, "only a folder may name the workspace itself")
+			}
+			continue // the workspace's own folder
+		}
+		if reserved(name) {
+			// The store's own temporary names: a run that made one gets
+			// nothing from it (the store removes them).
+			continue
+		}
+		if err := plan.add(ctx, i, hdr, name, tr, ws, stage, cfg); err != nil {
+			return nil, err
+		}
+		if len(plan.ops)+len(plan.whiteouts)+len(plan.opaque) > cfg.maxEntries {
+			return nil, &LimitError{Limit: LimitMaxFiles, Value: int64(cfg.maxEntries),
+				Hint: "the run changed more files, folders and links than a workspace may hold: have it write fewer, or raise sessions.max_files in the operator policy"}
+		}
+	}
+}
+
+// reserved reports whether any element of a slash path is a reserved
+// temporary name.
+func reserved(name string) bool {
+	for _, e := range strings.Split(name, "/") {
+		if isTemp(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// add records one entry.
+func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, r io.Reader, ws, stage *os.Root, cfg layerConfig) error {
+	dir, base := path.Split(name)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir != "" {
+		if _, err := CheckPath(dir, cfg.maxDepth); err != nil {
+			return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
+		}
+	}
+	switch {
+	case base == sandbox.WhiteoutOpaque:
+		p.opaque[dir] = true
+		return nil
+	case strings.HasPrefix(base, sandbox.WhiteoutPrefix):
+		gone := path.Join(dir, strings.TrimPrefix(base, sandbox.WhiteoutPrefix))
+		if _, err := CheckPath(gone, cfg.maxDepth); err != nil {
+			return fmt.Errorf("%w: entry %d (a whiteout): %w", ErrBadLayer, i, err)
+		}
+		p.whiteouts[gone] = true
+		return nil
+	}
+	clean, err := CheckPath(name, cfg.maxDepth)
+	if err != nil {
+		return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
+	}
+	op := &layerOp{mode: fs.FileMode(hdr.Mode).Perm(), mtime: hdr.ModTime}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		op.kind = 'd'
+	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archivers still write TypeRegA
+		op.kind = 'f'
+		if err := p.stageFile(op, clean, r, ws, stage, cfg); err != nil {
+			return err
+		}
+	case tar.TypeLink:
+		// A hard link in the layer: its own copy of an earlier file of
+		// the layer (links never reach outside what the layer wrote).
+		src, err := CheckPath(strings.TrimSuffix(strings.TrimPrefix(hdr.Linkname, "./"), "/"), cfg.maxDepth)
+		if err != nil || p.ops[src] == nil || p.ops[src].kind != 'f' {
+			return layerError(i, hdr.Name, "a hard link to %q, which is no earlier file of the layer", hdr.Linkname)
+		}
+		f, err := stage.Open(p.ops[src].stage)
+		if err != nil {
+			return fmt.Errorf("staging the run's changes: %w", err)
+		}
+		op.kind, op.mode, op.mtime = 'f', p.ops[src].mode, p.ops[src].mtime
+		err = p.stageFile(op, clean, f, ws, stage, cfg)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	case tar.TypeSymlink:
+		t := hdr.Linkname
+		if t == "" || len(t) > maxLinkTarget || strings.IndexByte(t, 0) >= 0 {
+			return layerError(i, hdr.Name, "a symlink's target must be 1 to %d bytes without NUL", maxLinkTarget)
+		}
+		op.kind, op.target = 'l', t
+		p.order++
+		op.stage = strconv.Itoa(p.order)
+		if err := withFd(stage, func(fd int) error { return unix.Symlinkat(t, fd, op.stage) }); err != nil {
+			return fmt.Errorf("staging the run's changes: %w", err)
+		}
+		if err := setTimes(stage, op.stage, op.mtime); err != nil {
+			return fmt.Errorf("staging the run's changes: %w", err)
+		}
+	default:
+		return layerError(i, hdr.Name, "type %q is not a file, folder, symlink or whiteout: a workspace holds only those", hdr.Typeflag)
+	}
+	return p.record(i, hdr.Name, clean, op, stage)
+}
+
+// record keeps op as clean's final state; a path that is a folder in one
+// entry and not in another, or a file under a non-folder, is refused.
+func (p *layerPlan) record(i int, shown, clean string, op *layerOp, stage *os.Root) error {
+	elems := strings.Split(clean, "/")
+	for j := 1; j < len(elems); j++ {
+		parent := strings.Join(elems[:j], "/")
+		if prev := p.ops[parent]; prev != nil && prev.kind != 'd' {
+			return layerError(i, shown, "%q is not a folder earlier in the layer", parent)
+		}
+		p.parents[parent] = true
+	}
+	if op.kind != 'd' && p.parents[clean] {
+		return layerError(i, shown, "%q holds entries earlier in the layer, so it must be a folder", clean)
+	}
+	if prev := p.ops[clean]; prev != nil {
+		if (prev.kind == 'd') != (op.kind == 'd') {
+			return layerError(i, shown, "the layer has %q as a folder and as a file or link: keep one", clean)
+		}
+		if prev.stage != "" {
+			_ = stage.Remove(prev.stage) // a later entry wins; its bytes stay charged
+		}
+	}
+	p.ops[clean] = op
+	return nil
+}
+
+// stageFile copies a file's bytes (counted as read, whatever the header
+// says) into the staging folder.
+func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage *os.Root, cfg layerConfig) error {
+	if !p.credited[clean] {
+		p.credited[clean] = true
+		if _, fi, err := probe(ws, clean); err == nil && fi != nil && fi.Mode().IsRegular() {
+			cfg.b.replaces(fi.Size())
+		}
+	}
+	p.order++
+	op.stage = strconv.Itoa(p.order)
+	f, err := openNoFollow(stage, op.stage, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("staging the run's changes: %w", err)
+	}
+	h := sha256.New()
+	op.size, err = cfg.b.copy(io.MultiWriter(f, h), r)
+	if err == nil {
+		err = f.Chmod(op.mode)
+	}
+	if err == nil {
+		err = cfg.y.file(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = setTimes(stage, op.stage, op.mtime)
+	}
+	if err != nil {
+		var le *LimitError
+		if !errors.As(err, &le) && !errors.Is(err, ErrNotFound) {
+			err = fmt.Errorf("staging the run's changes: %w", err)
+		}
+		return err
+	}
+	op.sum = hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+// setTimes sets name's modification time in r, never following a link.
+func setTimes(r *os.Root, name string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	ts := unix.NsecToTimespec(t.UnixNano())
+	return withFd(r, func(fd int) error {
+		return unix.UtimesNanoAt(fd, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+	})
+}
