@@ -99,7 +99,7 @@ func TestClusterDefaultsPassRestricted(t *testing.T) {
 }
 
 // TestClusterTwoReplicas installs the chart with two replicas and follows
-// one session across both, through the loss of its owner.
+// one session across both, through the loss of its owner and an upgrade.
 func TestClusterTwoReplicas(t *testing.T) {
 	c := newCluster(t)
 	token := hex.EncodeToString(randomBytes(t, 24))
@@ -163,6 +163,18 @@ func TestClusterTwoReplicas(t *testing.T) {
 	t.Logf("owner Pod deleted: its session answered 503 with Retry-After %d times, and 200 again after %s", n503, time.Since(deleted).Round(time.Millisecond))
 	api.waitReady(replicaURL(0))
 	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
+
+	// An upgrade that changes a value rolls both replicas; the session is
+	// still there through either.
+	c.helm("upgrade", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml",
+		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m")
+	c.kubectl("-n", namespace, "rollout", "status", "statefulset/"+fullname, "--timeout=3m")
+	args := c.kubectl("-n", namespace, "get", "pod", fullname+"-0", "-o", "jsonpath={.spec.containers[0].args}")
+	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
+	for i := range 2 {
+		api.waitReady(replicaURL(i))
+		require.Equal(t, content, string(api.do("GET", replicaURL(i)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
+	}
 
 	// The smoke Pod is deleted once it succeeded (its logs with it).
 	out := c.helm("test", release, "-n", namespace, "--timeout", "3m")
