@@ -84,22 +84,21 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 	return st, nil
 }
 
-// checkKubeSessions: a pod reaches a session's folder only through a volume
-// claim, and a run on Kubernetes cannot write its workspace.
+// checkKubeSessions: writable sessions need nothing of the cluster (a
+// run's workspace travels over its attach stream into the Pod and its
+// changes come back the same way), but a read-only one is mounted into
+// the Pod, from a volume claim or, where the policy allows host paths,
+// from the node.
 func checkKubeSessions(root string, pol *policy.Operator) error {
-	under := false
+	if pol.Sessions.Write.Value || pol.Kubernetes.HostPathsAllowed() {
+		return nil
+	}
 	for _, c := range pol.Kubernetes.Claims {
 		if policy.PathWithin(root, c.Path) {
-			under = true
+			return nil
 		}
 	}
-	if !under {
-		return refused(fmt.Errorf("%w: the sessions root %s is under no kubernetes.claims entry: pods reach workspaces only through a claim; add one whose path holds it, or move sessions.root under one", ErrNoSessions, root))
-	}
-	if pol.Sessions.Write.Value {
-		return refused(fmt.Errorf("%w: the kubernetes backend cannot hand a run's writes back to a session; set sessions.write: false in the policy for read-only sessions", ErrNoSessions))
-	}
-	return nil
+	return refused(fmt.Errorf("%w: sessions are read-only (sessions.write: false), so pods mount them, but the sessions root %s is under no kubernetes.claims entry and host_paths is false: add a claim whose path holds it, or allow writes (the workspace then travels over the run's attach)", ErrNoSessions, root))
 }
 
 // Sessions is the Service's session store, for the front ends' file and

@@ -95,12 +95,13 @@ func TestNoSessionsSaysHowToGetThem(t *testing.T) {
 	require.ErrorIs(t, err, sandboxrun.ErrNoSessions)
 }
 
-func TestKubernetesSessionsNeedAClaim(t *testing.T) {
+func TestKubernetesSessions(t *testing.T) {
 	root := t.TempDir()
 	for name, tc := range map[string]struct{ yaml, err string }{
-		"no claim":     {"backend: kubernetes\nsessions: {write: false}\n", "kubernetes.claims"},
-		"writable":     {"backend: kubernetes\nkubernetes:\n  claims: [{name: work, path: " + root + "}]\n", "sessions.write: false"},
-		"read-only ok": {"backend: kubernetes\nkubernetes:\n  claims: [{name: work, path: " + root + "}]\nsessions: {write: false}\n", ""},
+		"writable needs no claim":          {"backend: kubernetes\n", ""},
+		"read-only from the node":          {"backend: kubernetes\nsessions: {write: false}\n", ""},
+		"read-only without claim or nodes": {"backend: kubernetes\nkubernetes: {host_paths: false}\nsessions: {write: false}\n", "kubernetes.claims"},
+		"read-only from a claim":           {"backend: kubernetes\nkubernetes:\n  host_paths: false\n  claims: [{name: work, path: " + root + "}]\nsessions: {write: false}\n", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pol, err := policy.ParsePolicy("p.yaml", []byte(tc.yaml))

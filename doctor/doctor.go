@@ -63,9 +63,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil { //nolint:gosec // see above
 		return nil, fmt.Errorf("make the probe's folder: %w", err)
 	}
-	// The kubernetes backend has no writable workspace: its probe asks
-	// for a read-only one, as any run there must.
-	write := pol.Backend.Kind() != policy.BackendKubernetes
+	// The probe asks for a writable workspace on every backend: on
+	// Kubernetes it travels over the run's attach, so this checks that
+	// road as well.
+	const write = true
+	onCluster := pol.Backend.Kind() == policy.BackendKubernetes
 	root, err := writeProbe(tmp, write)
 	if err != nil {
 		return nil, fmt.Errorf("write the probe: %w", err)
@@ -115,7 +117,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, c := range judgeDisk(places, freeBytes) {
 		rep.add(c)
 	}
-	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel, PodPids: !write})
+	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel, PodPids: onCluster})
 	return rep, nil
 }
 

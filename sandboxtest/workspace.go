@@ -17,7 +17,10 @@ import (
 // folder's own applier taking the changes (as the CLI's --workspace does).
 func (e Env) writableSpec(t *testing.T, code string, files map[string]string, writeCap int64) (sandbox.Spec, string) {
 	t.Helper()
-	dir := e.workspace(t)
+	// A folder of its own, not Env.Workspace (which a suite may share
+	// between cases): a writable workspace reaches every backend as a
+	// copy, from any folder of this host.
+	dir := HostDir(t)
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))  //nolint:gosec // the sandbox user reads it

@@ -4,7 +4,8 @@
 // latency of runs spaced out as an agent's calls are, when the pool has
 // had time to refill. The rows are interleaved and every row has a runner
 // of its own, so a row's pool serves that row's runs only. make bench-k8s
-// runs it on the test cluster.
+// runs it on the test cluster. Then what the egress proxy and a writable
+// session workspace cost on each backend (parity.go).
 //
 //	SANDBOXRUN_KUBECONFIG=... go run ./bench/kube -n 20
 package main
@@ -36,6 +37,7 @@ print(json.dumps({"hello": args["name"]}))
 
 type options struct {
 	n, paced, warm     int
+	parityN            int
 	gap                time.Duration
 	kubeconfig, nspace string
 }
@@ -46,6 +48,7 @@ func main() {
 	flag.IntVar(&o.paced, "paced", 10, "executions per row of the spaced-out table")
 	flag.DurationVar(&o.gap, "gap", 2*time.Second, "pause between the spaced-out executions")
 	flag.IntVar(&o.warm, "warm", 4, "warm pool size of the warm rows")
+	flag.IntVar(&o.parityN, "parity-n", 5, "executions per cell of the egress and session tables (0: skip them)")
 	flag.StringVar(&o.nspace, "namespace", envOr("SANDBOXRUN_K8S_NAMESPACE", "sandboxrun"), "namespace of the sandbox pods")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("SANDBOXRUN_KUBECONFIG"), "kubeconfig of the cluster")
 	flag.Parse()
@@ -103,6 +106,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "%-11s %-5s %8s %8s %10s\n", r.backend, r.pool,
 			stats.MS(stats.Percentile(m.lat, 50)), stats.MS(stats.Percentile(m.lat, 90)), m.hits)
+	}
+	if o.parityN > 0 {
+		return parity(ctx, rows, o.parityN, out)
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	if b.imageID == "" {
 		b.imageID = p.d.imageOf(ctx, b.id, p.d.log)
 	}
-	if msg, ok := prelude(tmpl, p.d.version); ok {
+	if msg, ok := sandbox.Prelude(tmpl, p.d.version); ok {
 		err = b.s.sendPrelude(msg)
 	}
 	return b, err

@@ -87,6 +87,11 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string) {
 		// that is the run's own, reached over its attach.
 		EgressCA: spec.EgressCA,
 	}
+	// The interpreter its prelude may start ahead (sandbox.Prelude), as
+	// a warm container's does.
+	if len(spec.Argv) > 0 {
+		tmpl.Argv = []string{spec.Argv[0]}
+	}
 	if p.k.podKey(&tmpl) != key {
 		// podFor reads a Spec field the template lacks: a warm Pod would
 		// differ from the run's, so there is none.

@@ -88,6 +88,16 @@ func TestWarmPodServesOneRunThenIsReplaced(t *testing.T) {
 	job := init.jobs[len(init.jobs)-1]
 	require.Equal(t, spec.Argv, job.Argv)
 	require.Contains(t, job.Env, "SANDBOXRUN_RUN_ID=caller-named-run")
+	// The warm Pod was asked to start the run's interpreter ahead, with
+	// the skill's environment and nothing of a request.
+	init.mu.Lock()
+	require.Len(t, init.preludes, 1)
+	var pre frame.Prelude
+	require.NoError(t, json.Unmarshal([]byte(init.preludes[0]), &pre))
+	init.mu.Unlock()
+	require.Equal(t, "python3", pre.Prestart.Argv0)
+	require.Equal(t, []string{sandbox.EnvRunID}, pre.Prestart.Vary)
+	require.NotContains(t, init.preludes[0], "another command")
 	ps := patches(cs)
 	require.Len(t, ps, 1)
 	require.Equal(t, warm[0], ps[0].GetName())

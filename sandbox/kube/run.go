@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -46,7 +49,12 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 	if err != nil {
 		return nil, err
 	}
+	ctx, sp := telemetry.Start(ctx, "sandbox.run", attribute.String("container.runtime", "kubernetes"),
+		attribute.String("sandboxrun.run_id", spec.RunID), attribute.String("container.image.name", spec.Image))
+	defer func() { endSpan(sp, err) }()
+	_, queued := telemetry.Start(ctx, "sandbox.queue")
 	res, end, err := sandbox.Begin(ctx, k.sem, &spec)
+	endSpan(queued, err)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +65,7 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 	key := k.pool.key(&spec)
 	wp := k.pool.take(ctx, key, &spec)
 	k.pool.counts(key, wp != nil)
+	sp.SetAttributes(attribute.Bool("sandboxrun.warm", wp != nil))
 	defer func() {
 		// Once this run has its Result and its Pod is deleted, the next
 		// run like it finds a Pod waiting; a Pod that did not start says
@@ -93,10 +102,15 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 		sess = k.openSession(name)
 	}
 	res.Started = true
+	sp := trace.SpanFromContext(ctx)
+	sp.SetAttributes(attribute.String("k8s.pod.name", name))
 	o := k.stream(ctx, spec, name, sess, log)
 	o.ImageID = imageID
 	o.Duration = time.Since(began)
 	o.out.Finish(res, o.Outcome)
+	eventAt(sp, "job sent", o.sentAt)
+	eventAt(sp, "first output byte", o.out.FirstOutputAt())
+	eventAt(sp, "result frame", o.out.ReportAt())
 	if spec.WorkspaceWritable && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
 		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
@@ -112,15 +126,22 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 // also when this fails.
 func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	cctx, sp := telemetry.Start(cctx, "pod.create")
 	_, err = k.client.Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
 	cancel()
 	if err != nil {
 		if apierrors.IsInvalid(err) {
-			return "", fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
+			err = fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
+		} else {
+			err = apiError("create sandbox pod", err)
 		}
-		return "", apiError("create sandbox pod", err)
+		endSpan(sp, err)
+		return "", err
 	}
-	st, err := k.waitContainer(ctx, pod.Name, running)
+	endSpan(sp, nil)
+	sctx, sp := telemetry.Start(ctx, "pod.start")
+	st, err := k.waitContainer(sctx, pod.Name, running)
+	endSpan(sp, err)
 	if err != nil {
 		return "", err
 	}
@@ -144,18 +165,19 @@ func (k *Kube) podParams(spec *sandbox.Spec) podParams {
 // streamed is what the attach (or the log fallback) gave.
 type streamed struct {
 	sandbox.Outcome
-	out   *sandbox.Output
-	files []sandbox.FileChange // what the workspace's hand-back changed
-	err   error
+	sentAt time.Time // when the job went out (zero: it did not)
+	out    *sandbox.Output
+	files  []sandbox.FileChange // what the workspace's hand-back changed
+	err    error
 }
 
 // stream sends the job over the session and reads frames until the
 // report, the end of the stream, the backstop or ctx. Without a report it
 // waits for the container to end and reads what it wrote from the Pod's
 // log.
-func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) streamed {
+func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) (s streamed) {
 	defer sess.stop()
-	s := streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
+	s = streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
 	jf, ch, err := k.jobFor(spec, log)
 	if err != nil {
 		s.err = err
@@ -181,6 +203,7 @@ func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess
 		}()
 	}
 	sess.send(job, then)
+	s.sentAt = time.Now()
 	heard := make(chan struct{}, 1)
 	decoded := make(chan error, 1)
 	go func() {
@@ -303,12 +326,14 @@ func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
 // deletePod deletes the Pod without waiting for it to go: the kubelet
 // stops it (after grace) and the API server removes it. A Pod already
 // gone is not an error.
-func (k *Kube) deletePod(ctx context.Context, name string, grace time.Duration) error {
+func (k *Kube) deletePod(ctx context.Context, name string, grace time.Duration) (err error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
 	defer cancel()
+	cctx, sp := telemetry.Start(cctx, "pod.delete")
+	defer func() { endSpan(sp, err) }()
 	secs := int64(grace.Seconds())
 	bg := metav1.DeletePropagationBackground
-	err := k.client.Pods(k.namespace).Delete(cctx, name, metav1.DeleteOptions{
+	err = k.client.Pods(k.namespace).Delete(cctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: &secs, PropagationPolicy: &bg,
 	})
 	if err == nil || apierrors.IsNotFound(err) {

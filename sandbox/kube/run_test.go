@@ -27,12 +27,13 @@ import (
 // fakeInit answers an attach as sandbox-init would: it reads the job and
 // writes frames. script decides what, per job.
 type fakeInit struct {
-	mu     sync.Mutex
-	jobs   []frame.Job
-	gone   map[string]chan struct{} // closed when the Pod is deleted
-	dead   map[string]bool          // Pods deleted
-	cut    int                      // attaches ended by their context while waiting for a job
-	script func(ctx context.Context, job frame.Job, stdout, stderr io.Writer) error
+	mu       sync.Mutex
+	jobs     []frame.Job
+	preludes []string                 // of warm Pods
+	gone     map[string]chan struct{} // closed when the Pod is deleted
+	dead     map[string]bool          // Pods deleted
+	cut      int                      // attaches ended by their context while waiting for a job
+	script   func(ctx context.Context, job frame.Job, stdout, stderr io.Writer) error
 }
 
 // deleted ends the attach to pod, as the container's end does.
@@ -68,7 +69,25 @@ func (f *fakeInit) Attach(ctx context.Context, _, pod, container string, stdin i
 	// like the real one.
 	decoded := make(chan error, 1)
 	var job frame.Job
-	go func() { decoded <- json.NewDecoder(stdin).Decode(&job) }()
+	go func() {
+		// A warm Pod's prelude comes first, as sandbox-init reads it.
+		dec := json.NewDecoder(stdin)
+		for {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				decoded <- err
+				return
+			}
+			if bytes.HasPrefix(raw, []byte(`{"prestart":`)) {
+				f.mu.Lock()
+				f.preludes = append(f.preludes, string(raw))
+				f.mu.Unlock()
+				continue
+			}
+			decoded <- json.Unmarshal(raw, &job)
+			return
+		}
+	}()
 	select {
 	case err := <-decoded:
 		if err != nil {

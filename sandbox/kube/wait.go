@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -54,7 +56,12 @@ func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (
 		return corev1.ContainerStatus{}, apiError("read sandbox pod", err)
 	}
 	last := pod
+	scheduled := false
 	for {
+		if !scheduled && podScheduled(last) {
+			scheduled = true
+			trace.SpanFromContext(ctx).AddEvent("pod scheduled", trace.WithAttributes(attribute.String("k8s.node.name", last.Spec.NodeName)))
+		}
 		if st, done, err := judge(last, cond); done {
 			return st, err
 		}
@@ -127,4 +134,14 @@ func startTimeout(name string, pod *corev1.Pod, cause error) error {
 		return fmt.Errorf("%w: pod %s not running in time (%s)", ErrPodStart, name, detail)
 	}
 	return fmt.Errorf("wait for sandbox pod %s: %w (%s)", name, cause, detail)
+}
+
+// podScheduled reports whether the scheduler has placed the Pod.
+func podScheduled(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

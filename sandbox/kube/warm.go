@@ -70,12 +70,20 @@ func (p *warmPool) start(ctx context.Context, tmpl sandbox.Spec) (*warmPod, erro
 	if err != nil {
 		return nil, err
 	}
-	pod := p.k.warmPodFor(&tmpl, warmRunIDPrefix+id, p.maxIdle)
+	tmpl.RunID = warmRunIDPrefix + id
+	pod := p.k.warmPodFor(&tmpl, tmpl.RunID, p.maxIdle)
 	w := &warmPod{name: pod.Name, created: time.Now()}
 	if w.imageID, err = p.k.startPod(ctx, pod); err != nil {
 		return w, err
 	}
 	w.sess = p.k.openSession(pod.Name)
+	if msg, ok := sandbox.Prelude(&tmpl, p.k.version); ok {
+		// Written before any job: the run that takes the Pod writes
+		// its job after this returns. The write waits for the attach.
+		if _, err := w.sess.stdin.Write(msg); err != nil {
+			return w, fmt.Errorf("send the prelude to a warm sandbox pod: %w", err)
+		}
+	}
 	return w, nil
 }
 
