@@ -11,6 +11,7 @@ package helm
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -171,23 +172,35 @@ func TestChartTemplateDefaults(t *testing.T) {
 		require.Empty(t, np.Spec.Egress)
 	})
 
-	t.Run("each replica's policy parses and names its own claim", func(t *testing.T) {
+	t.Run("each replica's policy parses", func(t *testing.T) {
 		var cm corev1.ConfigMap
 		objs.one(t, "ConfigMap", &cm)
 		require.Len(t, cm.Data, 2)
-		for i, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+		for _, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
 			pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
 			require.NoError(t, err, cm.Data[name+".yaml"])
 			require.Equal(t, policy.BackendKubernetes, pol.Backend.Name)
 			require.Equal(t, "agents", pol.Kubernetes.Namespace)
 			require.False(t, pol.Kubernetes.HostPathsAllowed(), "no hostPath on a cluster")
+			require.Equal(t, []policy.ClaimRule{{Name: "sandboxrun-skills", Path: "/srv/sandboxrun/skills"}}, pol.Kubernetes.Claims,
+				"writable sessions travel over the attach: no claim for them")
+			require.Equal(t, "/var/lib/sandboxrun/sessions/sessions", pol.Sessions.Root.Value)
+			require.True(t, pol.Sessions.Write.Value)
+			require.Equal(t, "none", pol.Network.Value, "the chart's default policy gives no sandbox a network")
+		}
+	})
+
+	t.Run("read-only sessions are mounted from each replica's own claim", func(t *testing.T) {
+		var cm corev1.ConfigMap
+		render(t, "--set", "policy.sessions.write=false").one(t, "ConfigMap", &cm)
+		for i, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+			pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+			require.NoError(t, err)
+			require.False(t, pol.Sessions.Write.Value)
 			require.Equal(t, []policy.ClaimRule{
 				{Name: "sandboxrun-skills", Path: "/srv/sandboxrun/skills"},
-				{Name: "sessions-rel-sandboxrun-" + string(rune('0'+i)), Path: "/var/lib/sandboxrun/sessions"},
+				{Name: fmt.Sprintf("sessions-rel-sandboxrun-%d", i), Path: "/var/lib/sandboxrun/sessions"},
 			}, pol.Kubernetes.Claims)
-			require.Equal(t, "/var/lib/sandboxrun/sessions/sessions", pol.Sessions.Root.Value)
-			require.False(t, pol.Sessions.Write.Value)
-			require.Equal(t, "none", pol.Network.Value, "the chart's default policy gives no sandbox a network")
 		}
 	})
 }

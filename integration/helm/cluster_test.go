@@ -125,16 +125,26 @@ func TestClusterTwoReplicas(t *testing.T) {
 	require.True(t, strings.HasPrefix(sess.ID, fullname+"-0-"), "the id names its owner: %s", sess.ID)
 	content := "made through replica 1\n"
 	api.do("PUT", replicaURL(1)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", content, 201)
+	// The run reads the upload and writes a file of its own: the
+	// workspace travels over the Pod's attach stream both ways.
 	var res struct {
 		ExitCode int    `json:"exit_code"`
 		Stdout   string `json:"stdout"`
 		Error    string `json:"error"`
+		Files    []struct {
+			Path   string `json:"path"`
+			Change string `json:"change"`
+		} `json:"files"`
 	}
 	api.json(api.do("POST", replicaURL(1)+"/v1/skills/hello/python",
-		`{"session": "`+sess.ID+`", "code": "print(open('notes/in.txt').read().upper(), end='')"}`, 200), &res)
+		`{"session": "`+sess.ID+`", "code": "s = open('notes/in.txt').read().upper(); open('notes/out.txt', 'w').write(s); print(s, end='')"}`, 200), &res)
 	require.Equal(t, 0, res.ExitCode, res.Error)
 	require.Equal(t, strings.ToUpper(content), res.Stdout)
+	require.Len(t, res.Files, 1)
+	require.Equal(t, "notes/out.txt", res.Files[0].Path)
+	require.Equal(t, "created", res.Files[0].Change)
 	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
+	require.Equal(t, strings.ToUpper(content), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/out.txt", "", 200)))
 
 	// The owner goes: its sessions answer 503 with Retry-After through
 	// the other replica (never 404), and are all there once it is back.
@@ -163,6 +173,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 	t.Logf("owner Pod deleted: its session answered 503 with Retry-After %d times, and 200 again after %s", n503, time.Since(deleted).Round(time.Millisecond))
 	api.waitReady(replicaURL(0))
 	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
+	require.Equal(t, strings.ToUpper(content), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/out.txt", "", 200)),
+		"what a run wrote is on the owner's claim after its Pod came back")
 
 	// An upgrade that changes a value rolls both replicas; the session is
 	// still there through either.

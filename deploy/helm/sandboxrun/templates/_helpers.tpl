@@ -59,17 +59,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/*
 The operator policy of one replica (its ordinal in .ordinal): the user's
-policy with the backend's keys set by the chart. Replicas differ only in
-the session claim they name (each mounts its own).
+policy with the backend's keys set by the chart. Writable sessions (the
+default) reach a run's Pod over its attach stream and need no claim;
+read-only ones (policy.sessions.write: false) are mounted into the Pod from
+the replica's own claim, so then the replicas' files differ in the claim
+they name.
 */}}
 {{- define "sandboxrun.policy" -}}
 {{- $v := .root.Values -}}
 {{- $pol := deepCopy (default dict $v.policy) -}}
 {{- $claims := list (dict "name" $v.skills.existingClaim "path" $v.skills.path) -}}
 {{- if $v.sessions.enabled -}}
+{{- $sessions := merge (dict "root" (printf "%s/sessions" $v.sessions.path)) (omit (default dict $pol.sessions) "root") -}}
+{{- if and (hasKey $sessions "write") (not $sessions.write) -}}
 {{- $claim := printf "sessions-%s-%d" (include "sandboxrun.fullname" .root) .ordinal -}}
 {{- $claims = append $claims (dict "name" $claim "path" $v.sessions.path) -}}
-{{- $sessions := merge (dict "root" (printf "%s/sessions" $v.sessions.path) "write" false) (omit (default dict $pol.sessions) "root" "write") -}}
+{{- end -}}
 {{- $_ := set $pol "sessions" $sessions -}}
 {{- end -}}
 {{- $kube := dict "namespace" (include "sandboxrun.sandboxNamespace" .root) "claims" $claims "host_paths" false -}}
