@@ -44,8 +44,8 @@ $(INIT): $(GO_SOURCES)
 images: build
 	$(SANDBOXRUN) images build --init $(INIT)
 
-# The server image (Dockerfile.server): a static sandboxrun on scratch, so
-# no registry or base is needed. SERVER_IMAGE names it; the chart's default
+# The server image (Dockerfile.server): a static sandboxrun and this host's
+# CA bundle on scratch, so no registry or base is needed. SERVER_IMAGE names it; the chart's default
 # image.repository and image.tag match.
 VERSION       := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' version.go)
 SERVER_IMAGE  ?= sandboxrun/server:$(VERSION)
@@ -53,8 +53,11 @@ SERVER_STATIC := $(BIN)/server-image/sandboxrun
 $(SERVER_STATIC): $(GO_SOURCES)
 	@mkdir -p $(dir $@)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ ./cmd/sandboxrun
+CA_BUNDLE     ?= /etc/ssl/certs/ca-certificates.crt
 server-image: $(SERVER_STATIC)
+	@[ -r $(CA_BUNDLE) ] || { echo "make: server-image needs a CA bundle at $(CA_BUNDLE) (Debian's ca-certificates), or CA_BUNDLE=FILE" >&2; exit 1; }
 	cp Dockerfile.server $(BIN)/server-image/Dockerfile
+	cp $(CA_BUNDLE) $(BIN)/server-image/ca-certificates.crt
 	docker build -q -t $(SERVER_IMAGE) $(BIN)/server-image
 
 demo: images
