@@ -45,8 +45,8 @@ images: build
 	$(SANDBOXRUN) images build --init $(INIT)
 
 # The server image (Dockerfile.server): a static sandboxrun and this host's
-# CA bundle on scratch, so no registry or base is needed. SERVER_IMAGE names it; the chart's default
-# image.repository and image.tag match.
+# CA bundle on scratch, so no registry or base is needed. SERVER_IMAGE
+# names it; the chart's default image.repository and image.tag match.
 VERSION       := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' version.go)
 SERVER_IMAGE  ?= sandboxrun/server:$(VERSION)
 SERVER_STATIC := $(BIN)/server-image/sandboxrun

@@ -110,7 +110,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "--wait=false")
 	})
 
-	c.helm("install", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml", "--wait", "--timeout", "4m")
+	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml", "--wait", "--timeout", "4m"}, runnerImage()...)...)
 	api := &client{t: t, token: token}
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
@@ -178,8 +178,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 
 	// An upgrade that changes a value rolls both replicas; the session is
 	// still there through either.
-	c.helm("upgrade", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml",
-		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m")
+	c.helm(append([]string{"upgrade", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml",
+		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"}, runnerImage()...)...)
 	c.kubectl("-n", namespace, "rollout", "status", "statefulset/"+fullname, "--timeout=3m")
 	args := c.kubectl("-n", namespace, "get", "pod", fullname+"-0", "-o", "jsonpath={.spec.containers[0].args}")
 	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
@@ -325,6 +325,15 @@ func (a *client) waitReady(base string) {
 		require.True(a.t, time.Now().Before(deadline), "%s/readyz: %d %s", base, status, body)
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// runnerImage passes $SANDBOXRUN_RUNNER_IMAGE (the image the cluster was
+// loaded with) to the chart when it is set.
+func runnerImage() []string {
+	if ref := os.Getenv("SANDBOXRUN_RUNNER_IMAGE"); ref != "" {
+		return []string{"--set", "runnerImage=" + ref}
+	}
+	return nil
 }
 
 func randomBytes(t *testing.T, n int) []byte {
