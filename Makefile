@@ -177,6 +177,7 @@ fuzz:
 	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+	$(GO) test ./session/ -run '^$$' -fuzz FuzzApplyChanges -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzIDReplica -fuzztime $(FUZZTIME)
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzReplicasDecide -fuzztime $(FUZZTIME)

@@ -76,6 +76,7 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 		MaxTotalBytes: int64(r.MaxTotalBytes.Value),
 		MaxFiles:      int(r.MaxFiles.Value),
 		MaxDepth:      int(r.MaxDepth.Value),
+		MaxSnapshots:  int(r.MaxSnapshots.Value),
 	}
 	st, err := session.Open(abs, lim, session.WithLogger(cfg.Logger), session.WithReplica(cfg.Replica))
 	if err != nil {

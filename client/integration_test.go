@@ -325,6 +325,27 @@ func TestAgainstServer(t *testing.T) {
 			got, err := c.Session(ctx, s.ID)
 			require.NoError(t, err)
 			require.Positive(t, got.BytesUsed)
+
+			snap, err := c.CreateSnapshot(ctx, s.ID, "before")
+			require.NoError(t, err)
+			require.Equal(t, "before", snap.Label)
+			require.NoError(t, c.DeleteFile(ctx, s.ID, "made.txt"))
+			fork, err := c.Fork(ctx, s.ID, snap.ID, 0)
+			require.NoError(t, err)
+			defer func() { _ = c.DeleteSession(context.WithoutCancel(ctx), fork.ID) }()
+			_, err = c.Restore(ctx, s.ID, snap.ID)
+			require.NoError(t, err)
+			for _, id := range []string{s.ID, fork.ID} {
+				rc, err := c.GetFile(ctx, id, "made.txt")
+				require.NoError(t, err, "restored and forked")
+				rc.Close()
+			}
+			snaps, err := c.Snapshots(ctx, s.ID)
+			require.NoError(t, err)
+			require.Len(t, snaps, 1)
+			require.NoError(t, c.DeleteSnapshot(ctx, s.ID, snap.ID))
+			_, err = c.Restore(ctx, s.ID, snap.ID)
+			require.ErrorIs(t, err, ErrNotFound)
 			return nil
 		})
 		require.NoError(t, err)

@@ -1,7 +1,7 @@
 package client
 
 // operation is one endpoint of the HTTP API: its method and path pattern,
-// with {name}, {id} and {path} filled in per call. The table is keyed by
+// with {name}, {id}, {snap} and {path} filled in per call. The table is keyed by
 // the spec's operationId, so a test can hold it against server/openapi.json.
 type operation struct {
 	method string
@@ -9,23 +9,27 @@ type operation struct {
 }
 
 var operations = map[string]operation{
-	"healthz":       {"GET", "/healthz"},
-	"readyz":        {"GET", "/readyz"},
-	"metrics":       {"GET", "/metrics"},
-	"openapi":       {"GET", "/v1/openapi.json"},
-	"listSkills":    {"GET", "/v1/skills"},
-	"activateSkill": {"GET", "/v1/skills/{name}"},
-	"run":           {"POST", "/v1/skills/{name}/run"},
-	"exec":          {"POST", "/v1/skills/{name}/exec"},
-	"python":        {"POST", "/v1/skills/{name}/python"},
-	"explain":       {"POST", "/v1/skills/{name}/explain"},
-	"createSession": {"POST", "/v1/sessions"},
-	"listSessions":  {"GET", "/v1/sessions"},
-	"getSession":    {"GET", "/v1/sessions/{id}"},
-	"deleteSession": {"DELETE", "/v1/sessions/{id}"},
-	"listFiles":     {"GET", "/v1/sessions/{id}/files"},
-	"putTar":        {"PUT", "/v1/sessions/{id}/files"},
-	"putFile":       {"PUT", "/v1/sessions/{id}/files/{path}"},
-	"getFile":       {"GET", "/v1/sessions/{id}/files/{path}"},
-	"deleteFile":    {"DELETE", "/v1/sessions/{id}/files/{path}"},
+	"healthz":         {"GET", "/healthz"},
+	"readyz":          {"GET", "/readyz"},
+	"metrics":         {"GET", "/metrics"},
+	"openapi":         {"GET", "/v1/openapi.json"},
+	"listSkills":      {"GET", "/v1/skills"},
+	"activateSkill":   {"GET", "/v1/skills/{name}"},
+	"run":             {"POST", "/v1/skills/{name}/run"},
+	"exec":            {"POST", "/v1/skills/{name}/exec"},
+	"python":          {"POST", "/v1/skills/{name}/python"},
+	"explain":         {"POST", "/v1/skills/{name}/explain"},
+	"createSession":   {"POST", "/v1/sessions"},
+	"listSessions":    {"GET", "/v1/sessions"},
+	"getSession":      {"GET", "/v1/sessions/{id}"},
+	"deleteSession":   {"DELETE", "/v1/sessions/{id}"},
+	"createSnapshot":  {"POST", "/v1/sessions/{id}/snapshots"},
+	"listSnapshots":   {"GET", "/v1/sessions/{id}/snapshots"},
+	"deleteSnapshot":  {"DELETE", "/v1/sessions/{id}/snapshots/{snap}"},
+	"restoreSnapshot": {"POST", "/v1/sessions/{id}/restore"},
+	"listFiles":       {"GET", "/v1/sessions/{id}/files"},
+	"putTar":          {"PUT", "/v1/sessions/{id}/files"},
+	"putFile":         {"PUT", "/v1/sessions/{id}/files/{path}"},
+	"getFile":         {"GET", "/v1/sessions/{id}/files/{path}"},
+	"deleteFile":      {"DELETE", "/v1/sessions/{id}/files/{path}"},
 }

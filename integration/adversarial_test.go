@@ -132,7 +132,7 @@ except OSError as e:
     print("prog:", e.strerror)
 PY
 `)
-	spec.Workspace, spec.WorkspaceWritable = ws, true
+	writable(t, &spec, ws)
 	res := run(t, spec)
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
 	require.Equal(t, "prog: Permission denied\n", res.Stdout)

@@ -139,7 +139,7 @@ with open("out/deep/result.txt", "w") as f:
 with open("input.txt", "a") as f:
     f.write(" and sandbox")
 `)
-	spec.Workspace, spec.WorkspaceWritable = ws, true
+	writable(t, &spec, ws)
 	res := run(t, spec)
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
 	require.Equal(t, "from host\n", res.Stdout)

@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -81,6 +82,63 @@ print(written, full)
 	}
 	require.Equal(t, info.BytesUsed, used, "bytes_used is what the files hold")
 	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
+}
+
+// TestSessionAtItsQuotaStillRuns: a session whose files fill its quota
+// still runs: reading and printing work, writing fails with ENOSPC, and
+// nothing answers 500.
+func TestSessionAtItsQuotaStillRuns(t *testing.T) {
+	t.Parallel()
+	const quota = 1 << 20
+	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
+	srv := startSessionServer(t, "", "--policy", pol)
+	s := srv.create(t, "")
+	srv.put(t, s.ID, "full.bin", randomBytes(t, quota))
+	before := treeDigest(t, srv.workspace(s.ID))
+
+	res := srv.python(t, s.ID, `
+import errno, os
+print(os.path.getsize("full.bin"))
+try:
+    with open("more.bin", "wb") as f:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+    print("wrote")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+if os.path.exists("more.bin"):
+    os.remove("more.bin")
+`)
+	require.True(t, res.Success, res.Stderr)
+	require.Equal(t, "1048576\nENOSPC\n", res.Stdout)
+	require.Empty(t, res.Files)
+	require.Equal(t, before, treeDigest(t, srv.workspace(s.ID)))
+	require.EqualValues(t, quota, srv.info(t, s.ID).BytesUsed)
+}
+
+// TestSessionRunPastTheQuotaIs413: a run that writes more than the
+// session's quota leaves room for (the volume keeps a few pages past a
+// nearly full session's files) has its changes refused whole with 413 and
+// the Result, never a 500, and the session is as it was.
+func TestSessionRunPastTheQuotaIs413(t *testing.T) {
+	t.Parallel()
+	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
+	srv := startSessionServer(t, "", "--policy", pol)
+	s := srv.create(t, "")
+	srv.put(t, s.ID, "almost.bin", randomBytes(t, 1<<20-8<<10))
+	before := treeDigest(t, srv.workspace(s.ID))
+	c := srv.pythonCall(t, s.ID, `open("more.bin", "wb").write(b"x" * 12288); print("wrote")`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, c.status, c.String())
+	require.Contains(t, string(c.body), "sessions.quota", "the refusal names the limit and how to raise it")
+	var body struct {
+		Result sandbox.Result `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(c.body, &body))
+	require.Equal(t, "wrote\n", body.Result.Stdout, "the body carries the run's Result")
+	require.Equal(t, before, treeDigest(t, srv.workspace(s.ID)))
+	require.Empty(t, tempNames(t, srv.workspace(s.ID)))
+	res := srv.python(t, s.ID, `print("still runs")`)
+	require.True(t, res.Success, res.Stderr)
 }
 
 func b2i(b bool) int64 {

@@ -39,7 +39,7 @@ else:
     os.remove("in.txt")
 print(json.dumps({"seen": seen, "container": [l.split()[3] for l in open("/proc/self/mountinfo") if l.split()[4] == "/etc/hostname"]}))
 `)
-	spec.Workspace, spec.WorkspaceWritable = ws, true
+	writable(t, &spec, ws)
 	spec.Limits.WorkspaceWriteBytes = 64 << 20
 	run := func(step string) (*sandbox.Result, map[string]any) {
 		s := spec

@@ -136,6 +136,9 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	mcpsdk.AddTool(srv, tools[ToolWriteFile], h.writeFile)
 	mcpsdk.AddTool(srv, tools[ToolReadFile], h.readFile)
 	mcpsdk.AddTool(srv, tools[ToolListFiles], h.listFiles)
+	mcpsdk.AddTool(srv, tools[ToolSnapshot], h.snapshotWorkspace)
+	mcpsdk.AddTool(srv, tools[ToolRestore], h.restoreWorkspace)
+	mcpsdk.AddTool(srv, tools[ToolSnapshots], h.listSnapshots)
 	h.addResources(srv)
 	return srv
 }

@@ -139,6 +139,10 @@ func Tools() []*mcpsdk.Tool {
 		newTool[WriteFileInput, session.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
 		newTool[ReadFileInput, ReadFileOutput](ToolReadFile, "Read a file of the workspace", descReadFile, readOnly),
 		newTool[ListFilesInput, ListFilesOutput](ToolListFiles, "List the workspace's files", descListFiles, readOnly),
+		newTool[SnapshotInput, session.Snapshot](ToolSnapshot, "Snapshot the workspace", descSnapshot, nil),
+		newTool[RestoreInput, RestoreOutput](ToolRestore, "Restore the workspace from a snapshot", descRestore,
+			&mcpsdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}),
+		newTool[ListSnapshotsInput, ListSnapshotsOutput](ToolSnapshots, "List the workspace's snapshots", descSnapshots, readOnly),
 	}
 }
 

@@ -88,6 +88,9 @@ type files interface {
 	get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error)
 	list(req *mcpsdk.CallToolRequest, sub string) ([]session.Entry, error)
 	runIn(req *mcpsdk.CallToolRequest, r *sandboxrun.Request) error
+	snapshot(req *mcpsdk.CallToolRequest, label string) (session.Snapshot, error)
+	restore(req *mcpsdk.CallToolRequest, snap string) error
+	snapshots(req *mcpsdk.CallToolRequest) ([]session.Snapshot, error)
 }
 
 func (w *workspaces) put(req *mcpsdk.CallToolRequest, p string, data []byte) (session.FileInfo, error) {

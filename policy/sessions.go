@@ -17,6 +17,7 @@ const (
 	DefaultSessionsTotal    = 10 << 30
 	DefaultSessionMaxFiles  = 10000
 	DefaultSessionMaxDepth  = 32
+	DefaultSessionSnapshots = 16
 )
 
 // SessionRules govern the sessions a server keeps for remote callers: a
@@ -29,7 +30,8 @@ const (
 //	  max_ttl: 24h           # the longest ttl a caller may ask for
 //	  quota: 1Gi             # bytes one session's files may take
 //	  max_per_token: 32      # sessions one bearer token may hold
-//	  max_total_bytes: 10Gi  # all sessions' files together
+//	  max_total_bytes: 10Gi  # all sessions' files together (snapshots' own included)
+//	  max_snapshots: 16      # snapshots one session may keep
 type SessionRules struct {
 	Root          Setting[string]   `yaml:"root" json:"root"`
 	Write         Setting[bool]     `yaml:"write" json:"write"`
@@ -40,9 +42,10 @@ type SessionRules struct {
 	MaxTotalBytes Setting[Size]     `yaml:"max_total_bytes" json:"max_total_bytes"`
 	MaxFiles      Setting[Count]    `yaml:"max_files" json:"max_files"`
 	MaxDepth      Setting[Count]    `yaml:"max_depth" json:"max_depth"`
+	MaxSnapshots  Setting[Count]    `yaml:"max_snapshots" json:"max_snapshots"`
 }
 
-var sessionKeys = []string{"root", "write", "ttl", "max_ttl", "quota", "max_per_token", "max_total_bytes", "max_files", "max_depth"}
+var sessionKeys = []string{"root", "write", "ttl", "max_ttl", "quota", "max_per_token", "max_total_bytes", "max_files", "max_depth", "max_snapshots"}
 
 // UnmarshalYAML refuses unknown keys.
 func (r *SessionRules) UnmarshalYAML(n *yaml.Node) error {
@@ -67,6 +70,7 @@ func (r *SessionRules) setBuiltins() {
 	r.MaxTotalBytes.orBuiltin(Size(DefaultSessionsTotal))
 	r.MaxFiles.orBuiltin(Count(DefaultSessionMaxFiles))
 	r.MaxDepth.orBuiltin(Count(DefaultSessionMaxDepth))
+	r.MaxSnapshots.orBuiltin(Count(DefaultSessionSnapshots))
 }
 
 func (r *SessionRules) validate() []error {
@@ -112,5 +116,6 @@ func (r *SessionRules) entries() []Entry {
 		{"sessions.max_total_bytes", r.MaxTotalBytes.Value.String(), r.MaxTotalBytes.from()},
 		{"sessions.max_files", r.MaxFiles.Value.String(), r.MaxFiles.from()},
 		{"sessions.max_depth", r.MaxDepth.Value.String(), r.MaxDepth.from()},
+		{"sessions.max_snapshots", r.MaxSnapshots.Value.String(), r.MaxSnapshots.from()},
 	}
 }

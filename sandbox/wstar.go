@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // A writable workspace reaches a sandbox as a copy the backend sends in: a
@@ -28,7 +29,7 @@ func TreeSize(root string, limit int64) (int64, error) {
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case errors.Is(err, fs.ErrPermission) && p != root:
-			return skipUnreadable(d) // not copied either (WriteTree)
+			return skipUnreadable(d) // not Copied either (WriteTree)
 		case err != nil:
 			return err
 		}
@@ -58,13 +59,26 @@ func skipUnreadable(d fs.DirEntry) error {
 	return nil
 }
 
+// Copied is what the copy into the sandbox held at a path, to tell what
+// the script changed.
+type Copied struct {
+	Typ    byte // tar.TypeDir, TypeReg or TypeSymlink
+	Size   int64
+	Perm   int64
+	MTime  time.Time
+	Target string
+	// RootOwned: a set-id file of the caller's, shared read-only and
+	// owned by root, so the script could replace it but not change it.
+	RootOwned bool
+}
+
 // WriteTree writes root's folders, regular files and symlinks (never
 // followed) as a tar stream with paths relative to root, owned by uid:gid
-// (the sandbox user), set-id bits dropped, and returns the relative paths of
-// the files and links written.
-func WriteTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) {
+// (the sandbox user), set-id bits dropped, and returns what it wrote, by
+// relative path.
+func WriteTree(w io.Writer, root string, uid, gid int) (map[string]Copied, error) {
 	tw := tar.NewWriter(w)
-	seen := map[string]bool{}
+	seen := map[string]Copied{}
 	// Files are opened through the root, so a symlink swapped in during
 	// the walk cannot lead outside it.
 	dir, err := os.OpenRoot(root)
@@ -94,6 +108,7 @@ func WriteTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 		switch {
 		case d.IsDir():
 			h.Typeflag, h.Name = tar.TypeDir, rel+"/"
+			seen[rel] = Copied{Typ: tar.TypeDir, Perm: h.Mode}
 			return tw.WriteHeader(h)
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := dir.Readlink(rel)
@@ -108,12 +123,12 @@ func WriteTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 				return nil
 			}
 			h.Typeflag, h.Linkname = tar.TypeSymlink, target
-			seen[rel] = true
+			seen[rel] = Copied{Typ: tar.TypeSymlink, Target: target}
 			return tw.WriteHeader(h)
 		case d.Type().IsRegular():
 			if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
 				// The caller's set-id files are shared read-only and
-				// owned by root, and never handed back (readTree).
+				// owned by root.
 				h.Uid, h.Gid, h.Mode = 0, 0, int64(fi.Mode().Perm()&0o555)
 			}
 			f, err := dir.Open(rel)
@@ -131,7 +146,7 @@ func WriteTree(w io.Writer, root string, uid, gid int) (map[string]bool, error) 
 			if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			seen[rel] = true
+			seen[rel] = Copied{Typ: tar.TypeReg, Size: fi.Size(), Perm: h.Mode, MTime: fi.ModTime(), RootOwned: h.Uid == 0}
 		}
 		return nil // sockets, devices, fifos stay behind
 	})

@@ -41,7 +41,8 @@ func (n resolverTable) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 func upstream(t *testing.T) (port string) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "hello %s", r.URL.Path)
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "hello %s", r.URL.Path) //nolint:gosec // plain text to the case's own client on loopback
 	}))
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)

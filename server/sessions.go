@@ -37,6 +37,10 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 	route("GET /v1/sessions", s.listSessions)
 	route("GET /v1/sessions/{id}", s.getSession)
 	route("DELETE /v1/sessions/{id}", s.deleteSession)
+	route("POST /v1/sessions/{id}/snapshots", s.createSnapshot)
+	route("GET /v1/sessions/{id}/snapshots", s.listSnapshots)
+	route("DELETE /v1/sessions/{id}/snapshots/{snap}", s.deleteSnapshot)
+	route("POST /v1/sessions/{id}/restore", s.restoreSnapshot)
 	route("GET /v1/sessions/{id}/files", s.listFiles)
 	route("PUT /v1/sessions/{id}/files", s.putTar)
 	route("PUT /v1/sessions/{id}/files/{path...}", s.putFile)
@@ -50,7 +54,7 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 func sessionStatus(err error) int {
 	var lim *session.LimitError
 	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound):
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
 		errors.Is(err, errBadRequest):
@@ -63,6 +67,8 @@ func sessionStatus(err error) int {
 			return http.StatusTooManyRequests
 		case "sessions.max_ttl", "sessions.max_depth":
 			return http.StatusBadRequest
+		case session.LimitSnapshots:
+			return http.StatusConflict // delete a snapshot first
 		}
 		return http.StatusRequestEntityTooLarge
 	}
@@ -73,7 +79,7 @@ func sessionStatus(err error) int {
 // answered by sessionStatus.
 func isSessionError(err error) bool {
 	for _, e := range []error{session.ErrNotFound, session.ErrFileNotFound, session.ErrBadPath, session.ErrBadTar,
-		session.ErrBadTTL, session.ErrNotFile, session.ErrLimit} {
+		session.ErrBadTTL, session.ErrNotFile, session.ErrLimit, session.ErrSnapshotNotFound} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -83,7 +89,11 @@ func isSessionError(err error) bool {
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	var body struct {
-		TTL json.RawMessage `json:"ttl"`
+		TTL  json.RawMessage `json:"ttl"`
+		From *struct {
+			Session  string `json:"session"`
+			Snapshot string `json:"snapshot"`
+		} `json:"from"`
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
 	if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
@@ -92,7 +102,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *sessi
 		err = dec.Decode(&body)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"ttl\": \"30m\"} or empty: %v", err))
+		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
+		return
+	}
+	if body.From != nil && body.From.Session == "" {
+		writeError(w, http.StatusBadRequest, badRequest("from: name the session to fork, {\"from\": {\"session\": ID}}, with its \"snapshot\" to fork that instead"))
 		return
 	}
 	ttl, err := execBody{Timeout: body.TTL}.timeout()
@@ -100,7 +114,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *sessi
 		writeError(w, http.StatusBadRequest, badRequest("ttl: give seconds (1800) or a duration (\"30m\")"))
 		return
 	}
-	info, err := st.Create(owner(r), ttl)
+	var info session.Info
+	if body.From != nil {
+		info, err = st.Fork(owner(r), body.From.Session, body.From.Snapshot, ttl)
+	} else {
+		info, err = st.Create(owner(r), ttl)
+	}
 	if err != nil {
 		writeError(w, sessionStatus(err), err)
 		return

@@ -39,7 +39,7 @@ func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.Fi
 	defer closeRoot(ws)
 	c := s.newCharger(ss, 0)
 	changes, delta, err := applyLayer(ctx, ws, layer, layerConfig{
-		maxDepth: s.lim.MaxDepth, maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,
+		maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,
 	})
 	c.settle(changes != nil, delta, 0)
 	return changes, err
@@ -53,15 +53,14 @@ const folderMaxEntries = 1 << 20
 // ApplyChanges applies a run's change layer (see sandbox.ChangeApplier) to
 // the folder, with the guards of a session (reserved temp names, no link
 // followed, files replaced whole) but no quota: the run's write cap
-// bounded what it wrote. Paths are bounded by MaxPathBytes alone, since a
-// project's tree may be deeper than sessions.max_depth. A Folder opened
+// bounded what it wrote. A Folder opened
 // read-only refuses it with ErrReadOnly.
 func (f *Folder) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.FileChange, error) {
 	if !f.writable {
 		return nil, fmt.Errorf("%w: a run's changes were not applied to %s: the folder was opened read-only", ErrReadOnly, f.dir)
 	}
 	changes, _, err := applyLayer(ctx, f.root, layer, layerConfig{
-		maxDepth: MaxPathBytes / 2, maxEntries: folderMaxEntries, b: unmetered{},
+		maxEntries: folderMaxEntries, b: unmetered{},
 	})
 	return changes, err
 }

@@ -25,6 +25,9 @@ var (
 	ErrFileNotFound = errors.New("file not found")
 	// ErrBadTTL: a requested TTL is negative.
 	ErrBadTTL = errors.New("bad ttl")
+	// ErrSnapshotNotFound: no such snapshot of the session (or the
+	// session is another owner's).
+	ErrSnapshotNotFound = errors.New("snapshot not found")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("session store closed")
 )
@@ -87,6 +90,7 @@ const (
 	LimitMaxFiles   = "sessions.max_files"
 	LimitMaxDepth   = "sessions.max_depth"
 	LimitMaxTTL     = "sessions.max_ttl"
+	LimitSnapshots  = "sessions.max_snapshots"
 )
 
 func quotaError(q int64) *LimitError {

@@ -88,8 +88,8 @@ func FuzzPutTar(f *testing.F) {
 		}
 		requireNoTemp(t, s, id)
 		names, _ := os.ReadDir(filepath.Join(dir, "root"))
-		if len(names) != 2 {
-			t.Fatalf("the root holds %d entries, want meta and ws", len(names))
+		if len(names) != 3 {
+			t.Fatalf("the root holds %d entries, want meta, ws and snaps", len(names))
 		}
 	})
 }

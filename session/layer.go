@@ -64,7 +64,6 @@ type budget interface {
 
 // layerConfig is what differs between the owners of a workspace.
 type layerConfig struct {
-	maxDepth   int
 	maxEntries int
 	y          durability
 	b          budget
@@ -158,7 +157,7 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 	dir, base := path.Split(name)
 	dir = strings.TrimSuffix(dir, "/")
 	if dir != "" {
-		if _, err := CheckPath(dir, cfg.maxDepth); err != nil {
+		if _, err := layerPath(dir); err != nil {
 			return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
 		}
 	}
@@ -168,13 +167,13 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 		return nil
 	case strings.HasPrefix(base, sandbox.WhiteoutPrefix):
 		gone := path.Join(dir, strings.TrimPrefix(base, sandbox.WhiteoutPrefix))
-		if _, err := CheckPath(gone, cfg.maxDepth); err != nil {
+		if _, err := layerPath(gone); err != nil {
 			return fmt.Errorf("%w: entry %d (a whiteout): %w", ErrBadLayer, i, err)
 		}
 		p.whiteouts[gone] = true
 		return nil
 	}
-	clean, err := CheckPath(name, cfg.maxDepth)
+	clean, err := layerPath(name)
 	if err != nil {
 		return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
 	}
@@ -190,7 +189,7 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 	case tar.TypeLink:
 		// A hard link in the layer: its own copy of an earlier file of
 		// the layer (links never reach outside what the layer wrote).
-		src, err := CheckPath(strings.TrimSuffix(strings.TrimPrefix(hdr.Linkname, "./"), "/"), cfg.maxDepth)
+		src, err := layerPath(strings.TrimSuffix(strings.TrimPrefix(hdr.Linkname, "./"), "/"))
 		if err != nil || p.ops[src] == nil || p.ops[src].kind != 'f' {
 			return layerError(i, hdr.Name, "a hard link to %q, which is no earlier file of the layer", hdr.Linkname)
 		}
@@ -288,6 +287,26 @@ func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage 
 	}
 	op.sum = hex.EncodeToString(h.Sum(nil))
 	return nil
+}
+
+// layerPath checks a name in a layer: a clean relative slash path of real
+// file names (no empty, "." or ".." element, no NUL, each at most
+// NAME_MAX bytes, all of it at most MaxPathBytes). It is looser than
+// CheckPath on purpose: a run may name its files as Linux allows (a
+// backslash, a newline, a "%2e", deeper than sessions.max_depth), and
+// refusing those would lose all its changes; what matters here is that
+// each element names one entry inside the workspace, which this ensures
+// (every operation then takes one element at a time on a folder handle).
+func layerPath(p string) (string, error) {
+	if p == "" || len(p) > MaxPathBytes || strings.IndexByte(p, 0) >= 0 || strings.HasPrefix(p, "/") {
+		return "", badPath(shorten(p), "not a relative path of at most %d bytes without NUL", MaxPathBytes)
+	}
+	for _, e := range strings.Split(p, "/") {
+		if e == "" || e == "." || e == ".." || len(e) > maxNameBytes {
+			return "", badPath(shorten(p), "an element is empty, \".\", \"..\" or over %d bytes", maxNameBytes)
+		}
+	}
+	return p, nil
 }
 
 // setTimes sets name's modification time in r, never following a link.

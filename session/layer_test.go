@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -128,6 +129,12 @@ func TestApplyChanges(t *testing.T) {
 			a, b := statT(t, filepath.Join(ws, "a")), statT(t, filepath.Join(ws, "b"))
 			require.False(t, os.SameFile(a, b), "the two names must not share an inode")
 		},
+	}, {
+		name: "names a run may give its files are kept, however odd",
+		layer: []tarFile{{name: "back\\slash", body: "1"}, {name: "new\nline", body: "2"}, {name: "%2e%2e", body: "3"},
+			{name: strings.Repeat("d/", 40) + "deep", body: "4"}},
+		want: []sandbox.FileChange{change("%2e%2e", sandbox.FileCreated, "3"), change("back\\slash", sandbox.FileCreated, "1"),
+			change(strings.Repeat("d/", 40)+"deep", sandbox.FileCreated, "4"), change("new\nline", sandbox.FileCreated, "2")},
 	}, {
 		name:  "the store's reserved names are skipped",
 		layer: []tarFile{{name: TempPrefix + "x", body: "hidden"}, {name: "d/" + TempPrefix + "y/z", body: "hidden"}},

@@ -106,6 +106,10 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		// name in it was made by a run (to hide bytes from the quota, say)
 		// or left by a crash, and goes.
 		used, entries, err = s.usage(ss.id, true)
+		if _, serr := s.snapDir.Lstat(ss.id); serr == nil {
+			// Files the run replaced may now be its snapshots' alone.
+			s.recountSnapBytes(ss)
+		}
 	}
 	s.mu.Lock()
 	save := false

@@ -39,7 +39,7 @@ func (s *Store) Delete(owner, id string) error {
 func (s *Store) unlinkLocked(ss *sess) {
 	ss.deleted = true
 	delete(s.sessions, ss.id)
-	s.total -= ss.used // pending bytes leave the total when their writers finish
+	s.total -= ss.used + ss.snapBytes // pending bytes leave the total when their writers finish
 	ss.cancel()
 	close(ss.gone)
 }
@@ -54,6 +54,9 @@ func (s *Store) removeFiles(id string) error {
 		errs = append(errs, err)
 	}
 	if err := s.wsDir.RemoveAll(id); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.snapDir.RemoveAll(id); err != nil { // its snapshots go with it
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

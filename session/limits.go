@@ -26,6 +26,8 @@ type Limits struct {
 	MaxFiles int
 	// MaxDepth bounds the number of elements of a path (default 32).
 	MaxDepth int
+	// MaxSnapshots bounds the snapshots one session keeps (default 16).
+	MaxSnapshots int
 }
 
 // Defaults of Limits, in one place.
@@ -37,6 +39,7 @@ const (
 	DefaultMaxTotalBytes = int64(10) << 30
 	DefaultMaxFiles      = 10000
 	DefaultMaxDepth      = 32
+	DefaultMaxSnapshots  = 16
 )
 
 // WithDefaults returns l with every zero (or negative) field set to its
@@ -66,6 +69,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxSnapshots <= 0 {
+		l.MaxSnapshots = DefaultMaxSnapshots
 	}
 	return l
 }

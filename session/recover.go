@@ -43,6 +43,49 @@ func (s *Store) recover() error {
 			}
 		}
 	}
+	return s.recoverSnapshots()
+}
+
+// recoverSnapshots removes the snapshots of sessions that are gone, and
+// what an interrupted snapshot or deletion left: a staging folder, files
+// without metadata, metadata without files. It counts what the snapshots
+// alone hold.
+func (s *Store) recoverSnapshots() error {
+	log := s.opt.logger
+	names, err := readDirNames(s.snapDir)
+	if err != nil {
+		return err
+	}
+	for _, id := range names {
+		ss, ok := s.sessions[id]
+		if !ok {
+			log.Info("removing snapshots of a session that is gone", "session_id", id)
+			_ = s.snapDir.RemoveAll(id)
+			continue
+		}
+		dir, err := s.snapDir.OpenRoot(id)
+		if err != nil {
+			continue
+		}
+		kept := map[string]bool{}
+		snaps, err := s.readSnapshots(id)
+		if err == nil {
+			for _, m := range snaps {
+				if fi, err := dir.Lstat(m.ID); err == nil && fi.IsDir() {
+					kept[m.ID], kept[m.ID+".json"] = true, true
+				}
+			}
+		}
+		entries, _ := readDirNames(dir)
+		for _, name := range entries {
+			if !kept[name] {
+				log.Info("removing an interrupted snapshot", "session_id", id, "name", name)
+				_ = dir.RemoveAll(name)
+			}
+		}
+		closeRoot(dir)
+		s.recountSnapBytes(ss)
+	}
 	return nil
 }
 

@@ -33,6 +33,7 @@ type sess struct {
 	used      int64     // bytes of regular files
 	entries   int       // files, folders, links
 	pending   int64     // bytes charged by writes in flight
+	snapBytes int64     // bytes its snapshots alone hold (in the total, not the quota)
 	busy      bool      // lock held (a lease or a file mutation)
 	deleted   bool
 
@@ -54,6 +55,13 @@ type Info struct {
 
 // Create makes a session for owner with the idle TTL ttl (0: Limits.TTL).
 func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
+	return s.create(owner, ttl, nil)
+}
+
+// create makes a session; fill, when set, puts its first files into its
+// workspace before it exists for anyone, and returns their bytes and
+// entries.
+func (s *Store) create(owner string, ttl time.Duration, fill func(ws *os.Root) (int64, int, error)) (Info, error) {
 	switch {
 	case ttl < 0:
 		return Info{}, fmt.Errorf("%w: %v is negative: give a positive duration such as 30m, or none for the default %v", ErrBadTTL, ttl, s.lim.TTL)
@@ -87,16 +95,23 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 
 	ss := newSess(NewID(s.opt.replica), owner, now, now, ttl)
 	ss.savedUsed = now
-	err := s.makeSession(ss)
+	err := s.makeSession(ss, fill)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.creating[owner]--; s.creating[owner] == 0 {
 		delete(s.creating, owner)
 	}
+	if err == nil && s.total+ss.used > s.lim.MaxTotalBytes {
+		err = totalError(s.lim.MaxTotalBytes)
+	}
 	if err != nil {
+		if fill != nil {
+			_ = s.removeFiles(ss.id)
+		}
 		return Info{}, err
 	}
+	s.total += ss.used
 	s.sessions[ss.id] = ss
 	return s.infoLocked(ss), nil
 }
@@ -104,11 +119,18 @@ func (s *Store) Create(owner string, ttl time.Duration) (Info, error) {
 // makeSession writes a new session to disk: folder first, metadata second,
 // so a crash in between leaves a folder without metadata, which Open
 // removes.
-func (s *Store) makeSession(ss *sess) error {
+func (s *Store) makeSession(ss *sess, fill func(ws *os.Root) (int64, int, error)) error {
 	if err := s.wsDir.Mkdir(ss.id, dirPerm); err != nil {
 		return fmt.Errorf("creating session folder under %s: %w", s.root, err)
 	}
 	err := chmodNoFollow(s.wsDir, ss.id, dirPerm|os.ModeDir)
+	if err == nil && fill != nil {
+		var ws *os.Root
+		if ws, err = s.wsDir.OpenRoot(ss.id); err == nil {
+			ss.used, ss.entries, err = fill(ws)
+			closeRoot(ws)
+		}
+	}
 	if err != nil {
 		err = fmt.Errorf("creating session folder under %s: %w", s.root, err)
 	} else {

@@ -14,6 +14,9 @@ import (
 //	<root>/meta/          0700: <id>.json per session, and the lock file
 //	<root>/ws/            0711: not listable, so ids cannot be read off it
 //	<root>/ws/<id>/       0755: the session's workspace (its /workspace)
+//	<root>/snaps/         0700: <id>/<snap>/ a snapshot's files (hard links
+//	                      to the workspace's while neither changed), and
+//	                      <id>/<snap>.json its metadata
 //
 // All methods are safe for concurrent use. One process at a time may open
 // a root (an flock on meta/lock).
@@ -24,6 +27,7 @@ type Store struct {
 
 	metaDir *os.Root
 	wsDir   *os.Root
+	snapDir *os.Root
 	lock    *os.File
 
 	mu       sync.Mutex
@@ -72,7 +76,7 @@ func (s *Store) openDirs() error {
 	for _, d := range []struct {
 		name string
 		perm os.FileMode
-	}{{"meta", 0o700}, {"ws", 0o711}} {
+	}{{"meta", 0o700}, {"ws", 0o711}, {"snaps", 0o700}} {
 		p := filepath.Join(s.root, d.name)
 		if err := os.Mkdir(p, d.perm); err != nil && !os.IsExist(err) {
 			return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
@@ -92,6 +96,9 @@ func (s *Store) openDirs() error {
 	if s.wsDir, err = os.OpenRoot(filepath.Join(s.root, "ws")); err != nil {
 		return fmt.Errorf("sessions root %q: %w", s.root, err)
 	}
+	if s.snapDir, err = os.OpenRoot(filepath.Join(s.root, "snaps")); err != nil {
+		return fmt.Errorf("sessions root %q: %w", s.root, err)
+	}
 	if s.lock, err = s.metaDir.OpenFile("lock", os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return fmt.Errorf("sessions root %q: %w", s.root, err)
 	}
@@ -107,6 +114,9 @@ func (s *Store) closeFiles() {
 	}
 	if s.wsDir != nil {
 		_ = s.wsDir.Close()
+	}
+	if s.snapDir != nil {
+		_ = s.snapDir.Close()
 	}
 	if s.metaDir != nil {
 		_ = s.metaDir.Close()

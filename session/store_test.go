@@ -105,7 +105,7 @@ func TestLimits(t *testing.T) {
 func TestWithDefaults(t *testing.T) {
 	l := Limits{}.WithDefaults()
 	require.Equal(t, Limits{TTL: DefaultTTL, MaxTTL: DefaultMaxTTL, Quota: DefaultQuota, MaxPerOwner: 32,
-		MaxTotalBytes: DefaultMaxTotalBytes, MaxFiles: 10000, MaxDepth: 32}, l)
+		MaxTotalBytes: DefaultMaxTotalBytes, MaxFiles: 10000, MaxDepth: 32, MaxSnapshots: DefaultMaxSnapshots}, l)
 	l = Limits{TTL: 48 * time.Hour}.WithDefaults()
 	require.Equal(t, 48*time.Hour, l.MaxTTL, "a default TTL above the ceiling lifts the ceiling")
 }

@@ -135,7 +135,7 @@ func egressRow(ctx context.Context, r row, dir, port string, n int, out io.Write
 	if err != nil {
 		return err
 	}
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 	er := egressrun.Runner{Runner: pr, Options: []egress.Option{egress.WithResolver(resolver{"api.bench.test": "127.0.0.1"})}}
 	lim := limits()
 	lim.Egress = &policy.Egress{Allow: []string{"api.bench.test:" + port}, AllowCIDRs: []string{"127.0.0.1/32"},
@@ -218,7 +218,7 @@ func sessionRow(ctx context.Context, r row, dir string, n int, out io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 	cells := []string{}
 	plain := make([]time.Duration, 0, n)
 	for range n {
@@ -250,7 +250,7 @@ func sessionRuns(ctx context.Context, pr sandbox.Runner, dir, ws string, mib int
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	lim := limits()
 	lim.MemoryBytes = 256<<20 + mib<<20 // the workspace's tmpfs counts against it
 	lim.WorkspaceWriteBytes = 64 << 20

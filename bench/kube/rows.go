@@ -143,13 +143,7 @@ func once(ctx context.Context, r sandbox.Runner, skillDir string) error {
 		Stdin:  []byte(`{"name": "bench"}`),
 		Limits: limits(),
 	})
-	switch {
-	case err != nil:
-		return err
-	case !res.Success:
-		return fmt.Errorf("run failed: %s %s", res.Error, res.Stderr)
-	}
-	return nil
+	return runOK(res, err)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

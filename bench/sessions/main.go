@@ -1,9 +1,10 @@
 // Command sessions measures what sessions cost an agent host, against a
 // real `sandboxrun serve --sessions DIR` on loopback: the latency a session
 // adds to a run (its workspace copied into the sandbox and handed back),
-// next to the same run without one, with workspaces of 0, 10 and 100 MiB;
-// and the throughput of putting and getting a 100 MiB file, alone and as a
-// tar. Traffic goes to loopback only.
+// next to the same run without one, with workspaces of 0, 10, 100 and
+// 1024 MiB; the time and the disk a snapshot, a restore and a fork of the
+// largest take; and the throughput of putting and getting a 100 MiB file,
+// alone and as a tar. Traffic goes to loopback only.
 package main
 
 import (
@@ -39,16 +40,25 @@ print(json.dumps({"ok": True}))
 
 func main() {
 	n := flag.Int("n", 10, "runs per latency row")
+	sizes := flag.String("sizes", "0,10,100,1024", "workspace sizes of the latency rows, MiB (the largest is snapshotted and forked)")
 	reps := flag.Int("reps", 3, "transfers per throughput row (the median is printed)")
 	bin := flag.String("bin", "bin/sandboxrun", "the sandboxrun binary")
 	flag.Parse()
-	if err := run(*bin, *n, *reps); err != nil {
+	if err := run(*bin, *n, *reps, *sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/sessions:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, reps int) error {
+func run(bin string, n, reps int, sizeList string) error {
+	var sizes []int
+	for _, f := range strings.Split(sizeList, ",") {
+		var v int
+		if _, err := fmt.Sscan(f, &v); err != nil {
+			return fmt.Errorf("-sizes %q: give MiB as numbers separated by commas", sizeList)
+		}
+		sizes = append(sizes, v)
+	}
 	tmp, err := os.MkdirTemp("", "sandboxrun-sessions-bench-")
 	if err != nil {
 		return err
@@ -58,7 +68,12 @@ func run(bin string, n, reps int) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(bin, root, filepath.Join(tmp, "sessions"))
+	// Room for the largest workspace and its fork.
+	pol := filepath.Join(tmp, "policy.yaml")
+	if err := os.WriteFile(pol, []byte("sessions:\n  quota: 2Gi\n  max_total_bytes: 20Gi\n"), 0o600); err != nil {
+		return err
+	}
+	srv, err := startServer(bin, root, filepath.Join(tmp, "sessions"), pol)
 	if err != nil {
 		return err
 	}
@@ -71,25 +86,39 @@ func run(bin string, n, reps int) error {
 		return fmt.Errorf("run without a session: %w", err)
 	}
 	fmt.Printf("%-34s %8s %8s %10s\n", "no session", stats.MS(base[0]), stats.MS(base[1]), "")
-	for _, size := range []int{0, 10, 100} {
+	largest := ""
+	for i, size := range sizes {
 		id, err := srv.create()
 		if err != nil {
 			return err
 		}
 		// The workspace as an agent leaves it: files of 1 MiB.
 		for i := range size {
-			if _, err := srv.send("PUT", fmt.Sprintf("/v1/sessions/%s/files/data/part%03d.bin", id, i), "", bytes.NewReader(random(mib))); err != nil {
+			if _, err := srv.send("PUT", fmt.Sprintf("/v1/sessions/%s/files/data/part%04d.bin", id, i), "", bytes.NewReader(random(mib))); err != nil {
 				return err
 			}
 		}
-		m, err := latency(n, func() error { return srv.run(id) })
-		if err != nil {
-			return fmt.Errorf("run in a session of %d MiB: %w", size, err)
+		rows := n
+		if size >= 1024 {
+			rows = max(3, n/3) // each run copies a GiB each way
 		}
-		fmt.Printf("%-34s %8s %8s %10s\n", fmt.Sprintf("session, workspace %d MiB", size), stats.MS(m[0]), stats.MS(m[1]), stats.MS(m[0]-base[0]))
+		name := fmt.Sprintf("session, workspace %d MiB", size)
+		m, err := latency(rows, func() error { return srv.run(id) })
+		if err != nil {
+			fmt.Printf("%-34s failed: %v\n", name, err)
+		} else {
+			fmt.Printf("%-34s %8s %8s %10s\n", name, stats.MS(m[0]), stats.MS(m[1]), stats.MS(m[0]-base[0]))
+		}
+		if i == len(sizes)-1 {
+			largest = id
+			break
+		}
 		if _, err := srv.send("DELETE", "/v1/sessions/"+id, "", nil); err != nil {
 			return err
 		}
+	}
+	if err := snapshots(srv, largest, sizes[len(sizes)-1]); err != nil {
+		return err
 	}
 
 	fmt.Printf("\n%-34s %8s %10s\n", "transfer of 100 MiB", "median", "MiB/s")
@@ -164,22 +193,23 @@ func random(n int) []byte {
 }
 
 type server struct {
-	url    string
-	cmd    *exec.Cmd
-	done   chan struct{}
-	logs   *bytes.Buffer
-	client *http.Client
+	url      string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	logs     *bytes.Buffer
+	client   *http.Client
+	sessions string
 }
 
-func startServer(bin, root, sessions string) (*server, error) {
+func startServer(bin, root, sessions, policy string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	cmd := exec.Command(bin, "--skills", root, "serve", "--listen", addr, "--sessions", sessions)
-	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan struct{}), logs: &bytes.Buffer{}, client: &http.Client{}}
+	cmd := exec.Command(bin, "--skills", root, "--policy", policy, "serve", "--listen", addr, "--sessions", sessions)
+	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan struct{}), logs: &bytes.Buffer{}, client: &http.Client{}, sessions: sessions}
 	cmd.Stderr = s.logs
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func (c *channel) open(k byte) (net.Conn, error) {
 		return nil, fmt.Errorf("open a %q stream on the side channel: %w", k, err)
 	}
 	if _, err := s.Write([]byte{k}); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("open a %q stream on the side channel: %w", k, err)
 	}
 	return s, nil

@@ -161,7 +161,8 @@ func writeCABundle(e *frame.Egress) error {
 	if !e.Channel || !filepath.IsAbs(e.CAPath) {
 		return fmt.Errorf("%w: egress CA bundle needs the channel and an absolute ca_path", errBadJob)
 	}
-	if err := os.WriteFile(e.CAPath, e.CABundle, 0o444); err != nil {
+	// Certificates only, no key: the sandbox's programs read it.
+	if err := os.WriteFile(e.CAPath, e.CABundle, 0o444); err != nil { //nolint:gosec // see above
 		return fmt.Errorf("write the egress proxy's CA bundle: %w", err)
 	}
 	return nil

@@ -27,7 +27,7 @@ func (w *workspaceTree) handBack(ch *channel) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := writeLayer(s, w.dir, w.before); err != nil {
 		return fmt.Errorf("send the workspace's changes: %w", err)
 	}
@@ -57,7 +57,7 @@ func writeLayer(w io.Writer, dir string, before map[string]entryState) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // read only
 	after, err := snapshotTree(dir)
 	if err != nil {
 		return err

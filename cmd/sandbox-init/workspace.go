@@ -66,7 +66,7 @@ func fetchWorkspace(ch *channel, w *frame.Workspace) (*workspaceTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if err := extract(s, w.Dir); err != nil {
 		return nil, fmt.Errorf("fetch the workspace: %w", err)
 	}
@@ -85,7 +85,7 @@ func extract(r io.Reader, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	type dirMeta struct {
 		name  string
 		perm  fs.FileMode
@@ -105,7 +105,7 @@ func extract(r io.Reader, dir string) error {
 		if !ok {
 			return fmt.Errorf("unsafe name %q in the workspace's files", h.Name)
 		}
-		perm := fs.FileMode(h.Mode).Perm()
+		perm := fs.FileMode(h.Mode & 0o777) //nolint:gosec // masked to the permission bits
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := root.MkdirAll(name, 0o700); err != nil {

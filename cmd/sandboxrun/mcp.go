@@ -22,7 +22,8 @@ func newMCPCmd(g *globals, s streams) *cobra.Command {
 		Long: `mcp is a Model Context Protocol server on stdin/stdout, for agent hosts
 (Claude Code, Claude Desktop, IDEs) to start as a subprocess. It offers the
 tools list_skills, activate_skill, run_skill_script, run_skill_command,
-run_python, write_file, read_file and list_files, and each skill's files as
+run_python, write_file, read_file, list_files, snapshot_workspace,
+restore_workspace and list_snapshots, and each skill's files as
 resources skill://NAME/PATH.
 
 Every run goes through the same checks as run, exec and python: the operator

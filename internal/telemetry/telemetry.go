@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -61,4 +63,11 @@ func End(span trace.Span, err error, typ string) {
 		span.SetStatus(codes.Error, typ)
 	}
 	span.End()
+}
+
+// EventAt records on span what happened at t, when it did (t not zero).
+func EventAt(span trace.Span, name string, t time.Time) {
+	if !t.IsZero() {
+		span.AddEvent(name, trace.WithTimestamp(t))
+	}
 }

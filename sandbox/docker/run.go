@@ -76,9 +76,16 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		}
 		err = errors.Join(err, t.run(ctx))
 	}()
+	var volSize int64
 	if held {
-		if err := checkWorkspaceFits(spec); err != nil {
+		if spec.Changes == nil {
+			return fmt.Errorf("%w: a writable workspace needs Spec.Changes, the applier of the run's changes", sandbox.ErrInvalidSpec)
+		}
+		if volSize, err = volumeSize(spec); err != nil {
 			return err
+		}
+		if volSize != spec.Limits.WorkspaceWriteBytes {
+			key = "" // a warm container's volume has the cap's size
 		}
 	}
 	t.box = d.pool.take(ctx, key)
@@ -90,7 +97,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		// empty volume; it goes when the container does.
 		t.vol = t.box.vol
 	} else if held {
-		if t.vol, err = d.newWorkspaceVolume(ctx, spec.RunID, spec.Limits.WorkspaceWriteBytes); err != nil {
+		if t.vol, err = d.newWorkspaceVolume(ctx, spec.RunID, volSize); err != nil {
 			return err
 		}
 	}
@@ -143,8 +150,8 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	answered = o.Report != nil
 	o.Duration = time.Since(began)
 	b.s.out.Finish(res, o)
-	eventAt(sp, "first output byte", b.s.out.FirstOutputAt())
-	eventAt(sp, "result frame", b.s.out.ReportAt())
+	telemetry.EventAt(sp, "first output byte", b.s.out.FirstOutputAt())
+	telemetry.EventAt(sp, "result frame", b.s.out.ReportAt())
 	if held && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
 		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"archive/tar"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 // TestReadTreeRecentUntouchedFileIsNoChange: a file put in the workspace
@@ -42,7 +42,7 @@ func TestReadTreeRecentUntouchedFileIsNoChange(t *testing.T) {
 			p := filepath.Join(root, "f")
 			require.NoError(t, os.WriteFile(p, []byte(tt.host), tt.hostMode))
 			require.NoError(t, os.Chmod(p, tt.hostMode))
-			changes, err := readTree(tarOf(t, entry{name: "f", body: tt.back}), root, map[string]bool{"f": true}, time.Now())
+			changes, err := handBack(t, tarOf(t, entry{name: "f", body: tt.back}), root, was("f"), time.Now())
 			require.NoError(t, err)
 			require.Equal(t, tt.want, changes)
 			b, err := os.ReadFile(p)
@@ -58,8 +58,8 @@ func sha256Hex(s string) string {
 }
 
 // TestWriteTreeLeavesOutLinksThatClimbOut: the engine refuses a copy that
-// holds a relative link leaving the folder copied into ("invalid
-// symlink"); such a link a run left is kept on the host but not copied, so
+// holds a relative link leaving the folder sandbox.Copied into ("invalid
+// symlink"); such a link a run left is kept on the host but not sandbox.Copied, so
 // it can neither fail later runs nor be deleted by their hand-back.
 func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 	src := t.TempDir()
@@ -79,7 +79,7 @@ func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 	var buf bytes.Buffer
 	seen, err := sandbox.WriteTree(&buf, src, 65532, 65532)
 	require.NoError(t, err)
-	require.Equal(t, map[string]bool{"sub/sibling": true, "self": true, "abs": true, "sub/back": true}, seen)
+	require.Equal(t, []string{"abs", "self", "sub", "sub/back", "sub/sibling"}, keys(seen))
 
 	tests := []struct {
 		rel, target string
@@ -98,14 +98,58 @@ func TestWriteTreeLeavesOutLinksThatClimbOut(t *testing.T) {
 	}
 }
 
-// TestHandBackTempNamesAreTheSessionStoresReservedNames: a session lists
-// none of the hand-back's temporary files and removes them after a crash
-// only because their names carry the store's reserved prefix.
-func TestHandBackTempNamesAreTheSessionStoresReservedNames(t *testing.T) {
-	require.Equal(t, sessionstore.TempPrefix, tempPrefix)
+// TestHandBackLongLinkName: a link whose name is near NAME_MAX is handed
+// back (its temporary name is not derived from its own).
+func TestHandBackLongLinkName(t *testing.T) {
 	root := t.TempDir()
 	long := strings.Repeat("l", 250)
-	changes, err := readTree(tarOf(t, entry{name: long, link: "target"}), root, nil, time.Now())
+	changes, err := handBack(t, tarOf(t, entry{name: long, link: "target"}), root, nil, time.Now())
 	require.NoError(t, err, "a link whose name is near NAME_MAX is handed back")
 	require.Equal(t, []sandbox.FileChange{{Path: long, Change: sandbox.FileCreated}}, changes)
+}
+
+// TestDiffTreeDeletedFolder: a folder the script removed is one whiteout,
+// and a folder it replaced by a file is that file; the owner's applier
+// removes what they held.
+func TestDiffTreeDeletedFolder(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"gone/a", "gone/sub/b", "swap/c"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644))
+	}
+	before := was("gone/a", "gone/sub/b", "swap/c")
+	for _, d := range []string{"gone", "gone/sub", "swap"} {
+		before[d] = sandbox.Copied{Typ: tar.TypeDir, Perm: 0o755}
+	}
+	var layer bytes.Buffer
+	require.NoError(t, diffTree(tarOf(t, entry{name: "swap", body: "file"}), &layer, before, time.Now()))
+	var names []string
+	tr := tar.NewReader(&layer)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		names = append(names, h.Name)
+	}
+	require.Equal(t, []string{"swap", ".wh.gone"}, names)
+}
+
+// TestDiffTreeWriteInTheNextSecond: a file written in the sandbox less
+// than a second after its host copy's time (tar keeps whole seconds) is a
+// change, not the quick check's "unchanged".
+func TestDiffTreeWriteInTheNextSecond(t *testing.T) {
+	host := time.Now().Add(-time.Minute).Truncate(time.Second).Add(700 * time.Millisecond)
+	before := map[string]sandbox.Copied{"f": {Typ: tar.TypeReg, Size: 3, Perm: 0o644, MTime: host}}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "f", Typeflag: tar.TypeReg, Mode: 0o644, Size: 3, ModTime: host.Add(500 * time.Millisecond).Truncate(time.Second)}))
+	_, err := tw.Write([]byte("new"))
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	var layer bytes.Buffer
+	require.NoError(t, diffTree(&buf, &layer, before, time.Now()))
+	h, err := tar.NewReader(&layer).Next()
+	require.NoError(t, err)
+	require.Equal(t, "f", h.Name)
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strconv"
 	"time"
 
@@ -17,24 +19,31 @@ import (
 
 // A writable workspace is never bind-mounted. The run gets a tmpfs volume of
 // the write cap's size (Limits.WorkspaceWriteBytes), the workspace's files
-// are copied in before the job starts, and, once the script has ended,
-// copied back out while sandbox-init holds the container (and so the
-// volume) up. The script sees ENOSPC past the cap and cannot fill the
+// are sandbox.Copied in before the job starts, and, once the script has ended,
+// read back out while sandbox-init holds the container (and so the volume)
+// up: what changed goes, as a layer, to the workspace's owner
+// (Spec.Changes), which applies it. This package never writes into the
+// caller's folder. The script sees ENOSPC past the cap and cannot fill the
 // host's disk; the price is a copy each way, and the volume's pages count
-// against the run's memory limit as well. Nothing lands in the caller's
-// folder unless the script ran to a report: a refused run, an engine
-// failure or a killed sandbox leave it as it was.
+// against the run's memory limit as well. Nothing is handed over unless
+// the script ran to a report: a refused run, an engine failure or a killed
+// sandbox leave the folder as it was.
+//
+// A workspace whose files alone fill the cap (a session at its quota)
+// still runs: its volume holds the files and minFree more, so the script
+// reads them, and its writes fail with ENOSPC.
 
-// ErrWorkspaceTooLarge refuses a writable workspace whose files alone fill
-// the write cap.
-var ErrWorkspaceTooLarge = errors.New("workspace larger than its write cap")
+// minFree is the room a volume keeps past a workspace's files when these
+// fill the write cap: enough for the script's reads to work (tmpfs
+// charges whole pages), too little to matter to a quota.
+const minFree = 4 * sandbox.PageSize
 
 // workspaceVolume is the per-run volume behind a writable /workspace.
 type workspaceVolume struct {
 	name string
-	// before are the workspace's entries when copied in, for mirroring
-	// deletions on the way back.
-	before map[string]bool
+	// before are the workspace's entries when sandbox.Copied in, to tell what the
+	// script changed.
+	before map[string]sandbox.Copied
 	// copiedAt is when the copy in began.
 	copiedAt time.Time
 	// changes are what the hand-back changed in the workspace.
@@ -47,18 +56,22 @@ const handBackTimeout = 5 * time.Minute
 
 func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID }
 
-// checkWorkspaceFits refuses a writable workspace whose files alone fill
-// its write cap.
-func checkWorkspaceFits(spec *sandbox.Spec) error {
+// volumeSize is the size of a writable workspace's volume: the write cap,
+// or, when the workspace's files alone (in whole pages) leave less than
+// minFree of it, their size and minFree.
+func volumeSize(spec *sandbox.Spec) (int64, error) {
 	limit := spec.Limits.WorkspaceWriteBytes
-	size, err := sandbox.TreeSize(spec.Workspace, limit)
+	size, err := sandbox.TreeSize(spec.Workspace, limit-minFree)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if size >= limit {
-		return fmt.Errorf("%w: %s holds %d bytes, and a writable workspace is capped at %d bytes; use a smaller folder, or have the operator raise limits.workspace_write.max", ErrWorkspaceTooLarge, spec.Workspace, size, limit)
+	if size < limit-minFree {
+		return limit, nil
 	}
-	return nil
+	if size, err = sandbox.TreeSize(spec.Workspace, math.MaxInt64); err != nil {
+		return 0, err
+	}
+	return size + minFree, nil
 }
 
 // newWorkspaceVolume makes an empty tmpfs volume of size bytes for the run
@@ -118,8 +131,14 @@ func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 // copyIn puts the workspace's files into the started container's volume.
 func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
 	v.copiedAt = time.Now()
+	if empty, err := emptyDir(spec.Workspace); err == nil && empty {
+		// Nothing to copy: the volume is empty already (an engine call
+		// saved on every run of a fresh session).
+		v.before = map[string]sandbox.Copied{}
+		return nil
+	}
 	pr, pw := io.Pipe()
-	entries := make(chan map[string]bool, 1)
+	entries := make(chan map[string]sandbox.Copied, 1)
 	go func() {
 		seen, err := sandbox.WriteTree(pw, spec.Workspace, int(d.ids.UID()), int(d.ids.GID()))
 		entries <- seen
@@ -134,10 +153,12 @@ func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *w
 	return nil
 }
 
-// copyOut brings the volume's files back into the workspace.
+// copyOut reads the volume's files back and hands what changed to the
+// workspace's owner (Spec.Changes).
 func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
-	// The hand-back finishes even when the caller gives up meanwhile: half
-	// a tree is worse than a late one. It is bounded by the cap's size.
+	// The hand-back finishes even when the caller gives up meanwhile: a
+	// run's changes lost after it reported are worse than late ones. It is
+	// bounded by the cap's size.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handBackTimeout)
 	defer cancel()
 	rc, _, err := d.client.CopyFromContainer(cctx, id, sandbox.WorkspaceDir+"/.")
@@ -145,9 +166,28 @@ func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *
 		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", sandbox.ErrWorkspace, err)
 	}
 	defer rc.Close()
-	v.changes, err = readTree(rc, spec.Workspace, v.before, v.copiedAt)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(diffTree(rc, pw, v.before, v.copiedAt)) }()
+	v.changes, err = spec.Changes.ApplyChanges(cctx, pr)
+	pr.CloseWithError(errStopped)
 	if err != nil {
-		return fmt.Errorf("%w: hand the workspace back to %s: %w", sandbox.ErrWorkspace, spec.Workspace, err)
+		// The owner refused or failed to apply them (a quota, say): its
+		// error says which and what to do.
+		return fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	return nil
+}
+
+// emptyDir reports whether the folder dir holds nothing.
+func emptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, nil
+	}
+	return len(names) == 0, err
 }

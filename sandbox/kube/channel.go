@@ -104,7 +104,7 @@ func (c *hostChannel) accept(sess *yamux.Session) {
 
 // serve deals with one stream init opened.
 func (c *hostChannel) serve(s net.Conn) {
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var kind [1]byte
 	if _, err := io.ReadFull(s, kind[:]); err != nil {
 		return
@@ -138,7 +138,7 @@ func (c *hostChannel) relayEgress(s net.Conn) {
 		c.log.Warn("egress proxy unreachable; the sandbox has no other way out", "error", err)
 		return
 	}
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	var wg sync.WaitGroup
 	wg.Go(func() { pump(up, s) })
 	pump(s, up)
@@ -203,14 +203,20 @@ func (c *hostChannel) takeChanges(s net.Conn) {
 	defer cancel()
 	// The layer is bounded by what the workspace's tmpfs holds; the
 	// margin is for the tar's headers.
-	limit := 2*workspaceSize(c.spec) + 16<<20
-	files, err := c.spec.Changes.ApplyChanges(ctx, &capped{r: s, n: limit})
+	layer := &capped{r: s, n: 2*workspaceSize(c.spec) + 16<<20}
+	files, err := c.spec.Changes.ApplyChanges(ctx, layer)
 	ack := frame.ChangesTaken
 	if err != nil {
 		ack = frame.ChangesRefused
-		err = fmt.Errorf("%w: hand the workspace's changes back: %w", sandbox.ErrWorkspace, err)
+		// The owner refused or failed to apply them (a quota, say): its
+		// error says which and what to do.
+		err = fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	c.setHandBack(files, err)
+	// An applier that refused may have stopped reading: init is still
+	// writing, and reads the answer only once it is done.
+	_ = s.SetReadDeadline(time.Now().Add(handBackTimeout))
+	_, _ = io.Copy(io.Discard, layer)
 	_, _ = s.Write([]byte{ack})
 }
 

@@ -108,9 +108,9 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 	o.ImageID = imageID
 	o.Duration = time.Since(began)
 	o.out.Finish(res, o.Outcome)
-	eventAt(sp, "job sent", o.sentAt)
-	eventAt(sp, "first output byte", o.out.FirstOutputAt())
-	eventAt(sp, "result frame", o.out.ReportAt())
+	telemetry.EventAt(sp, "job sent", o.sentAt)
+	telemetry.EventAt(sp, "first output byte", o.out.FirstOutputAt())
+	telemetry.EventAt(sp, "result frame", o.out.ReportAt())
 	if spec.WorkspaceWritable && o.Report != nil {
 		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
 		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize

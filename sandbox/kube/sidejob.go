@@ -58,19 +58,14 @@ func readCABundle(p string) ([]byte, error) {
 	return b, nil
 }
 
-// workspaceUsed is what a writable workspace's files take in a tmpfs,
-// rounded up to whole MiB so that Pods of sessions of about one size are
-// alike (the warm pool's key); 0 without one.
+// workspaceUsed is what a writable workspace's files take in a tmpfs; 0
+// without one. Not rounded: the tmpfs's size is these and the write cap,
+// and a round-up would let a run write past the cap.
 func workspaceUsed(spec *sandbox.Spec) (int64, error) {
 	if !spec.WorkspaceWritable {
 		return 0, nil
 	}
-	n, err := sandbox.TreeSize(spec.Workspace, 1<<62)
-	if err != nil {
-		return 0, err
-	}
-	const mib = 1 << 20
-	return (n + mib - 1) / mib * mib, nil
+	return sandbox.TreeSize(spec.Workspace, 1<<62)
 }
 
 // workspaceSize is the size of the Pod's workspace tmpfs (Run has added

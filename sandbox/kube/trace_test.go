@@ -41,7 +41,7 @@ func TestRunTrace(t *testing.T) {
 	require.Subset(t, events, []string{"job sent", "first output byte", "result frame"})
 	var attrs = map[string]string{}
 	for _, a := range run.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	require.Equal(t, "kubernetes", attrs["container.runtime"])
 	require.Equal(t, res.ID, attrs["sandboxrun.run_id"])

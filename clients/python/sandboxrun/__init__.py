@@ -32,6 +32,7 @@ from .types import (
     Limits,
     Result,
     SessionInfo,
+    Snapshot,
     SkillSummary,
     StoredFile,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "ServerError",
     "Session",
     "SessionInfo",
+    "Snapshot",
     "SkillSummary",
     "StoredFile",
     "TooLargeError",

@@ -11,7 +11,7 @@ from ._local import Local, find_binary
 from ._transport import Transport
 from .errors import LocalModeError, SandboxrunError, error_for_status
 from .session import Session
-from .types import Activation, Event, Explanation, FileEntry, Result, SessionInfo, SkillSummary, StoredFile
+from .types import Activation, Event, Explanation, FileEntry, Result, SessionInfo, SkillSummary, Snapshot, StoredFile
 
 Timeout = Union[float, int, str]
 
@@ -32,6 +32,10 @@ OPERATIONS = {
     "listSessions": "list_sessions",
     "getSession": "get_session",
     "deleteSession": "delete_session",
+    "createSnapshot": "create_snapshot",
+    "listSnapshots": "list_snapshots",
+    "deleteSnapshot": "delete_snapshot",
+    "restoreSnapshot": "restore",
     "listFiles": "list_files",
     "putTar": "put_tar",
     "putFile": "put_file",
@@ -314,6 +318,34 @@ class Client:
     def delete_session(self, session_id: str) -> None:
         """Delete a session: a run in it is cancelled, then its folder goes."""
         self._server("sessions").call("DELETE", "/v1/sessions/" + _seg(session_id))
+
+    def fork(self, session_id: str, snapshot: Optional[str] = None, ttl: Optional[Timeout] = None) -> Session:
+        """A new session with the files of session_id as they are now, or as its snapshot holds them."""
+        source: Dict[str, Any] = {"session": session_id}
+        if snapshot is not None:
+            source["snapshot"] = snapshot
+        body: Dict[str, Any] = {"from": source}
+        if ttl is not None:
+            body["ttl"] = ttl
+        doc = self._server("sessions").json("POST", "/v1/sessions", body)
+        return Session(self, SessionInfo.from_json(doc))
+
+    def create_snapshot(self, session_id: str, label: Optional[str] = None) -> Snapshot:
+        """Save the session's files as they are now (files only)."""
+        body = {} if label is None else {"label": label}
+        return Snapshot.from_json(self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id)}/snapshots", body))
+
+    def list_snapshots(self, session_id: str) -> List[Snapshot]:
+        doc = self._server("sessions").json("GET", f"/v1/sessions/{_seg(session_id)}/snapshots")
+        return [Snapshot.from_json(s) for s in doc.get("snapshots", [])]
+
+    def delete_snapshot(self, session_id: str, snapshot: str) -> None:
+        self._server("sessions").call("DELETE", f"/v1/sessions/{_seg(session_id)}/snapshots/{_seg(snapshot)}")
+
+    def restore(self, session_id: str, snapshot: str) -> SessionInfo:
+        """Make the session's workspace exactly the snapshot: files added since go, deleted ones come back."""
+        doc = self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id)}/restore", {"snapshot": snapshot})
+        return SessionInfo.from_json(doc)
 
     def put_file(self, session_id: str, path: str, data: Union[bytes, str]) -> StoredFile:
         """Write one file (folders on the way are made); str is written as UTF-8."""

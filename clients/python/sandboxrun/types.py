@@ -222,6 +222,23 @@ class SessionInfo:
 
 
 @dataclass
+class Snapshot:
+    """A session's files at a moment (files only)."""
+
+    id: str
+    session: str = ""
+    label: str = ""
+    created_at: str = ""
+    bytes: int = 0
+    files: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Snapshot":
+        return _build(cls, data)
+
+
+@dataclass
 class StoredFile:
     """A file an upload wrote."""
 

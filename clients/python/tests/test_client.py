@@ -378,6 +378,26 @@ class Sessions(unittest.TestCase):
                 for e in extra:
                     e.delete()
 
+    def test_snapshots_restore_and_fork(self) -> None:
+        c = client()
+        with c.create_session() as s:
+            c.put_file(s.id, "notes.txt", "v1")
+            snap = c.create_snapshot(s.id, "before")
+            self.assertEqual(snap.label, "before")
+            self.assertEqual(snap.session, s.id)
+            c.put_file(s.id, "notes.txt", "v2")
+            c.put_file(s.id, "added.txt", "x")
+            with c.fork(s.id, snap.id) as f:
+                self.assertEqual(c.get_file(f.id, "notes.txt"), b"v1")
+            c.restore(s.id, snap.id)
+            self.assertEqual(c.get_file(s.id, "notes.txt"), b"v1")
+            with self.assertRaises(NotFoundError):
+                c.get_file(s.id, "added.txt")
+            self.assertEqual([x.id for x in c.list_snapshots(s.id)], [snap.id])
+            c.delete_snapshot(s.id, snap.id)
+            with self.assertRaises(NotFoundError):
+                c.restore(s.id, snap.id)
+
     def test_a_deleted_session_is_gone(self) -> None:
         c = client()
         with c.create_session() as s:

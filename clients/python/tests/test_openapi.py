@@ -28,6 +28,7 @@ SCHEMAS = {
     "FileEntry": types.FileEntry,
     "FileChange": types.FileChange,
     "Explanation": types.Explanation,
+    "Snapshot": types.Snapshot,
 }
 
 # request schema -> (Client method, the positional parameter its required field maps to)
@@ -37,10 +38,15 @@ REQUESTS = {
     "PythonRequest": "python",
     "ExplainRequest": "explain",
     "SessionCreate": "create_session",
+    "SnapshotCreate": "create_snapshot",
+    "RestoreRequest": "restore",
 }
 
+# request fields a method of their own carries ("from" is a keyword in Python)
+REQUEST_METHODS = {("SessionCreate", "from"): "fork"}
+
 # list documents: their one key must be read by the client
-LISTS = ["SkillList", "SessionList", "StoredFiles", "FileList"]
+LISTS = ["SkillList", "SessionList", "StoredFiles", "FileList", "SnapshotList"]
 
 
 def load() -> Dict[str, Any]:
@@ -91,7 +97,11 @@ def missing_fields(spec: Dict[str, Any]) -> List[str]:
     for name, method in REQUESTS.items():
         params = inspect.signature(getattr(sandboxrun.Client, method)).parameters
         for prop in _props(spec, schemas[name]):
-            if prop not in params:
+            other = REQUEST_METHODS.get((name, prop))
+            if other is not None:
+                if not callable(getattr(sandboxrun.Client, other, None)):
+                    out.append(f"{name}.{prop}: no Client.{other}")
+            elif prop not in params:
                 out.append(f"{name}.{prop}: not a parameter of Client.{method}")
     for prop in _props(spec, schemas["Error"]):
         carried = {"error": "message", "result": "result"}.get(prop, prop)

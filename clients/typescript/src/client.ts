@@ -16,6 +16,7 @@ import type {
   RunOptions,
   SessionInfo,
   SkillSummary,
+  Snapshot,
   Status,
   StoredFile,
 } from './types.js';
@@ -292,6 +293,42 @@ export class Client {
   /** Removes a session: a run in it is cancelled, its files removed. */
   deleteSession(id: string): Promise<void> {
     return this.none('deleteSession', { id });
+  }
+
+  /** A new session with the files of session id as they are now, or as its snapshot holds them. */
+  async fork(id: string, snapshot?: string, ttl?: number | string): Promise<Session> {
+    const body: Record<string, unknown> = { from: snapshot === undefined ? { session: id } : { session: id, snapshot } };
+    if (ttl !== undefined) body.ttl = ttl;
+    const info = await this.json<SessionInfo>('createSession', {}, {
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
+    return new Session(this, info);
+  }
+
+  /** Saves the session's files as they are now (files only). */
+  createSnapshot(id: string, label?: string): Promise<Snapshot> {
+    return this.json<Snapshot>('createSnapshot', { id }, {
+      body: JSON.stringify(label === undefined ? {} : { label }),
+      headers: { 'Content-Type': 'application/json' },
+    });
+  }
+
+  /** The session's snapshots, oldest first. */
+  async listSnapshots(id: string): Promise<Snapshot[]> {
+    return (await this.json<{ snapshots: Snapshot[] }>('listSnapshots', { id })).snapshots;
+  }
+
+  deleteSnapshot(id: string, snapshot: string): Promise<void> {
+    return this.none('deleteSnapshot', { id, snap: snapshot });
+  }
+
+  /** Makes the session's workspace exactly the snapshot: files added since go, deleted ones come back. */
+  restore(id: string, snapshot: string): Promise<SessionInfo> {
+    return this.json<SessionInfo>('restoreSnapshot', { id }, {
+      body: JSON.stringify({ snapshot }),
+      headers: { 'Content-Type': 'application/json' },
+    });
   }
 
   /** Writes one file (folders on the way are made); path is relative and clean (out/report.csv). */

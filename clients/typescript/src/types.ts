@@ -194,6 +194,16 @@ export interface SessionInfo {
   bytes_limit: number;
 }
 
+/** A session's files at a moment (files only). */
+export interface Snapshot {
+  id: string;
+  session: string;
+  label?: string;
+  created_at: string;
+  bytes: number;
+  files: number;
+}
+
 export interface StoredFile {
   path: string;
   size: number;

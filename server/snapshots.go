@@ -1,0 +1,79 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/sandboxrun/sandboxrun/session"
+)
+
+// readSmallJSON decodes a small optional JSON body into v, refusing
+// unknown keys; an empty body leaves v as it is.
+func readSmallJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
+	if err != nil || len(strings.TrimSpace(string(raw))) == 0 {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	var body struct {
+		Label string `json:"label"`
+	}
+	if err := readSmallJSON(w, r, &body); err != nil {
+		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"label\": \"...\"} or empty: %v", err))
+		return
+	}
+	snap, err := st.Snapshot(owner(r), r.PathValue("id"), body.Label)
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	annotate(r, "snapshot", snap.ID)
+	writeJSON(w, http.StatusCreated, snap)
+}
+
+func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	snaps, err := st.ListSnapshots(owner(r), r.PathValue("id"))
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"snapshots": snaps})
+}
+
+func (s *Server) deleteSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	if err := st.DeleteSnapshot(owner(r), r.PathValue("id"), r.PathValue("snap")); err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
+	var body struct {
+		Snapshot string `json:"snapshot"`
+	}
+	err := readSmallJSON(w, r, &body)
+	if err == nil && body.Snapshot == "" {
+		err = errNoSnapshot
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"snapshot\": SNAP}: %v", err))
+		return
+	}
+	info, err := st.Restore(owner(r), r.PathValue("id"), body.Snapshot)
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+var errNoSnapshot = errors.New("no snapshot named: list them with GET /v1/sessions/{id}/snapshots")
