@@ -6,6 +6,10 @@
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
+#   make test-helm  the Helm chart on the test cluster: two replicas, a session
+#                across both, the owner Pod deleted mid-session, helm test;
+#                and the systemd unit through systemd-analyze (verify-unit)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
 #                and what a session adds to a run; file upload and download MiB/s
@@ -22,7 +26,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -39,6 +43,22 @@ $(INIT): $(GO_SOURCES)
 # base with debootstrap from this host's apt sources (needs root the first time).
 images: build
 	$(SANDBOXRUN) images build --init $(INIT)
+
+# The server image (Dockerfile.server): a static sandboxrun and this host's
+# CA bundle on scratch, so no registry or base is needed. SERVER_IMAGE
+# names it; the chart's default image.repository and image.tag match.
+VERSION       := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' version.go)
+SERVER_IMAGE  ?= sandboxrun/server:$(VERSION)
+SERVER_STATIC := $(BIN)/server-image/sandboxrun
+$(SERVER_STATIC): $(GO_SOURCES)
+	@mkdir -p $(dir $@)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@ ./cmd/sandboxrun
+CA_BUNDLE     ?= /etc/ssl/certs/ca-certificates.crt
+server-image: $(SERVER_STATIC)
+	@[ -r $(CA_BUNDLE) ] || { echo "make: server-image needs a CA bundle at $(CA_BUNDLE) (Debian's ca-certificates), or CA_BUNDLE=FILE" >&2; exit 1; }
+	cp Dockerfile.server $(BIN)/server-image/Dockerfile
+	cp $(CA_BUNDLE) $(BIN)/server-image/ca-certificates.crt
+	docker build -q -t $(SERVER_IMAGE) $(BIN)/server-image
 
 demo: images
 	$(SANDBOXRUN) run --skills skills data-analysis scripts/stats.py \
@@ -89,6 +109,32 @@ test-python: images
 test-k8s: images
 	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
 
+# The Helm chart (deploy/helm/sandboxrun): helm built once from the Go module
+# proxy into /var/cache/sandboxrun-helm (hack/helm-build.sh); lint and
+# template with the default, a full and the test values (lint-helm, no
+# cluster); then a cluster with both images loaded, two replicas installed
+# and one session followed across them and through the loss of its owner,
+# helm test, and an uninstall that leaves nothing (integration/helm).
+K8S_VERSION ?= 1.36.3
+RUNNER_IMAGE ?= $(or $(SANDBOXRUN_RUNNER_IMAGE),sandboxrun/runner:$(VERSION))
+lint-helm:
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) $(GO) test -tags helm -count=1 -run '^TestChart' ./integration/helm/
+test-helm: images server-image lint-helm verify-unit
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
+	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
+
+# The systemd unit (deploy/systemd) through systemd-analyze verify, with
+# ExecStart pointed at this checkout's binary (verify wants it to exist).
+# verify only warns about an unknown key: any message fails the target.
+verify-unit: build
+	@command -v systemd-analyze >/dev/null || { echo "make: verify-unit needs systemd-analyze (Debian's systemd package)" >&2; exit 1; }
+	@d=$$(mktemp -d); sed 's#/usr/local/bin/sandboxrun#$(SANDBOXRUN)#' deploy/systemd/sandboxrun.service >$$d/sandboxrun.service; \
+		out=$$(systemd-analyze verify $$d/sandboxrun.service 2>&1); s=$$?; rm -rf $$d; \
+		if [ $$s != 0 ] || [ -n "$$out" ]; then echo "$$out" >&2; echo "make: deploy/systemd/sandboxrun.service does not verify" >&2; exit 1; fi; \
+		echo "make: deploy/systemd/sandboxrun.service verified"
+
 # Latency and pods/s of the kubernetes backend next to the docker one, each
 # cold and with a warm pool (bench/kube).
 bench-k8s: images
@@ -106,6 +152,7 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags integration ./...
 	$(GO) vet -tags kube ./...
 	$(GO) vet -tags traces ./integration/traces/
+	$(GO) vet -tags helm ./integration/helm/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run ./...
 

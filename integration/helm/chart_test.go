@@ -1,0 +1,270 @@
+//go:build helm
+
+// Package helm checks the Helm chart in deploy/helm/sandboxrun: lint and
+// template with the default, a full and the test cluster's values, the
+// rendered objects' security settings and policies (TestChart*, no cluster
+// needed), and an install of two replicas on the test cluster
+// (TestCluster*, under hack/with-k8s.sh). make test-helm runs both; helm
+// comes from hack/helm-build.sh through $SANDBOXRUN_HELM.
+package helm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/sandboxrun/sandboxrun/policy"
+)
+
+const chartDir = "../../deploy/helm/sandboxrun"
+
+// helmBin is $SANDBOXRUN_HELM; without it the test fails, naming the fix.
+func helmBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("SANDBOXRUN_HELM")
+	if bin == "" {
+		t.Fatal("SANDBOXRUN_HELM is not set: run make test-helm, or SANDBOXRUN_HELM=$(hack/helm-build.sh | tail -n 1)")
+	}
+	return bin
+}
+
+// helm runs helm with args and returns its stdout; stderr goes in the error.
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helmBin(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), errors.Join(err, errors.New(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// valueSets are the values files every check runs with: nil is the chart's
+// defaults.
+var valueSets = map[string][]string{
+	"default": nil,
+	"full":    {"-f", "testdata/full-values.yaml"},
+	"test":    {"-f", "testdata/hostnetwork-values.yaml"},
+}
+
+func TestChartLint(t *testing.T) {
+	for name, values := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			out, err := helm(t, append([]string{"lint", "--strict", chartDir}, values...)...)
+			require.NoError(t, err, out)
+			require.Contains(t, out, "0 chart(s) failed")
+			require.NotContains(t, out, "[WARNING]")
+		})
+	}
+}
+
+// objects is one rendering of the chart, decoded by kind.
+type objects map[string][]map[string]any
+
+func render(t *testing.T, args ...string) objects {
+	t.Helper()
+	out, err := helm(t, append([]string{"template", "rel", chartDir, "--namespace", "agents"}, args...)...)
+	require.NoError(t, err)
+	objs := objects{}
+	dec := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
+	for {
+		var o map[string]any
+		err := dec.Decode(&o)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if o == nil {
+			continue
+		}
+		kind, _ := o["kind"].(string)
+		objs[kind] = append(objs[kind], o)
+	}
+	return objs
+}
+
+// one converts the only object of kind into out.
+func (o objects) one(t *testing.T, kind string, out any) {
+	t.Helper()
+	require.Len(t, o[kind], 1, "one %s", kind)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(o[kind][0], out))
+}
+
+func TestChartTemplateDefaults(t *testing.T) {
+	objs := render(t)
+	kinds := []string{}
+	for k := range objs {
+		kinds = append(kinds, k)
+	}
+	require.ElementsMatch(t, []string{"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+		"ConfigMap", "Service", "StatefulSet", "NetworkPolicy", "PodDisruptionBudget", "Pod"}, kinds,
+		"no Secret (tokens come from an existing one), no Namespace (sandboxes share the release's), no Ingress or ServiceMonitor by default")
+
+	t.Run("the server is locked down", func(t *testing.T) {
+		var sts appsv1.StatefulSet
+		objs.one(t, "StatefulSet", &sts)
+		pod := sts.Spec.Template.Spec
+		require.False(t, pod.HostNetwork)
+		require.True(t, *pod.SecurityContext.RunAsNonRoot)
+		require.EqualValues(t, 65532, *pod.SecurityContext.RunAsUser)
+		require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+		require.Len(t, pod.Containers, 1)
+		c := pod.Containers[0]
+		require.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+		require.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
+		require.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
+		require.Empty(t, c.SecurityContext.Capabilities.Add)
+		for _, v := range pod.Volumes {
+			require.Nil(t, v.HostPath, "volume %s", v.Name)
+		}
+		require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
+		require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+		require.Equal(t, "rel-sandboxrun-headless", sts.Spec.ServiceName)
+		require.Len(t, sts.Spec.VolumeClaimTemplates, 1)
+		require.Equal(t, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, sts.Spec.VolumeClaimTemplates[0].Spec.AccessModes)
+		env := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			env[e.Name] = e
+		}
+		require.Equal(t, "metadata.name", env["SANDBOXRUN_REPLICA"].ValueFrom.FieldRef.FieldPath)
+		require.Equal(t, "http://{replica}.rel-sandboxrun-headless.agents.svc.cluster.local:8080", env["SANDBOXRUN_PEER_URL"].Value)
+		require.Contains(t, c.Args, "--tokens=/etc/sandboxrun/tokens/tokens")
+		require.Contains(t, c.Args, "--policy=/etc/sandboxrun/policy/$(POD_NAME).yaml")
+	})
+
+	t.Run("the role is what the backend needs", func(t *testing.T) {
+		var role rbacv1.Role
+		objs.one(t, "Role", &role)
+		require.Equal(t, "agents", role.Namespace)
+		require.Equal(t, []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/attach"}, Verbs: []string{"get", "create"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
+		}, role.Rules)
+		var cr rbacv1.ClusterRole
+		objs.one(t, "ClusterRole", &cr)
+		require.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}}}, cr.Rules)
+	})
+
+	t.Run("sandbox pods get no traffic", func(t *testing.T) {
+		var np networkingv1.NetworkPolicy
+		objs.one(t, "NetworkPolicy", &np)
+		require.Equal(t, map[string]string{"io.sandboxrun.managed": "true"}, np.Spec.PodSelector.MatchLabels)
+		require.ElementsMatch(t, []networkingv1.PolicyType{"Ingress", "Egress"}, np.Spec.PolicyTypes)
+		require.Empty(t, np.Spec.Ingress)
+		require.Empty(t, np.Spec.Egress)
+	})
+
+	t.Run("each replica's policy parses", func(t *testing.T) {
+		var cm corev1.ConfigMap
+		objs.one(t, "ConfigMap", &cm)
+		require.Len(t, cm.Data, 2)
+		for _, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+			pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+			require.NoError(t, err, cm.Data[name+".yaml"])
+			require.Equal(t, policy.BackendKubernetes, pol.Backend.Name)
+			require.Equal(t, "agents", pol.Kubernetes.Namespace)
+			require.False(t, pol.Kubernetes.HostPathsAllowed(), "no hostPath on a cluster")
+			require.Equal(t, []policy.ClaimRule{{Name: "sandboxrun-skills", Path: "/srv/sandboxrun/skills"}}, pol.Kubernetes.Claims,
+				"writable sessions travel over the attach: no claim for them")
+			require.Equal(t, "/var/lib/sandboxrun/sessions/sessions", pol.Sessions.Root.Value)
+			require.True(t, pol.Sessions.Write.Value)
+			require.Equal(t, "none", pol.Network.Value, "the chart's default policy gives no sandbox a network")
+		}
+	})
+
+	t.Run("read-only sessions are mounted from each replica's own claim", func(t *testing.T) {
+		var cm corev1.ConfigMap
+		render(t, "--set", "policy.sessions.write=false").one(t, "ConfigMap", &cm)
+		for i, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+			pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+			require.NoError(t, err)
+			require.False(t, pol.Sessions.Write.Value)
+			require.Equal(t, []policy.ClaimRule{
+				{Name: "sandboxrun-skills", Path: "/srv/sandboxrun/skills"},
+				{Name: fmt.Sprintf("sessions-rel-sandboxrun-%d", i), Path: "/var/lib/sandboxrun/sessions"},
+			}, pol.Kubernetes.Claims)
+		}
+	})
+}
+
+func TestChartTemplateFull(t *testing.T) {
+	objs := render(t, "-f", "testdata/full-values.yaml")
+	var ns corev1.Namespace
+	objs.one(t, "Namespace", &ns)
+	require.Equal(t, "sandboxrun-sandboxes", ns.Name)
+	require.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
+	var role rbacv1.Role
+	objs.one(t, "Role", &role)
+	require.Equal(t, "sandboxrun-sandboxes", role.Namespace)
+	require.Contains(t, role.Rules[0].Verbs, "patch", "warm Pods are claimed with a patch")
+	require.Empty(t, objs["ClusterRole"], "rbac.listNodes: false")
+	require.Len(t, objs["Ingress"], 1)
+	require.Len(t, objs["ServiceMonitor"], 1)
+	var cm corev1.ConfigMap
+	objs.one(t, "ConfigMap", &cm)
+	require.Len(t, cm.Data, 3)
+	pol, err := policy.ParsePolicy("p.yaml", []byte(cm.Data["rel-sandboxrun-2.yaml"]))
+	require.NoError(t, err)
+	require.Equal(t, "gvisor", pol.Kubernetes.RuntimeClass)
+	require.Equal(t, 4, pol.Kubernetes.Warm)
+	require.Equal(t, "sessions-rel-sandboxrun-2", pol.Kubernetes.Claims[1].Name)
+	require.Equal(t, time.Hour, time.Duration(pol.Sessions.TTL.Value), "the user's sessions keys are kept beside the chart's")
+	var sts appsv1.StatefulSet
+	objs.one(t, "StatefulSet", &sts)
+	require.Equal(t, "Delete", string(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted))
+	found := false
+	for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "GITHUB_TOKEN" {
+			found = true
+			require.Empty(t, e.Value, "egress secrets come from a Secret, never inline")
+			require.Equal(t, "sandboxrun-egress", e.ValueFrom.SecretKeyRef.Name)
+		}
+	}
+	require.True(t, found)
+}
+
+func TestChartRefusesBadValues(t *testing.T) {
+	for name, c := range map[string]struct {
+		args []string
+		says string
+	}{
+		"no tokens secret":  {[]string{"--set", "auth.existingSecret="}, "auth"},
+		"an unknown key":    {[]string{"--set", "replica=2"}, "replica"},
+		"a wrong type":      {[]string{"--set", "serve.port=http"}, "port"},
+		"zero replicas":     {[]string{"--set", "replicas=0"}, "replicas"},
+		"a relative path":   {[]string{"--set", "sessions.path=sessions"}, "path"},
+		"a bad pull policy": {[]string{"--set", "image.pullPolicy=Sometimes"}, "pullPolicy"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := helm(t, append([]string{"template", "rel", chartDir}, c.args...)...)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.says)
+		})
+	}
+}
+
+// TestChartFilesListed keeps the test values next to what the docs name.
+func TestChartFilesListed(t *testing.T) {
+	for _, f := range []string{"Chart.yaml", "values.yaml", "values.schema.json", "templates/tests/smoke.yaml"} {
+		_, err := os.Stat(filepath.Join(chartDir, f))
+		require.NoError(t, err)
+	}
+}
