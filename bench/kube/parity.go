@@ -136,12 +136,12 @@ func egressRow(ctx context.Context, r row, dir, port string, n int, out io.Write
 		return err
 	}
 	defer func() { _ = pr.Close() }()
-	er := egressrun.Runner{Runner: pr, Options: []egress.Option{egress.WithResolver(resolver{"api.bench.test": "127.0.0.1"})}}
+	er := egressrun.Runner{Runner: pr, Options: []egress.Option{egress.WithResolver(resolver{"example.com": "127.0.0.1"})}}
 	lim := limits()
-	lim.Egress = &policy.Egress{Allow: []string{"api.bench.test:" + port}, AllowCIDRs: []string{"127.0.0.1/32"},
+	lim.Egress = &policy.Egress{Allow: []string{"example.com:" + port}, AllowCIDRs: []string{"127.0.0.1/32"},
 		MaxConnections: 50, MaxBytes: 2 * downloadBytes, IdleTimeoutSec: 60}
 	caIn := "/skills/bench/scripts/ca.pem"
-	base := "https://api.bench.test:" + port
+	base := "https://example.com:" + port
 	spec := func(urls ...string) sandbox.Spec {
 		return sandbox.Spec{Skill: "bench", SkillDir: dir, Runtime: "python3",
 			Argv: append([]string{"python3", "/skills/bench/scripts/fetch.py", caIn}, urls...), Limits: lim}
