@@ -27,6 +27,7 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*kube.K
 		kube.WithVersion(sandboxrun.Version),
 		kube.WithDefaultImage(sandboxrun.RunnerImage()),
 		kube.WithRuntimeClass(k8s.RuntimeClass),
+		kube.WithImagePullPolicy(k8s.ImagePullPolicy),
 		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
 	}
 	claims, err := resolveClaims(k8s.Claims)

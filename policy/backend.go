@@ -181,6 +181,10 @@ type KubernetesRules struct {
 	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
 	// RuntimeClass is the pods' runtimeClassName (gVisor, Kata...).
 	RuntimeClass string `yaml:"runtime_class" json:"runtime_class,omitempty"`
+	// ImagePullPolicy is the sandbox pods' imagePullPolicy: Never (the
+	// default: images are loaded into the nodes), IfNotPresent or Always
+	// (clusters with a registry).
+	ImagePullPolicy string `yaml:"image_pull_policy" json:"image_pull_policy,omitempty"`
 	// Warm is the size of the warm pod pool: pods started ahead of their
 	// runs, each serving one run (sandbox/kube WithWarmPool). 0 is off.
 	Warm int `yaml:"warm" json:"warm,omitempty"`
@@ -245,7 +249,7 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "warm", "warm_idle", "claims", "host_paths"}
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.
@@ -265,6 +269,8 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: kubernetes.namespace %q is not a namespace name (lower-case letters, digits, '-', at most 63)", n.Line, v.Namespace)
 	case v.RuntimeClass != "" && !dnsSubdomain.MatchString(v.RuntimeClass):
 		return fmt.Errorf("line %d: kubernetes.runtime_class %q is not a RuntimeClass name", n.Line, v.RuntimeClass)
+	case v.ImagePullPolicy != "" && v.ImagePullPolicy != "Never" && v.ImagePullPolicy != "IfNotPresent" && v.ImagePullPolicy != "Always":
+		return fmt.Errorf("line %d: kubernetes.image_pull_policy %q: use Never (images loaded into the nodes), IfNotPresent or Always", n.Line, v.ImagePullPolicy)
 	case v.Warm < 0 || v.Warm > MaxWarm:
 		return fmt.Errorf("line %d: kubernetes.warm %d: use 0 (off) to %d pods", n.Line, v.Warm, MaxWarm)
 	case time.Duration(v.WarmIdle) > MaxWarmIdle:

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +45,7 @@ type Kube struct {
 	image          string
 	version        string
 	runtimeClass   string
+	pullPolicy     corev1.PullPolicy
 	callTimeout    time.Duration
 	startTimeout   time.Duration
 	initGrace      time.Duration
@@ -94,6 +97,7 @@ func New(opts ...Option) (*Kube, error) {
 		image:          s.DefaultImage(),
 		version:        s.Version,
 		runtimeClass:   s.runtimeClass,
+		pullPolicy:     s.pullPolicy,
 		callTimeout:    s.CallTimeout,
 		startTimeout:   s.startTimeout,
 		initGrace:      s.InitGrace,

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +27,7 @@ type settings struct {
 	attacher        Attacher
 	namespace       string
 	runtimeClass    string
+	pullPolicy      corev1.PullPolicy
 	startTimeout    time.Duration
 	deleteGrace     time.Duration
 	probeRetry      time.Duration
@@ -37,6 +40,7 @@ func defaultSettings() settings {
 	return settings{
 		Options:      sandbox.DefaultOptions(host),
 		namespace:    "default",
+		pullPolicy:   corev1.PullNever,
 		startTimeout: 2 * time.Minute,
 		deleteGrace:  time.Second,
 		probeRetry:   30 * time.Second,
@@ -98,6 +102,18 @@ func WithVersion(v string) Option { return func(s *settings) { s.Version = v } }
 // WithRuntimeClass sets the Pods' runtimeClassName (gVisor, Kata...).
 // Default: none, the node's default runtime.
 func WithRuntimeClass(name string) Option { return func(s *settings) { s.runtimeClass = name } }
+
+// WithImagePullPolicy sets the Pods' imagePullPolicy. Default: Never, for
+// images loaded into the nodes; IfNotPresent or Always where the nodes
+// pull from a registry.
+// An empty p keeps the default.
+func WithImagePullPolicy(p string) Option {
+	return func(s *settings) {
+		if p != "" {
+			s.pullPolicy = corev1.PullPolicy(p)
+		}
+	}
+}
 
 // WithLogger sets the structured logger. Default: discard.
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.Logger = l } }
@@ -193,6 +209,11 @@ func (s *settings) validate() error {
 		if c.Name == "" || !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path || c.Path == "/" {
 			errs = append(errs, fmt.Errorf("volume claim %d (%q at %q): give a claim name and an absolute, clean folder other than /", i, c.Name, c.Path))
 		}
+	}
+	switch s.pullPolicy {
+	case corev1.PullNever, corev1.PullIfNotPresent, corev1.PullAlways:
+	default:
+		errs = append(errs, fmt.Errorf("image pull policy %q: use Never, IfNotPresent or Always", s.pullPolicy))
 	}
 	if s.deleteGrace < 0 {
 		errs = append(errs, fmt.Errorf("delete grace is %s: use 0 or more", s.deleteGrace))

@@ -45,6 +45,7 @@ type podParams struct {
 	namespace    string
 	image        string
 	runtimeClass string
+	pullPolicy   corev1.PullPolicy
 	version      string
 	owner        map[string]string // sandbox.OwnerLabels
 	created      time.Time
@@ -96,7 +97,7 @@ func podFor(spec *sandbox.Spec, p podParams) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name:            containerName,
 				Image:           p.image,
-				ImagePullPolicy: corev1.PullNever,
+				ImagePullPolicy: p.pullPolicy,
 				Command:         []string{sandbox.InitPath},
 				// init's own environment; the script's is complete in
 				// the job and inherits nothing from here.

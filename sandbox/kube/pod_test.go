@@ -33,9 +33,10 @@ func goldenSpec() sandbox.Spec {
 
 func goldenParams() podParams {
 	return podParams{
-		namespace: "sandboxes",
-		image:     "sandboxrun/runner:0.1.0",
-		version:   "0.1.0",
+		pullPolicy: corev1.PullNever,
+		namespace:  "sandboxes",
+		image:      "sandboxrun/runner:0.1.0",
+		version:    "0.1.0",
 		owner: map[string]string{
 			sandbox.LabelOwnerPID: "4242", sandbox.LabelOwnerStart: "123456", sandbox.LabelOwnerHost: "build-host",
 		},
@@ -59,6 +60,18 @@ func TestPodGolden(t *testing.T) {
 			s.Limits.CPUs, s.Limits.MemoryBytes, s.Limits.TmpBytes, s.Limits.OutputBytes = 0.25, 96<<20, 8<<20, 4096
 		}},
 		{"unusual_ids", func(s *sandbox.Spec, _ *podParams) { s.RunID, s.Skill = "Run_ID.With-Caps", "données" }},
+		// The workspace travels over the attach into a tmpfs of the size
+		// Run gives the limit; nothing of the host folder is mounted.
+		{"workspace_writable", func(s *sandbox.Spec, _ *podParams) {
+			s.Workspace, s.WorkspaceWritable, s.Limits.WorkspaceWriteBytes = "/var/lib/sessions/abc", true, 96<<20
+		}},
+		// An egress run with a proxy that ends TLS: a small tmpfs for the
+		// trust bundle, and still no network (the proxy is reached over
+		// the attach); a registry's pull policy.
+		{"egress_ca_pull_policy", func(s *sandbox.Spec, p *podParams) {
+			s.EgressSocket, s.EgressCA = "/tmp/egress-1/proxy.sock", "/tmp/egress-1/ca.pem"
+			p.pullPolicy = corev1.PullIfNotPresent
+		}},
 		{"claims", func(s *sandbox.Spec, p *podParams) {
 			s.Workspace = "/srv/work/p1"
 			p.claims = []Claim{{Name: "sandbox-skills", Path: "/srv/skills"}, {Name: "sandbox-work", Path: "/srv/work"}}

@@ -155,6 +155,7 @@ func (k *Kube) podParams(spec *sandbox.Spec) podParams {
 		namespace:    k.namespace,
 		image:        spec.Image,
 		runtimeClass: k.runtimeClass,
+		pullPolicy:   k.pullPolicy,
 		version:      k.version,
 		owner:        k.owner,
 		created:      k.now(),

@@ -79,6 +79,7 @@ they name.
 {{- end -}}
 {{- $kube := dict "namespace" (include "sandboxrun.sandboxNamespace" .root) "claims" $claims "host_paths" false -}}
 {{- with $v.sandbox.runtimeClass }}{{ $_ := set $kube "runtime_class" . }}{{ end -}}
+{{- with $v.sandbox.imagePullPolicy }}{{ $_ := set $kube "image_pull_policy" . }}{{ end -}}
 {{- if $v.sandbox.warm }}{{ $_ := set $kube "warm" $v.sandbox.warm }}{{ $_ := set $kube "warm_idle" $v.sandbox.warmIdle }}{{ end -}}
 {{- $_ := set $pol "backend" "kubernetes" -}}
 {{- $_ := set $pol "kubernetes" $kube -}}
