@@ -154,7 +154,7 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags traces ./integration/traces/
 	$(GO) vet -tags helm ./integration/helm/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GOLANGCI) run --allow-parallel-runners ./...
+	$(GOLANGCI) run --allow-serial-runners ./...
 
 $(GOLANGCI):
 	@mkdir -p $(BIN)
