@@ -177,7 +177,7 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 	if err != nil {
 		return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
 	}
-	op := &layerOp{mode: fs.FileMode(hdr.Mode).Perm(), mtime: hdr.ModTime}
+	op := &layerOp{mode: fs.FileMode(hdr.Mode & 0o777), mtime: hdr.ModTime} //nolint:gosec // masked to the permission bits first
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		op.kind = 'd'

@@ -146,6 +146,3 @@ func (s *Store) recountSnapBytes(ss *sess) {
 		ss.snapBytes = n
 	}
 }
-
-// snapPath is where a snapshot's files are, under the snaps folder.
-func snapPath(id, snap string) string { return path.Join(id, snap) }
