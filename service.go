@@ -60,6 +60,12 @@ type Config struct {
 	WarmIdle time.Duration
 	// Progress receives image build progress; nil discards it.
 	Progress io.Writer
+	// Images is the engine images are built, found and pruned on
+	// (backends.Images: the host's Docker engine, whichever backend runs
+	// the sandboxes). Nil: an image operation fails with
+	// images.ErrNoDocker, and a run needs its backend to find images
+	// (sandbox.ImageChecker).
+	Images *images.Client
 	// Runner is the sandbox backend, made by the caller (docker.New, a
 	// test's fake). When nil, Backend makes it on first use.
 	Runner Engine
@@ -242,13 +248,13 @@ func (s *Service) PoolStats() sandbox.PoolStats {
 
 // lookupImage is how the Service finds an image where eng starts its
 // sandboxes: eng's own lookup (an API call of about a millisecond), else
-// the local engine's through images.Inspect.
+// Config.Images's.
 func (s *Service) lookupImage(eng Engine) func(ctx context.Context, ref string) (string, error) {
 	if c, ok := eng.(sandbox.ImageChecker); ok {
 		return c.CheckImage
 	}
 	return func(ctx context.Context, ref string) (string, error) {
-		id, _, err := images.Inspect(ctx, ref)
+		id, _, err := s.cfg.Images.Inspect(ctx, ref)
 		return id, err
 	}
 }

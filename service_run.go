@@ -139,7 +139,7 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	}
 	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol,
 		Runner: p.Runner, Lookup: s.lookupImage(eng)}
-	image, err := imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
+	image, err := s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	if err != nil {
 		return err
 	}

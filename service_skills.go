@@ -112,5 +112,5 @@ func (s *Service) BuildImage(ctx context.Context, ref string, o BuildOptions) (i
 	if o.Pip.IndexURL == "" && len(o.Pip.FindLinks) == 0 && len(o.Pip.TrustedHosts) == 0 {
 		o.Pip = s.cfg.Pip
 	}
-	return imageEnv().Build(ctx, sk, o)
+	return s.imageEnv().Build(ctx, sk, o)
 }

@@ -153,6 +153,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		SessionsRoot:  f.sessions,
 		Replica:       f.replica,
 		Backend:       backends.New,
+		Images:        backends.Images(),
 	})
 	if err != nil {
 		return err
