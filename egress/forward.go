@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -26,11 +27,11 @@ type exchange struct {
 	secrets []Secret
 
 	mu   sync.Mutex
-	d    *Decision
+	d    *egresslog.Decision
 	conn *upstream
 }
 
-func (ex *exchange) update(f func(d *Decision)) {
+func (ex *exchange) update(f func(d *egresslog.Decision)) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	f(ex.d)
@@ -52,7 +53,7 @@ func (t *target) authority() string {
 // the form clients send to an HTTP_PROXY. Each request gets its own
 // upstream connection, so each is one decision with its own bytes.
 func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
-	d := Decision{Time: time.Now(), Method: r.Method, Host: r.URL.Host}
+	d := egresslog.Decision{Time: time.Now(), Method: r.Method, Host: r.URL.Host}
 	ex := &exchange{d: &d}
 	defer func() {
 		ex.mu.Lock()
@@ -136,7 +137,7 @@ func (p *Proxy) forwarder(errLog *log.Logger) *httputil.ReverseProxy {
 		FlushInterval: -1,
 		ErrorLog:      errLog,
 		ModifyResponse: func(resp *http.Response) error {
-			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
+			exOf(resp.Request).update(func(d *egresslog.Decision) { d.Status = resp.StatusCode })
 			return nil
 		},
 		ErrorHandler: forwardError,
@@ -159,7 +160,7 @@ func forwardError(w http.ResponseWriter, r *http.Request, err error) {
 		err = exfiltration(&Secret{Name: name, Hosts: hosts}, "the body", ex.t.host)
 	}
 	status := statusFor(err)
-	ex.update(func(d *Decision) {
+	ex.update(func(d *egresslog.Decision) {
 		d.Status, d.Reason = status, err.Error()
 		if errors.Is(err, ErrExfiltration) {
 			d.Allowed, d.Exfiltration = false, true

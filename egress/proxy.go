@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -108,7 +109,7 @@ type Option func(*settings)
 type settings struct {
 	resolver    Resolver
 	logger      *slog.Logger
-	observe     func(Decision)
+	observe     func(egresslog.Decision)
 	dir         string
 	uid, gid    int
 	dialTimeout time.Duration
@@ -138,7 +139,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 
 // WithObserver calls f with every decision when it is complete (after its
 // connection closed), e.g. to count them in metrics. f must not block.
-func WithObserver(f func(Decision)) Option { return func(s *settings) { s.observe = f } }
+func WithObserver(f func(egresslog.Decision)) Option { return func(s *settings) { s.observe = f } }
 
 // WithDir sets where the proxy's private folder is created. Default:
 // os.TempDir(). The Docker engine must see the same path.
@@ -292,7 +293,7 @@ func (p *Proxy) Close() error {
 }
 
 // Record is what the proxy decided so far; after Close it is complete.
-func (p *Proxy) Record() Record { return p.rec.record(&p.budget) }
+func (p *Proxy) Record() egresslog.Record { return p.rec.record(&p.budget) }
 
 // ServeHTTP answers CONNECT with a tunnel and other methods by forwarding
 // absolute http:// URLs.

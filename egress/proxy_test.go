@@ -20,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -132,10 +133,10 @@ func TestProxyAllowsListedHosts(t *testing.T) {
 	roots.AddCert(secure.Certificate())
 	res := &fakeResolver{names: map[string][]string{"plain.test": {"127.0.0.1"}, "example.com": {"127.0.0.1"}, "deep.www.wild.test": {"127.0.0.1"}}}
 	pp, sp := port(t, plain.URL), port(t, secure.URL)
-	var seen []Decision
+	var seen []egresslog.Decision
 	var mu sync.Mutex
 	p := startProxy(t, testConfig(t, "plain.test:"+pp, "*.wild.test:"+pp, "example.com:"+sp, "127.0.0.1:"+pp),
-		WithResolver(res), WithObserver(func(d Decision) { mu.Lock(); seen = append(seen, d); mu.Unlock() }))
+		WithResolver(res), WithObserver(func(d egresslog.Decision) { mu.Lock(); seen = append(seen, d); mu.Unlock() }))
 	c := through(p, roots)
 
 	status, body := get(t, c, "http://PLAIN.test.:"+pp+"/a")
@@ -175,7 +176,7 @@ func TestProxyAllowsListedHosts(t *testing.T) {
 		require.Positive(t, d.BytesDown)
 		require.True(t, strings.HasPrefix(d.Addr, "127.0.0.1:"), d.Addr)
 	}
-	var tunnel Decision
+	var tunnel egresslog.Decision
 	for _, d := range rec.Decisions {
 		if d.Method == http.MethodConnect {
 			tunnel = d // recorded when the tunnel closes, not in request order
@@ -255,7 +256,7 @@ func TestProxyRefuses(t *testing.T) {
 	require.Zero(t, rec.Connections, "nothing was connected to")
 }
 
-func countAllowedStatus(rec Record, status int) int64 {
+func countAllowedStatus(rec egresslog.Record, status int) int64 {
 	var n int64
 	for _, d := range rec.Decisions {
 		if d.Allowed && d.Status == status {
@@ -345,7 +346,7 @@ func TestProxyRequiresMatchingSNI(t *testing.T) {
 		require.False(t, d.Allowed)
 		require.Zero(t, d.BytesUp, "nothing went upstream: %+v", d)
 	}
-	require.Equal(t, HostStats{Host: "example.com", Port: rec.Hosts[0].Port, Denied: 3, Reason: rec.Decisions[0].Reason}, rec.Hosts[0], "most requests first")
+	require.Equal(t, egresslog.HostStats{Host: "example.com", Port: rec.Hosts[0].Port, Denied: 3, Reason: rec.Decisions[0].Reason}, rec.Hosts[0], "most requests first")
 	// Decisions are recorded as their handlers end, which need not be the
 	// order the subtests ran in: look for the SNI mismatch among them.
 	named := false
