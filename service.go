@@ -48,7 +48,10 @@ type Config struct {
 	Observer Observer
 	// Logger logs what the Service does; nil discards.
 	Logger *slog.Logger
-	// MaxConcurrent bounds sandboxes running at once (default 8).
+	// MaxConcurrent bounds sandboxes running at once (default
+	// DefaultMaxConcurrent). It is the one cap: the HTTP server admits as
+	// many executions as this (Service.MaxConcurrent), and `serve
+	// --max-running` sets it.
 	MaxConcurrent int
 	// WarmPool caps the containers the Docker backend keeps started ahead
 	// of time, shared by configurations in proportion to their recent
@@ -92,6 +95,10 @@ type Engine interface {
 	sandbox.Runner
 	Close() error
 }
+
+// DefaultMaxConcurrent is how many sandboxes a Service runs at once unless
+// Config.MaxConcurrent says otherwise: `serve --max-running`'s default too.
+const DefaultMaxConcurrent = 4
 
 // ErrNoBackend means a run was asked of a Service configured with neither
 // Config.Runner nor Config.Backend.
@@ -142,7 +149,7 @@ func New(cfg Config) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxConcurrent == 0 {
-		cfg.MaxConcurrent = 8
+		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
@@ -215,6 +222,10 @@ func (s *Service) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// MaxConcurrent is how many sandboxes the Service runs at once: a front end
+// that admits executions (the HTTP server) admits this many.
+func (s *Service) MaxConcurrent() int { return s.cfg.MaxConcurrent }
 
 // Close removes warm containers and releases the engine. Runs must have
 // returned.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -61,7 +62,7 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 		r.Argv = append(r.Argv, hide.Replace(arg))
 	}
 	if e.Workspace != "" {
-		r.Workspace = policy.SandboxWorkspace
+		r.Workspace = layout.WorkspaceDir
 	}
 	r.Limits = remoteLimits(hide, e.Limits)
 	for _, t := range e.Tools {
@@ -150,7 +151,7 @@ func (s *Service) hostPaths(skillRef string, e *Explanation) *strings.Replacer {
 		add(sk.Dir, policy.SandboxDir(sk.Manifest.Name))
 	}
 	if e != nil {
-		add(e.Workspace, policy.SandboxWorkspace)
+		add(e.Workspace, layout.WorkspaceDir)
 	}
 	if s.sessions != nil {
 		add(s.sessions.Root(), "the sessions folder")

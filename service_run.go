@@ -137,8 +137,9 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	if req.Image != "" {
 		return nil
 	}
-	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol,
-		Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	// Pip and progress are the plan's (p.SkillImage), from the Service's
+	// Config: this lookup takes the rest.
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.pol, Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	image, err := s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // SkillRefs resolves what SKILL.md bodies and allowed-tools write for the
@@ -51,7 +53,7 @@ func expandSkillDir(s, name, folder string) string {
 		return s
 	}
 	dir := SandboxDir(name)
-	s = strings.ReplaceAll(s, baseDirVar, dir)
+	s = strings.ReplaceAll(s, layout.BaseDirPlaceholder, dir)
 	s = strings.ReplaceAll(s, "${CLAUDE_SKILL_DIR}", dir)
 	for _, root := range []string{"${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"} {
 		if folder != "" {

@@ -10,13 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // BaseDirPlaceholder is replaced in the body by the skill's folder inside the
 // sandbox, as are Claude Code's ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_SKILL_DIR}
 // (see policy.SkillRefs).
-const BaseDirPlaceholder = "{baseDir}"
+const BaseDirPlaceholder = layout.BaseDirPlaceholder
 
 // Refs resolves references to the skill's own files in its instructions,
 // commands and Bash(...) entries (see policy.SkillRefs): its scripts are

@@ -62,14 +62,8 @@ type Input struct {
 	// this host can be mounted at all.
 	DockerHost     string
 	Stdout, Stderr io.Writer
-	// Pip, Progress, NoCache and SourceBuilds go into a skill image's
-	// build options.
-	Pip          images.PipConfig
-	Progress     io.Writer
-	NoCache      bool
-	SourceBuilds bool
-	// Version is sandboxrun's, recorded in a skill image's labels.
-	Version string
+	// Build goes into a skill image's build options.
+	Build BuildInputs
 }
 
 // Plan is what a request will do. Spec is the sandbox's, complete but for
@@ -243,9 +237,7 @@ func (p *Plan) image(in Input) error {
 		p.Spec.Image = in.Image
 		return nil
 	}
-	opts, err := SkillImageOptions(in.Skill, in.Policy, p.Runner, BuildInputs{
-		Pip: in.Pip, Progress: in.Progress, NoCache: in.NoCache, SourceBuilds: in.SourceBuilds, Version: in.Version,
-	})
+	opts, err := SkillImageOptions(in.Skill, in.Policy, p.Runner, in.Build)
 	switch {
 	case errors.Is(err, ErrNoDependencies):
 		p.Spec.Image = p.Runner
