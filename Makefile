@@ -118,10 +118,10 @@ $(GOLANGCI):
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/ -run '^$$' -fuzz FuzzResolveScriptWords -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
+	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzResolveScriptWords -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
 	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Explanation is what a request would do, decided exactly as its run
@@ -39,7 +40,7 @@ type Explanation struct {
 	WriteGranted bool `json:"write_granted"`
 	Writable     bool `json:"writable"`
 	// Tools are the skill's allowed-tools with the policy's grants.
-	Tools policy.Tools `json:"-"`
+	Tools bashcheck.Tools `json:"-"`
 	// PolicyDigest identifies the policy that decided.
 	PolicyDigest string `json:"policy_digest"`
 }

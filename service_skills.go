@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -80,7 +80,7 @@ func (s *Service) Activate(ref string) (*skill.Activation, error) {
 	// The skill's entries as the activation resolved them ({baseDir} and
 	// plugin placeholders), then what the operator grants.
 	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
-		a.AllowedTools = append(append(policy.Tools{}, a.AllowedTools...), extra...)
+		a.AllowedTools = append(append(bashcheck.Tools{}, a.AllowedTools...), extra...)
 	}
 	return a, nil
 }

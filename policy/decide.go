@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Decide decides the effective limits of one execution of skill. Each value
@@ -112,3 +114,12 @@ func decide[T scalar](d decider, field, key string, req, skl T, rules, global Ra
 	}
 	return value, fmt.Errorf("%w: the %s asks for %s %s, above the ceiling of %s set by %s; %s", ErrLimit, who, field, value, ceiling.Value, where, fix)
 }
+
+// ErrDenied is wrapped by every refusal of a command: the command checker
+// (package command) decides it, and callers branch on it here, with the
+// rest of the policy's decisions.
+var ErrDenied = bashcheck.ErrDenied
+
+// DeniedError is a denied command: the part refused, why, and the
+// allowed-tools entry that would allow it (bashcheck.DeniedError).
+type DeniedError = bashcheck.DeniedError

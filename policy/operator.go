@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // ErrPolicyFile is wrapped by every error reading an operator policy file.
@@ -116,7 +117,7 @@ type Grants struct {
 	Secrets     Setting[[]string]   `yaml:"secrets" json:"secrets"`
 	EgressRules Setting[[]HTTPRule] `yaml:"egress_rules" json:"egress_rules"`
 
-	tools   Tools
+	tools   bashcheck.Tools
 	domains Allowlist
 }
 
@@ -237,7 +238,7 @@ func (o *Operator) validate() []error {
 		add(checkProfileSetting(where+".profile", g.Profile))
 		add(g.Limits.validate(where+".limits", &o.Limits))
 		if g.AllowedTools.Set {
-			ts, err := ParseAllowedTools(g.AllowedTools.Value)
+			ts, err := bashcheck.ParseAllowedTools(g.AllowedTools.Value)
 			if err != nil {
 				add(fmt.Errorf("line %d: %s.allowed-tools: %w", g.AllowedTools.Line, where, err))
 			}
@@ -342,7 +343,7 @@ func (o *Operator) grants(skill string) *Grants {
 
 // ExtraTools are the allowed-tools the policy grants skill, added to what it
 // declares.
-func (o *Operator) ExtraTools(skill string) Tools { return o.grants(skill).tools }
+func (o *Operator) ExtraTools(skill string) bashcheck.Tools { return o.grants(skill).tools }
 
 // ExtraPackages are the system and Python packages the policy adds to
 // skill's image.

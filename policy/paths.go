@@ -28,7 +28,7 @@ var (
 const (
 	// sandboxSkillsRoot is where skills are mounted inside the sandbox.
 	sandboxSkillsRoot = layout.SkillsRoot
-	scriptsName       = "scripts"
+	scriptsName       = layout.ScriptsFolder
 )
 
 // Script is a script that passed the path guard.

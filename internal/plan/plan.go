@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -92,8 +93,8 @@ type Plan struct {
 	// declares packages and the caller named no image.
 	SkillImage *images.SkillOptions
 	// Tools are the skill's allowed-tools with the policy's grants, the
-	// skill's own references in them resolved (policy.Tools.ForSkill).
-	Tools policy.Tools
+	// skill's own references in them resolved (bashcheck.Tools.ForSkill).
+	Tools bashcheck.Tools
 	// WriteGranted: the allowed-tools grant Write. Writable: a workspace
 	// would be writable (a session's per the policy's sessions.write, a
 	// host folder's when Write is granted and the policy lets it).
@@ -191,7 +192,7 @@ func (p *Plan) program(in Input) error {
 		if p.Args, err = policy.ParseArgs(in.Args); err != nil {
 			return err
 		}
-		program, p.Spec.Runtime = policy.BashArgv(p.Command), "bash"
+		program, p.Spec.Runtime = bashcheck.BashArgv(p.Command), "bash"
 	case a.Python:
 		if len(a.Code) == 0 {
 			return errors.New("no code given: pass --code or --file")
@@ -261,10 +262,10 @@ func Runner(pol *policy.Operator, runnerImage, skillName string) (string, error)
 }
 
 // Tools are the skill's allowed-tools with the policy's grants for it.
-func Tools(sk *skill.Skill, pol *policy.Operator) policy.Tools {
+func Tools(sk *skill.Skill, pol *policy.Operator) bashcheck.Tools {
 	extra := pol.ExtraTools(sk.Manifest.Name)
 	if len(extra) == 0 {
 		return sk.Manifest.AllowedTools
 	}
-	return append(append(policy.Tools{}, sk.Manifest.AllowedTools...), extra...)
+	return append(append(bashcheck.Tools{}, sk.Manifest.AllowedTools...), extra...)
 }
