@@ -50,7 +50,7 @@ type Request struct {
 	MemoryMiB int64
 	CPUs      float64
 	// AllowDomains, when not nil, narrows the network to these allowlist
-	// entries (policy.ParseDomainRule); it never widens what the skill and
+	// entries (egressrule.ParseDomainRule); it never widens what the skill and
 	// the policy allow.
 	AllowDomains []string
 	// Image overrides the image to run (default: the skill's own image when

@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -382,5 +383,5 @@ func TestPrepareNarrowsTheNetwork(t *testing.T) {
 
 	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"https://x"}})
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
-	require.ErrorIs(t, err, policy.ErrDomain)
+	require.ErrorIs(t, err, egressrule.ErrDomain)
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // forwardKey carries a request's exchange to the transport's dialer.
@@ -87,7 +87,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	d.Host, d.Port, d.Path = h.String(), port, r.URL.Path
 	t, err := p.allow(r.Context(), h, port)
 	if err == nil {
-		err = checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)
+		err = checkRules([][]egressrule.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)
 	}
 	if err == nil {
 		_, err = applySecrets(p.cfg.Secrets, r, h, port, false)
@@ -151,7 +151,7 @@ func forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(forwardKey{}).(*exchange)
 	if ex.body != nil && ex.body.found() != "" {
 		name := ex.body.found()
-		var hosts policy.Allowlist
+		var hosts egressrule.Allowlist
 		for _, s := range ex.secrets {
 			if s.Name == name {
 				hosts = s.Hosts

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // intercepts reports whether the proxy terminates TLS for h:port: the host
 // carries a secret or an HTTP rule. Other hosts keep the untouched tunnel.
-func (p *Proxy) intercepts(h policy.Host, port uint16) bool {
+func (p *Proxy) intercepts(h egressrule.Host, port uint16) bool {
 	return p.ca != nil && (needsSecret(p.cfg.Secrets, h, port) || covered(p.cfg.Rules, h, port) || covered(p.cfg.SkillRules, h, port))
 }
 
@@ -159,7 +159,7 @@ func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	if err := checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, t.host, t.port, r.Method, r.URL.EscapedPath(), r.URL.Path); err != nil {
+	if err := checkRules([][]egressrule.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, t.host, t.port, r.Method, r.URL.EscapedPath(), r.URL.Path); err != nil {
 		fail(err)
 		return
 	}

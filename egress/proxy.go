@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Sentinels callers and responses branch on.
@@ -39,7 +40,7 @@ type Config struct {
 	// RunID names the socket's folder, so a leaked one can be traced.
 	RunID string
 	// Allow is the effective allowlist; empty allows nothing.
-	Allow policy.Allowlist
+	Allow egressrule.Allowlist
 	// AllowCIDRs are the ranges where non-public addresses (and IP
 	// literals) may be reached.
 	AllowCIDRs []netip.Prefix
@@ -55,7 +56,7 @@ type Config struct {
 	// sandbox holds their placeholders.
 	Secrets []Secret
 	// Rules and SkillRules limit methods and paths per host (rules.go).
-	Rules, SkillRules []policy.HTTPRule
+	Rules, SkillRules []egressrule.HTTPRule
 	// UpstreamRoots verify intercepted hosts; nil means the system's.
 	UpstreamRoots *x509.CertPool
 }
@@ -77,7 +78,7 @@ func (c Config) Validate() error {
 
 // ConfigFor turns a run's decided egress into a Config.
 func ConfigFor(runID string, e *policy.Egress) (Config, error) {
-	allow, err := policy.ParseAllowlist(e.Allow)
+	allow, err := egressrule.ParseAllowlist(e.Allow)
 	if err != nil {
 		return Config{}, err
 	}
@@ -86,7 +87,7 @@ func ConfigFor(runID string, e *policy.Egress) (Config, error) {
 		cfg.IdleTimeout = time.Duration(e.IdleTimeoutSec * float64(time.Second))
 	}
 	for _, c := range e.AllowCIDRs {
-		p, err := policy.ParseCIDR(c)
+		p, err := egressrule.ParseCIDR(c)
 		if err != nil {
 			return Config{}, err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // fakeResolver answers from a table and remembers what it was asked: the
@@ -54,9 +55,9 @@ func (f *fakeResolver) questions() []string {
 
 func loopbackOnly() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
 
-func mustAllow(t testing.TB, allow ...string) policy.Allowlist {
+func mustAllow(t testing.TB, allow ...string) egressrule.Allowlist {
 	t.Helper()
-	l, err := policy.ParseAllowlist(allow)
+	l, err := egressrule.ParseAllowlist(allow)
 	require.NoError(t, err)
 	return l
 }
@@ -360,7 +361,7 @@ func TestDialChecksTheAddressItConnectsTo(t *testing.T) {
 	p := startProxy(t, testConfig(t, "x.test"))
 	// A target whose address escaped the checks (it cannot, through allow)
 	// still never gets a socket connected.
-	_, _, err := p.dial(context.Background(), &target{host: policy.Host{Name: "x.test"}, port: 80, addrs: []netip.Addr{netip.MustParseAddr("127.0.0.3")}})
+	_, _, err := p.dial(context.Background(), &target{host: egressrule.Host{Name: "x.test"}, port: 80, addrs: []netip.Addr{netip.MustParseAddr("127.0.0.3")}})
 	require.ErrorIs(t, err, ErrDenied)
 	require.ErrorContains(t, err, "127.0.0.3 is loopback address")
 }

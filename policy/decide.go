@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Decide decides the effective limits of one execution of skill. Each value
@@ -59,9 +60,9 @@ func (r Request) validateDomains() error {
 		return nil
 	}
 	if len(r.AllowDomains) == 0 {
-		return fmt.Errorf("%w: the requested allowlist is empty; name at least one host, or leave it out", ErrDomain)
+		return fmt.Errorf("%w: the requested allowlist is empty; name at least one host, or leave it out", egressrule.ErrDomain)
 	}
-	if _, err := ParseAllowlist(r.AllowDomains); err != nil {
+	if _, err := egressrule.ParseAllowlist(r.AllowDomains); err != nil {
 		return fmt.Errorf("the requested allowlist: %w", err)
 	}
 	return nil
