@@ -8,5 +8,6 @@
 // backends/dockerbackend.New for Docker alone) or Config.Runner supplies
 // one; what a backend can do beyond running (ping, image lookup, reap,
 // pool figures) the Service asks with the optional interfaces of package
-// sandbox. cmd/sandboxrun, server and mcp are thin front ends over it.
+// sandbox. Config.Images (backends.Images) is the engine images are built
+// on; nothing is registered behind the caller's back. cmd/sandboxrun, server and mcp are thin front ends over it.
 package sandboxrun

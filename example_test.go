@@ -32,6 +32,7 @@ func Example() {
 		WarmIdle:      time.Minute,
 		Logger:        slog.Default(),
 		Backend:       dockerbackend.New,
+		Images:        dockerbackend.Images(),
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -62,17 +62,17 @@ func CheckCommand(sk *skill.Skill, pol *policy.Operator, command string) (string
 
 // RunnerFor is the runner the plan picks for a skill of that name.
 func RunnerFor(pol *policy.Operator, skillName string) (string, error) {
-	return imageEnv().RunnerFor(&skill.Skill{Manifest: skill.Manifest{Name: skillName}}, BuildOptions{Policy: pol})
+	return (&Service{}).imageEnv().RunnerFor(&skill.Skill{Manifest: skill.Manifest{Name: skillName}}, BuildOptions{Policy: pol})
 }
 
 func ImageFor(ctx context.Context, sk *skill.Skill, o BuildOptions) (string, error) {
-	return imageEnv().ImageFor(ctx, sk, o)
+	return (&Service{}).imageEnv().ImageFor(ctx, sk, o)
 }
 
 func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (images.Image, error) {
-	return imageEnv().Build(ctx, sk, o)
+	return (&Service{}).imageEnv().Build(ctx, sk, o)
 }
 
 func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, error) {
-	return imageEnv().SkillOptions(sk, o)
+	return (&Service{}).imageEnv().SkillOptions(sk, o)
 }

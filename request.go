@@ -50,7 +50,7 @@ type Request struct {
 	MemoryMiB int64
 	CPUs      float64
 	// AllowDomains, when not nil, narrows the network to these allowlist
-	// entries (policy.ParseDomainRule); it never widens what the skill and
+	// entries (egressrule.ParseDomainRule); it never widens what the skill and
 	// the policy allow.
 	AllowDomains []string
 	// Image overrides the image to run (default: the skill's own image when
@@ -78,12 +78,7 @@ const MaxCodeBytes = plan.MaxCodeBytes
 // Action is what a request runs, for Explain: at most one of Script,
 // Command and Code (with Python set). None asks about any run of the
 // skill, as `policy check` does: argv, arguments and code are not judged.
-type Action struct {
-	Script  string
-	Command string
-	Code    []byte
-	Python  bool
-}
+type Action = plan.Action
 
 // makePlan is the one place a request is decided: the skill, the policy
 // (the Service's), the request and the session it took become the plan
@@ -94,12 +89,12 @@ func (s *Service) makePlan(sk *skill.Skill, a Action, req Request) (*plan.Plan, 
 	}
 	in := plan.Input{
 		Skill: sk, Policy: s.pol, RunnerImage: RunnerImage(),
-		Action: plan.Action{Script: a.Script, Command: a.Command, Code: a.Code, Python: a.Python},
+		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,
 		AllowDomains: req.AllowDomains, Image: req.Image, DockerHost: os.Getenv("DOCKER_HOST"),
 		Stdout: req.Stdout, Stderr: req.Stderr,
-		Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version,
+		Build: plan.BuildInputs{Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version},
 	}
 	if req.lease != nil {
 		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -236,7 +238,7 @@ func TestPrepareCommand(t *testing.T) {
 		cmd := `echo '{"a":1}' | python3 /skills/hello/scripts/echo.py`
 		p, err := sandboxrun.PrepareCommand(hello, cmd, sandboxrun.Request{Args: []byte(`{"b": 2}`)})
 		require.NoError(t, err)
-		require.Equal(t, policy.BashArgv(cmd), p.Spec.Argv)
+		require.Equal(t, bashcheck.BashArgv(cmd), p.Spec.Argv)
 		require.Equal(t, "bash", p.Spec.Runtime)
 		require.Empty(t, p.Script)
 		require.Equal(t, `{"b":2}`, string(p.Spec.Stdin))
@@ -357,7 +359,7 @@ func TestCheckCommandResolvesBaseDir(t *testing.T) {
 				require.NoError(t, err)
 				p, err := sandboxrun.PrepareCommand(sk, tt.command, sandboxrun.Request{})
 				require.NoError(t, err)
-				require.Equal(t, policy.BashArgv(tt.want), p.Spec.Argv, "the resolved command is what runs")
+				require.Equal(t, bashcheck.BashArgv(tt.want), p.Spec.Argv, "the resolved command is what runs")
 				return
 			}
 			require.ErrorIs(t, err, sandboxrun.ErrRefused)
@@ -381,5 +383,5 @@ func TestPrepareNarrowsTheNetwork(t *testing.T) {
 
 	_, err = sandboxrun.PrepareScript(sk, "scripts/get.py", sandboxrun.Request{AllowDomains: []string{"https://x"}})
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
-	require.ErrorIs(t, err, policy.ErrDomain)
+	require.ErrorIs(t, err, egressrule.ErrDomain)
 }

@@ -48,7 +48,10 @@ type Config struct {
 	Observer Observer
 	// Logger logs what the Service does; nil discards.
 	Logger *slog.Logger
-	// MaxConcurrent bounds sandboxes running at once (default 8).
+	// MaxConcurrent bounds sandboxes running at once (default
+	// DefaultMaxConcurrent). It is the one cap: the HTTP server admits as
+	// many executions as this (Service.MaxConcurrent), and `serve
+	// --max-running` sets it.
 	MaxConcurrent int
 	// WarmPool caps the containers the Docker backend keeps started ahead
 	// of time, shared by configurations in proportion to their recent
@@ -60,6 +63,12 @@ type Config struct {
 	WarmIdle time.Duration
 	// Progress receives image build progress; nil discards it.
 	Progress io.Writer
+	// Images is the engine images are built, found and pruned on
+	// (backends.Images: the host's Docker engine, whichever backend runs
+	// the sandboxes). Nil: an image operation fails with
+	// images.ErrNoDocker, and a run needs its backend to find images
+	// (sandbox.ImageChecker).
+	Images *images.Client
 	// Runner is the sandbox backend, made by the caller (docker.New, a
 	// test's fake). When nil, Backend makes it on first use.
 	Runner Engine
@@ -86,6 +95,10 @@ type Engine interface {
 	sandbox.Runner
 	Close() error
 }
+
+// DefaultMaxConcurrent is how many sandboxes a Service runs at once unless
+// Config.MaxConcurrent says otherwise: `serve --max-running`'s default too.
+const DefaultMaxConcurrent = 4
 
 // ErrNoBackend means a run was asked of a Service configured with neither
 // Config.Runner nor Config.Backend.
@@ -136,7 +149,7 @@ func New(cfg Config) (*Service, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxConcurrent == 0 {
-		cfg.MaxConcurrent = 8
+		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
@@ -210,6 +223,10 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
+// MaxConcurrent is how many sandboxes the Service runs at once: a front end
+// that admits executions (the HTTP server) admits this many.
+func (s *Service) MaxConcurrent() int { return s.cfg.MaxConcurrent }
+
 // Close removes warm containers and releases the engine. Runs must have
 // returned.
 func (s *Service) Close() error {
@@ -242,13 +259,13 @@ func (s *Service) PoolStats() sandbox.PoolStats {
 
 // lookupImage is how the Service finds an image where eng starts its
 // sandboxes: eng's own lookup (an API call of about a millisecond), else
-// the local engine's through images.Inspect.
+// Config.Images's.
 func (s *Service) lookupImage(eng Engine) func(ctx context.Context, ref string) (string, error) {
 	if c, ok := eng.(sandbox.ImageChecker); ok {
 		return c.CheckImage
 	}
 	return func(ctx context.Context, ref string) (string, error) {
-		id, _, err := images.Inspect(ctx, ref)
+		id, _, err := s.cfg.Images.Inspect(ctx, ref)
 		return id, err
 	}
 }

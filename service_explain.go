@@ -5,6 +5,8 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // Explanation is what a request would do, decided exactly as its run
@@ -39,7 +41,7 @@ type Explanation struct {
 	WriteGranted bool `json:"write_granted"`
 	Writable     bool `json:"writable"`
 	// Tools are the skill's allowed-tools with the policy's grants.
-	Tools policy.Tools `json:"-"`
+	Tools bashcheck.Tools `json:"-"`
 	// PolicyDigest identifies the policy that decided.
 	PolicyDigest string `json:"policy_digest"`
 }
@@ -52,20 +54,27 @@ type Explanation struct {
 // could not be loaded. A session named in req is taken for the moment, as
 // a run would take it (waiting for a run in it to end).
 func (s *Service) Explain(ctx context.Context, skillRef string, a Action, req Request) (*Explanation, error) {
+	e, _, err := s.explain(ctx, skillRef, a, req)
+	return e, err
+}
+
+// explain is Explain with the skill it loaded (nil when none loaded), so
+// that a remote answer is put in sandbox terms without loading it again.
+func (s *Service) explain(ctx context.Context, skillRef string, a Action, req Request) (*Explanation, *skill.Skill, error) {
 	_, release, err := s.sessionRun(ctx, &req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer release()
 	sk, err := s.Skill(skillRef)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := s.planRun(sk, a, req)
 	if p == nil {
-		return nil, err
+		return nil, sk, err
 	}
-	return explanation(p), err
+	return explanation(p), sk, err
 }
 
 func explanation(p *plan.Plan) *Explanation {

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // RemoteExplanation is an Explanation as a caller across the network (the
@@ -42,8 +44,8 @@ type RemoteExplanation struct {
 // (errors.Is(err, ErrRefused), errors.As for *policy.DeniedError), and a
 // refusal comes with what was decided before it, as Explain's does.
 func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, req Request) (*RemoteExplanation, error) {
-	e, err := s.Explain(ctx, skillRef, a, req)
-	hide := s.hostPaths(skillRef, e)
+	e, sk, err := s.explain(ctx, skillRef, a, req)
+	hide := s.hostPaths(sk, e)
 	if err != nil {
 		err = rewriteError(hide, err)
 	}
@@ -61,7 +63,7 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 		r.Argv = append(r.Argv, hide.Replace(arg))
 	}
 	if e.Workspace != "" {
-		r.Workspace = policy.SandboxWorkspace
+		r.Workspace = layout.WorkspaceDir
 	}
 	r.Limits = remoteLimits(hide, e.Limits)
 	for _, t := range e.Tools {
@@ -96,7 +98,7 @@ func (s *Service) InSandboxResult(skillRef string, res *sandbox.Result) *sandbox
 		return nil
 	}
 	out := *res
-	out.Limits = remoteLimits(s.hostPaths(skillRef, nil), res.Limits)
+	out.Limits = remoteLimits(s.hostPaths(s.skillOrNil(skillRef), nil), res.Limits)
 	return &out
 }
 
@@ -104,7 +106,7 @@ func (s *Service) InSandboxResult(skillRef string, res *sandbox.Result) *sandbox
 // skill may name (the skill's folder, the skill roots, the sessions root,
 // the policy file) as a remote caller knows them.
 func (s *Service) InSandboxTerms(skillRef, msg string) string {
-	return s.hostPaths(skillRef, nil).Replace(msg)
+	return s.hostPaths(s.skillOrNil(skillRef), nil).Replace(msg)
 }
 
 // InSandboxError is err as a remote caller (the HTTP API, an MCP client)
@@ -115,7 +117,18 @@ func (s *Service) InSandboxError(skillRef string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return rewriteError(s.hostPaths(skillRef, nil), err)
+	return rewriteError(s.hostPaths(s.skillOrNil(skillRef), nil), err)
+}
+
+// skillOrNil loads the skill a front end names again, to put its answer in
+// sandbox terms; nil when it does not load (its folder is then not named
+// to hide). ExplainRemote carries the one it loaded instead.
+func (s *Service) skillOrNil(ref string) *skill.Skill {
+	sk, err := s.Skill(ref)
+	if err != nil {
+		return nil
+	}
+	return sk
 }
 
 // hostPaths replaces the skill's folder (as given and with its links
@@ -124,7 +137,7 @@ func (s *Service) InSandboxError(skillRef string, err error) error {
 // the policy file by the words "operator policy". A folder comes before
 // the roots that hold it: the replacer takes the first match in this
 // order.
-func (s *Service) hostPaths(skillRef string, e *Explanation) *strings.Replacer {
+func (s *Service) hostPaths(sk *skill.Skill, e *Explanation) *strings.Replacer {
 	var pairs []string
 	// add replaces a path in its absolute and link-free forms, then as
 	// given when that is relative: a relative name is the operator's too,
@@ -146,11 +159,11 @@ func (s *Service) hostPaths(skillRef string, e *Explanation) *strings.Replacer {
 			pairs = append(pairs, host, shown)
 		}
 	}
-	if sk, err := s.Skill(skillRef); err == nil {
+	if sk != nil {
 		add(sk.Dir, policy.SandboxDir(sk.Manifest.Name))
 	}
 	if e != nil {
-		add(e.Workspace, policy.SandboxWorkspace)
+		add(e.Workspace, layout.WorkspaceDir)
 	}
 	if s.sessions != nil {
 		add(s.sessions.Root(), "the sessions folder")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // MaxSkillFileBytes bounds a skill file handed to a remote caller whole (an
@@ -52,15 +51,7 @@ func skillPath(skillName, ref string) (string, error) {
 	case strings.ContainsRune(ref, '\\'):
 		return "", refused(fmt.Errorf("file name %q holds a backslash: separate folders with /", ref))
 	}
-	rel := ref
-	switch {
-	case ref == skill.BaseDirPlaceholder || ref == base:
-		rel = "."
-	case strings.HasPrefix(ref, skill.BaseDirPlaceholder+"/"):
-		rel = strings.TrimPrefix(ref, skill.BaseDirPlaceholder+"/")
-	case strings.HasPrefix(ref, base+"/"):
-		rel = strings.TrimPrefix(ref, base+"/")
-	}
+	rel, _ := policy.TrimSkillDir(skillName, ref)
 	if strings.HasPrefix(rel, "/") {
 		return "", refused(fmt.Errorf("file name %q is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", ref, base))
 	}

@@ -73,14 +73,14 @@ func (s *Service) Reap(ctx context.Context, opts sandbox.ReapOptions) (Reaped, e
 // force) the caller's.
 func (s *Service) BuildRunnerImage(ctx context.Context, o images.RunnerOptions) (images.Image, error) {
 	o.Tag, o.Version, o.Dockerfile = RunnerImage(), Version, RunnerDockerfile
-	return images.BuildRunner(ctx, o)
+	return s.cfg.Images.BuildRunner(ctx, o)
 }
 
 // BuildProfileImage builds a runner profile (the runner plus the profile's
 // Debian packages) on RunnerImage().
 func (s *Service) BuildProfileImage(ctx context.Context, o images.ProfileOptions) (images.Image, error) {
 	o.Runner, o.Version = RunnerImage(), Version
-	return images.BuildProfile(ctx, o)
+	return s.cfg.Images.BuildProfile(ctx, o)
 }
 
 // PrepareImage makes what the backend keeps beside a freshly built image
@@ -101,7 +101,7 @@ func (s *Service) PrepareImage(ctx context.Context, ref string) (string, error) 
 // runs in now (see pruneSkillImages), then what the backend kept for
 // images that are gone. warnings name the skills whose images were kept.
 func (s *Service) PruneImages(ctx context.Context, dryRun bool) (pruned []images.Listed, state []sandbox.Reaped, warnings []error, err error) {
-	pruned, warnings, err = imageEnv().Prune(ctx, s.cfg.SkillRoots, BuildOptions{Policy: s.pol}, dryRun)
+	pruned, warnings, err = s.imageEnv().Prune(ctx, s.cfg.SkillRoots, BuildOptions{Policy: s.pol}, dryRun)
 	if err != nil {
 		return pruned, nil, warnings, err
 	}

@@ -45,7 +45,7 @@ func TestServiceOperationsGoToTheConfiguredBackend(t *testing.T) {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, Backend: func(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
 		built++
 		require.NotNil(t, cfg.Policy, "the backend gets the Service's policy")
-		require.Equal(t, 8, cfg.MaxConcurrent, "and its completed settings")
+		require.Equal(t, sandboxrun.DefaultMaxConcurrent, cfg.MaxConcurrent, "and its completed settings")
 		return eng, nil
 	}})
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -26,7 +26,7 @@ func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Re
 // allowed by the skill's allowed-tools and the operator's grants. A denial
 // matches ErrRefused and, with errors.As, *policy.DeniedError.
 func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: policy.BashArgv(command)})
+	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: bashcheck.BashArgv(command)})
 }
 
 // RunPython runs model-written Python code in the skill's sandbox; the code
@@ -137,9 +137,10 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	if req.Image != "" {
 		return nil
 	}
-	o := BuildOptions{Pip: s.cfg.Pip, NoBuild: req.NoBuild, Progress: s.cfg.Progress, Policy: s.pol,
-		Runner: p.Runner, Lookup: s.lookupImage(eng)}
-	image, err := imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
+	// Pip and progress are the plan's (p.SkillImage), from the Service's
+	// Config: this lookup takes the rest.
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.pol, Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	image, err := s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	if err != nil {
 		return err
 	}

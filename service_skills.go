@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -80,7 +80,7 @@ func (s *Service) Activate(ref string) (*skill.Activation, error) {
 	// The skill's entries as the activation resolved them ({baseDir} and
 	// plugin placeholders), then what the operator grants.
 	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
-		a.AllowedTools = append(append(policy.Tools{}, a.AllowedTools...), extra...)
+		a.AllowedTools = append(append(bashcheck.Tools{}, a.AllowedTools...), extra...)
 	}
 	return a, nil
 }
@@ -112,5 +112,5 @@ func (s *Service) BuildImage(ctx context.Context, ref string, o BuildOptions) (i
 	if o.Pip.IndexURL == "" && len(o.Pip.FindLinks) == 0 && len(o.Pip.TrustedHosts) == 0 {
 		o.Pip = s.cfg.Pip
 	}
-	return imageEnv().Build(ctx, sk, o)
+	return s.imageEnv().Build(ctx, sk, o)
 }

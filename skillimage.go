@@ -17,8 +17,8 @@ var ErrNoDependencies = plan.ErrNoDependencies
 // (Service.BuildImage).
 type BuildOptions = skillimage.Options
 
-// imageEnv names the images: the runner (and its profiles) and the
-// version skill images record.
-func imageEnv() skillimage.Env {
-	return skillimage.Env{RunnerImage: RunnerImage(), Version: Version}
+// imageEnv names the images, the runner (and its profiles) and the
+// version skill images record, on the Service's image engine.
+func (s *Service) imageEnv() skillimage.Env {
+	return skillimage.Env{RunnerImage: RunnerImage(), Version: Version, Images: s.cfg.Images}
 }

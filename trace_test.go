@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry/telemetrytest"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -38,9 +38,9 @@ func byName(spans tracetest.SpanStubs) map[string]tracetest.SpanStub {
 func TestRunTrace(t *testing.T) {
 	exp := telemetrytest.Record(t)
 	svc, eng := newService(t, sandboxrun.Config{})
-	denied := egress.Decision{Time: time.Now(), Method: "CONNECT", Host: "evil.example", Port: 443, Reason: "not in the allowlist"}
+	denied := egresslog.Decision{Time: time.Now(), Method: "CONNECT", Host: "evil.example", Port: 443, Reason: "not in the allowlist"}
 	eng.res = &sandbox.Result{ID: "run-1", Skill: "hello", Started: true, Success: false, ExitCode: 3, Image: "sandboxrun/runner:t",
-		EgressRecord: &egress.Record{Decisions: []egress.Decision{denied}}}
+		EgressRecord: &egresslog.Record{Decisions: []egresslog.Decision{denied}}}
 
 	ctx, parent := telemetry.Tracer().Start(context.Background(), "caller")
 	secret := "s3cr3t-argument-value"

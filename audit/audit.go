@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -51,7 +51,7 @@ type Record struct {
 	PolicyDigest string `json:"policy_digest,omitempty"`
 	// Egress is what the run's egress proxy decided, every request with
 	// its host, port, verdict, bytes and duration; absent without a proxy.
-	Egress *egress.Record `json:"egress,omitempty"`
+	Egress *egresslog.Record `json:"egress,omitempty"`
 }
 
 // NewRecord describes one execution. script is the path relative to the

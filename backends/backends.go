@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends/dockerbackend"
+	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -27,3 +28,8 @@ func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
 	}
 	return dockerbackend.New(cfg)
 }
+
+// Images is the image client for Config.Images: images are built on the
+// host's Docker engine whichever backend the policy selects
+// (dockerbackend.Images).
+func Images() *images.Client { return dockerbackend.Images() }

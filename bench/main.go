@@ -32,10 +32,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-
-	// Linking the Docker backend gives package images its engine (skill
-	// and runner image builds).
-	_ "github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 )
 
 type config struct {

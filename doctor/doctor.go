@@ -78,6 +78,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		// The sandboxrun package links no backend: the probe's is the one
 		// the policy selects, built as the run commands build theirs.
 		Backend: backends.New,
+		Images:  backends.Images(),
 	})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // CAName is the file in the proxy's folder holding the run's CA
@@ -36,7 +36,7 @@ type authority struct {
 	pem     []byte
 
 	mu     sync.Mutex
-	leaves map[policy.Host]*tls.Certificate
+	leaves map[egressrule.Host]*tls.Certificate
 }
 
 func newAuthority(runID string) (*authority, error) {
@@ -71,7 +71,7 @@ func newAuthority(runID string) (*authority, error) {
 	return &authority{
 		cert: cert, key: key, leafKey: leafKey,
 		pem:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		leaves: map[policy.Host]*tls.Certificate{},
+		leaves: map[egressrule.Host]*tls.Certificate{},
 	}, nil
 }
 
@@ -87,7 +87,7 @@ func serial() *big.Int {
 
 // leaf is the certificate the proxy shows for h, minted on first use. The
 // caller has checked that h is allowed and is what the ClientHello named.
-func (a *authority) leaf(h policy.Host) (*tls.Certificate, error) {
+func (a *authority) leaf(h egressrule.Host) (*tls.Certificate, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c := a.leaves[h]; c != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 )
 
 // serveConnect opens a TLS tunnel. Everything that can be judged before
@@ -17,7 +19,7 @@ import (
 // connect itself), so a refusal is an HTTP status with a reason; then the
 // ClientHello must name the same host before a byte goes upstream.
 func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
-	d := Decision{Time: time.Now(), Method: http.MethodConnect}
+	d := egresslog.Decision{Time: time.Now(), Method: http.MethodConnect}
 	defer func() {
 		d.DurationMS = time.Since(d.Time).Milliseconds()
 		p.rec.add(d)
@@ -73,7 +75,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 
 // tunnel checks the ClientHello's server name, then relays both ways until
 // both sides are done, the idle timeout passes or a limit is reached.
-func (p *Proxy) tunnel(d *Decision, t *target, conn net.Conn, brw *bufio.ReadWriter, up net.Conn) {
+func (p *Proxy) tunnel(d *egresslog.Decision, t *target, conn net.Conn, brw *bufio.ReadWriter, up net.Conn) {
 	_ = conn.SetReadDeadline(time.Now().Add(p.s.helloWait))
 	sni, hello, err := readClientHello(brw.Reader)
 	if err == nil {

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // target is a checked destination: the host as the request named it, its
 // port, and the addresses the proxy will dial, every one of them checked.
 type target struct {
-	host  policy.Host
+	host  egressrule.Host
 	port  uint16
 	addrs []netip.Addr
 }
@@ -27,25 +27,25 @@ func (t *target) String() string {
 }
 
 // parseAuthority reads host:port as a CONNECT request or a transport names
-// it. The host goes through policy.ParseHost, the allowlist's own reader.
-func parseAuthority(s string, defaultPort uint16) (policy.Host, uint16, error) {
+// it. The host goes through egressrule.ParseHost, the allowlist's own reader.
+func parseAuthority(s string, defaultPort uint16) (egressrule.Host, uint16, error) {
 	hostText, portText, err := net.SplitHostPort(s)
 	if err != nil {
 		if defaultPort == 0 {
-			return policy.Host{}, 0, fmt.Errorf("%w: %q is not host:port", ErrDenied, s)
+			return egressrule.Host{}, 0, fmt.Errorf("%w: %q is not host:port", ErrDenied, s)
 		}
 		hostText, portText = s, strconv.Itoa(int(defaultPort))
 		if h, ok := trimBrackets(s); ok {
 			hostText = h
 		}
 	}
-	h, err := policy.ParseHost(hostText)
+	h, err := egressrule.ParseHost(hostText)
 	if err != nil {
-		return policy.Host{}, 0, fmt.Errorf("%w: %w", ErrDenied, err)
+		return egressrule.Host{}, 0, fmt.Errorf("%w: %w", ErrDenied, err)
 	}
-	port, err := policy.ParsePort(portText)
+	port, err := egressrule.ParsePort(portText)
 	if err != nil {
-		return policy.Host{}, 0, fmt.Errorf("%w: %q: %w", ErrDenied, s, err)
+		return egressrule.Host{}, 0, fmt.Errorf("%w: %q: %w", ErrDenied, s, err)
 	}
 	return h, port, nil
 }
@@ -59,7 +59,7 @@ func trimBrackets(s string) (string, bool) {
 
 // allow checks the allowlist, then resolves and checks every address.
 // It never opens a connection.
-func (p *Proxy) allow(ctx context.Context, h policy.Host, port uint16) (*target, error) {
+func (p *Proxy) allow(ctx context.Context, h egressrule.Host, port uint16) (*target, error) {
 	if !p.cfg.Allow.Match(h, port) {
 		return nil, fmt.Errorf("%w: %s is not in this run's allowlist (%s); the skill's allowed_domains and the operator's policy decide it",
 			ErrDenied, net.JoinHostPort(h.String(), strconv.Itoa(int(port))), allowlistText(p.cfg.Allow))
@@ -96,7 +96,7 @@ func (p *Proxy) allow(ctx context.Context, h policy.Host, port uint16) (*target,
 	return t, nil
 }
 
-func allowlistText(l policy.Allowlist) string {
+func allowlistText(l egressrule.Allowlist) string {
 	if len(l) == 0 {
 		return "empty"
 	}

@@ -7,7 +7,7 @@
 // where the job's HTTP_PROXY and HTTPS_PROXY point. The proxy answers CONNECT
 // with a TLS tunnel (the bytes pass through untouched) and forwards plain
 // HTTP requests. It allows a request only when the allowlist
-// (policy.Allowlist) matches the host and port, resolves the name itself,
+// (egressrule.Allowlist) matches the host and port, resolves the name itself,
 // refuses it when any resolved address is not public (loopback, private,
 // link-local, CGNAT, multicast, this host's own...) unless the operator's
 // CIDRs hold it, dials the checked addresses (never the name again), and for

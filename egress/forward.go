@@ -11,7 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // forwardKey carries a request's exchange to the transport's dialer.
@@ -26,11 +27,11 @@ type exchange struct {
 	secrets []Secret
 
 	mu   sync.Mutex
-	d    *Decision
+	d    *egresslog.Decision
 	conn *upstream
 }
 
-func (ex *exchange) update(f func(d *Decision)) {
+func (ex *exchange) update(f func(d *egresslog.Decision)) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	f(ex.d)
@@ -52,7 +53,7 @@ func (t *target) authority() string {
 // the form clients send to an HTTP_PROXY. Each request gets its own
 // upstream connection, so each is one decision with its own bytes.
 func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
-	d := Decision{Time: time.Now(), Method: r.Method, Host: r.URL.Host}
+	d := egresslog.Decision{Time: time.Now(), Method: r.Method, Host: r.URL.Host}
 	ex := &exchange{d: &d}
 	defer func() {
 		ex.mu.Lock()
@@ -86,7 +87,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 	d.Host, d.Port, d.Path = h.String(), port, r.URL.Path
 	t, err := p.allow(r.Context(), h, port)
 	if err == nil {
-		err = checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)
+		err = checkRules([][]egressrule.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, h, port, r.Method, r.URL.EscapedPath(), r.URL.Path)
 	}
 	if err == nil {
 		_, err = applySecrets(p.cfg.Secrets, r, h, port, false)
@@ -136,7 +137,7 @@ func (p *Proxy) forwarder(errLog *log.Logger) *httputil.ReverseProxy {
 		FlushInterval: -1,
 		ErrorLog:      errLog,
 		ModifyResponse: func(resp *http.Response) error {
-			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
+			exOf(resp.Request).update(func(d *egresslog.Decision) { d.Status = resp.StatusCode })
 			return nil
 		},
 		ErrorHandler: forwardError,
@@ -150,7 +151,7 @@ func forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(forwardKey{}).(*exchange)
 	if ex.body != nil && ex.body.found() != "" {
 		name := ex.body.found()
-		var hosts policy.Allowlist
+		var hosts egressrule.Allowlist
 		for _, s := range ex.secrets {
 			if s.Name == name {
 				hosts = s.Hosts
@@ -159,7 +160,7 @@ func forwardError(w http.ResponseWriter, r *http.Request, err error) {
 		err = exfiltration(&Secret{Name: name, Hosts: hosts}, "the body", ex.t.host)
 	}
 	status := statusFor(err)
-	ex.update(func(d *Decision) {
+	ex.update(func(d *egresslog.Decision) {
 		d.Status, d.Reason = status, err.Error()
 		if errors.Is(err, ErrExfiltration) {
 			d.Allowed, d.Exfiltration = false, true

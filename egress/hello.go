@@ -9,7 +9,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // maxHelloBytes bounds what the proxy reads before it has a ClientHello;
@@ -43,7 +43,7 @@ func readClientHello(r io.Reader) (sni string, raw []byte, err error) {
 // checkSNI requires the ClientHello to name the host the tunnel goes to:
 // the same name, in the same normal form, or no name for an IP literal
 // (TLS never sends addresses as names).
-func checkSNI(h policy.Host, sni string) error {
+func checkSNI(h egressrule.Host, sni string) error {
 	if h.IsIP() {
 		if sni != "" {
 			return fmt.Errorf("%w: the TLS ClientHello names %q, but the tunnel goes to the address %s", ErrDenied, sni, h)
@@ -53,7 +53,7 @@ func checkSNI(h policy.Host, sni string) error {
 	if sni == "" {
 		return fmt.Errorf("%w: the TLS ClientHello names no server (SNI), but the tunnel goes to %s", ErrDenied, h)
 	}
-	got, err := policy.ParseHost(sni)
+	got, err := egressrule.ParseHost(sni)
 	if err != nil || got != h {
 		return fmt.Errorf("%w: the TLS ClientHello names %q, but the tunnel goes to %s: they must be the same host", ErrDenied, sni, h)
 	}

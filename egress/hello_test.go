@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // clientHello is what a real TLS client sends first for serverName.
@@ -78,8 +78,8 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 func TestCheckSNI(t *testing.T) {
-	host := func(s string) policy.Host {
-		h, err := policy.ParseHost(s)
+	host := func(s string) egressrule.Host {
+		h, err := egressrule.ParseHost(s)
 		require.NoError(t, err)
 		return h
 	}

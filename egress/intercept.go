@@ -17,12 +17,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // intercepts reports whether the proxy terminates TLS for h:port: the host
 // carries a secret or an HTTP rule. Other hosts keep the untouched tunnel.
-func (p *Proxy) intercepts(h policy.Host, port uint16) bool {
+func (p *Proxy) intercepts(h egressrule.Host, port uint16) bool {
 	return p.ca != nil && (needsSecret(p.cfg.Secrets, h, port) || covered(p.cfg.Rules, h, port) || covered(p.cfg.SkillRules, h, port))
 }
 
@@ -49,7 +50,7 @@ type interception struct {
 
 // intercept serves the tunnel's requests after the ClientHello named the
 // tunnel's host. d is the tunnel's decision; each request gets its own.
-func (p *Proxy) intercept(d *Decision, t *target, conn net.Conn, r io.Reader, hello []byte, up net.Conn) {
+func (p *Proxy) intercept(d *egresslog.Decision, t *target, conn net.Conn, r io.Reader, hello []byte, up net.Conn) {
 	d.Intercepted = true
 	it := &interception{p: p, t: t, idle: newIdler(p.cfg.IdleTimeout, conn)}
 	u := &upstream{Conn: up, b: &p.budget, idle: it.idle}
@@ -139,7 +140,7 @@ func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	it.active.Add(1)
 	defer it.active.Done()
 	p, t := it.p, it.t
-	d := Decision{Time: time.Now(), Method: r.Method, Host: t.host.String(), Port: t.port, Path: r.URL.Path, Intercepted: true}
+	d := egresslog.Decision{Time: time.Now(), Method: r.Method, Host: t.host.String(), Port: t.port, Path: r.URL.Path, Intercepted: true}
 	defer func() {
 		d.DurationMS = time.Since(d.Time).Milliseconds()
 		p.rec.add(d)
@@ -158,7 +159,7 @@ func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	if err := checkRules([][]policy.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, t.host, t.port, r.Method, r.URL.EscapedPath(), r.URL.Path); err != nil {
+	if err := checkRules([][]egressrule.HTTPRule{p.cfg.Rules, p.cfg.SkillRules}, t.host, t.port, r.Method, r.URL.EscapedPath(), r.URL.Path); err != nil {
 		fail(err)
 		return
 	}
@@ -263,7 +264,7 @@ func (it *interception) forwarder() *httputil.ReverseProxy {
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ModifyResponse: func(resp *http.Response) error {
-			exOf(resp.Request).update(func(d *Decision) { d.Status = resp.StatusCode })
+			exOf(resp.Request).update(func(d *egresslog.Decision) { d.Status = resp.StatusCode })
 			// An upgraded connection (101) is relayed as it is: the
 			// reverse proxy needs its body writable, and a mask over it
 			// would break it.

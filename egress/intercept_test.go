@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 const testSecret = "ghp_egress_unit_value_0123456789abcdef"
@@ -77,8 +78,8 @@ func setupIntercept(t *testing.T, trustUpstream bool) *interceptSetup {
 		{Name: "BASIC_PW", Placeholder: PlaceholderPrefix + "bbbb", Hosts: mustAllow(t, "example.com:"+sp),
 			Template: "api:{value}", Value: policy.NewSecretValue("basic-" + testSecret)},
 	}
-	cfg.Rules = []policy.HTTPRule{{Host: "example.com:" + sp, Methods: []string{"GET", "POST"}, Paths: []string{"/repos/acme/"}}, {Host: "www.example.com:" + sp}}
-	cfg.SkillRules = []policy.HTTPRule{{Host: "example.com:" + sp, Paths: []string{"/repos/acme/public/", "/repos/acme/upload"}}}
+	cfg.Rules = []egressrule.HTTPRule{{Host: "example.com:" + sp, Methods: []string{"GET", "POST"}, Paths: []string{"/repos/acme/"}}, {Host: "www.example.com:" + sp}}
+	cfg.SkillRules = []egressrule.HTTPRule{{Host: "example.com:" + sp, Paths: []string{"/repos/acme/public/", "/repos/acme/upload"}}}
 	for i := range cfg.Rules {
 		require.NoError(t, cfg.Rules[i].Check())
 	}
@@ -222,7 +223,7 @@ func TestInterceptHostMustMatch(t *testing.T) {
 func TestConfigForSecrets(t *testing.T) {
 	e := &policy.Egress{Allow: []string{"api.example.com"}, MaxConnections: 5, MaxBytes: 100, IdleTimeoutSec: 1,
 		Secrets: []policy.EgressSecret{policy.NewEgressSecret("TOK", []string{"api.example.com"}, "X-Api-Key: k={value}", false, policy.NewSecretValue(testSecret))},
-		Rules:   []policy.HTTPRule{{Host: "api.example.com", Methods: []string{"get"}}}}
+		Rules:   []egressrule.HTTPRule{{Host: "api.example.com", Methods: []string{"get"}}}}
 	a, err := ConfigFor("r1", e)
 	require.NoError(t, err)
 	b, err := ConfigFor("r2", e)
@@ -296,7 +297,7 @@ func TestInterceptCloseCutsTheTunnel(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	sp := port(t, slow.URL)
 	cfg := testConfig(t, "example.com:"+sp)
-	cfg.Rules = []policy.HTTPRule{{Host: "example.com:" + sp}}
+	cfg.Rules = []egressrule.HTTPRule{{Host: "example.com:" + sp}}
 	require.NoError(t, cfg.Rules[0].Check())
 	cfg.UpstreamRoots = x509.NewCertPool()
 	cfg.UpstreamRoots.AddCert(slow.Certificate())
@@ -323,7 +324,7 @@ func TestRulesApplyToPlainHTTP(t *testing.T) {
 	t.Cleanup(plain.Close)
 	pp := port(t, plain.URL)
 	cfg := testConfig(t, "plain.test:"+pp)
-	cfg.Rules = []policy.HTTPRule{{Host: "plain.test:" + pp, Methods: []string{"GET"}, Paths: []string{"/ok/"}}}
+	cfg.Rules = []egressrule.HTTPRule{{Host: "plain.test:" + pp, Methods: []string{"GET"}, Paths: []string{"/ok/"}}}
 	require.NoError(t, cfg.Rules[0].Check())
 	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{"plain.test": {"127.0.0.1"}}}))
 	c := through(p, nil)

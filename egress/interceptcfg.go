@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // interceptConfig fills the secrets, with fresh placeholders, the HTTP
@@ -19,8 +20,8 @@ func interceptConfig(cfg *Config, e *policy.Egress) error {
 	}
 	cfg.Secrets = secrets
 	for _, layer := range []struct {
-		in  []policy.HTTPRule
-		out *[]policy.HTTPRule
+		in  []egressrule.HTTPRule
+		out *[]egressrule.HTTPRule
 	}{{e.Rules, &cfg.Rules}, {e.SkillRules, &cfg.SkillRules}} {
 		for _, r := range layer.in {
 			r.Methods, r.Paths = slices.Clone(r.Methods), slices.Clone(r.Paths)

@@ -17,7 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Sentinels callers and responses branch on.
@@ -38,7 +40,7 @@ type Config struct {
 	// RunID names the socket's folder, so a leaked one can be traced.
 	RunID string
 	// Allow is the effective allowlist; empty allows nothing.
-	Allow policy.Allowlist
+	Allow egressrule.Allowlist
 	// AllowCIDRs are the ranges where non-public addresses (and IP
 	// literals) may be reached.
 	AllowCIDRs []netip.Prefix
@@ -54,7 +56,7 @@ type Config struct {
 	// sandbox holds their placeholders.
 	Secrets []Secret
 	// Rules and SkillRules limit methods and paths per host (rules.go).
-	Rules, SkillRules []policy.HTTPRule
+	Rules, SkillRules []egressrule.HTTPRule
 	// UpstreamRoots verify intercepted hosts; nil means the system's.
 	UpstreamRoots *x509.CertPool
 }
@@ -76,7 +78,7 @@ func (c Config) Validate() error {
 
 // ConfigFor turns a run's decided egress into a Config.
 func ConfigFor(runID string, e *policy.Egress) (Config, error) {
-	allow, err := policy.ParseAllowlist(e.Allow)
+	allow, err := egressrule.ParseAllowlist(e.Allow)
 	if err != nil {
 		return Config{}, err
 	}
@@ -85,7 +87,7 @@ func ConfigFor(runID string, e *policy.Egress) (Config, error) {
 		cfg.IdleTimeout = time.Duration(e.IdleTimeoutSec * float64(time.Second))
 	}
 	for _, c := range e.AllowCIDRs {
-		p, err := policy.ParseCIDR(c)
+		p, err := egressrule.ParseCIDR(c)
 		if err != nil {
 			return Config{}, err
 		}
@@ -108,7 +110,7 @@ type Option func(*settings)
 type settings struct {
 	resolver    Resolver
 	logger      *slog.Logger
-	observe     func(Decision)
+	observe     func(egresslog.Decision)
 	dir         string
 	uid, gid    int
 	dialTimeout time.Duration
@@ -138,7 +140,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 
 // WithObserver calls f with every decision when it is complete (after its
 // connection closed), e.g. to count them in metrics. f must not block.
-func WithObserver(f func(Decision)) Option { return func(s *settings) { s.observe = f } }
+func WithObserver(f func(egresslog.Decision)) Option { return func(s *settings) { s.observe = f } }
 
 // WithDir sets where the proxy's private folder is created. Default:
 // os.TempDir(). The Docker engine must see the same path.
@@ -292,7 +294,7 @@ func (p *Proxy) Close() error {
 }
 
 // Record is what the proxy decided so far; after Close it is complete.
-func (p *Proxy) Record() Record { return p.rec.record(&p.budget) }
+func (p *Proxy) Record() egresslog.Record { return p.rec.record(&p.budget) }
 
 // ServeHTTP answers CONNECT with a tunnel and other methods by forwarding
 // absolute http:// URLs.

@@ -20,7 +20,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // fakeResolver answers from a table and remembers what it was asked: the
@@ -53,9 +55,9 @@ func (f *fakeResolver) questions() []string {
 
 func loopbackOnly() []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} }
 
-func mustAllow(t testing.TB, allow ...string) policy.Allowlist {
+func mustAllow(t testing.TB, allow ...string) egressrule.Allowlist {
 	t.Helper()
-	l, err := policy.ParseAllowlist(allow)
+	l, err := egressrule.ParseAllowlist(allow)
 	require.NoError(t, err)
 	return l
 }
@@ -132,10 +134,10 @@ func TestProxyAllowsListedHosts(t *testing.T) {
 	roots.AddCert(secure.Certificate())
 	res := &fakeResolver{names: map[string][]string{"plain.test": {"127.0.0.1"}, "example.com": {"127.0.0.1"}, "deep.www.wild.test": {"127.0.0.1"}}}
 	pp, sp := port(t, plain.URL), port(t, secure.URL)
-	var seen []Decision
+	var seen []egresslog.Decision
 	var mu sync.Mutex
 	p := startProxy(t, testConfig(t, "plain.test:"+pp, "*.wild.test:"+pp, "example.com:"+sp, "127.0.0.1:"+pp),
-		WithResolver(res), WithObserver(func(d Decision) { mu.Lock(); seen = append(seen, d); mu.Unlock() }))
+		WithResolver(res), WithObserver(func(d egresslog.Decision) { mu.Lock(); seen = append(seen, d); mu.Unlock() }))
 	c := through(p, roots)
 
 	status, body := get(t, c, "http://PLAIN.test.:"+pp+"/a")
@@ -175,7 +177,7 @@ func TestProxyAllowsListedHosts(t *testing.T) {
 		require.Positive(t, d.BytesDown)
 		require.True(t, strings.HasPrefix(d.Addr, "127.0.0.1:"), d.Addr)
 	}
-	var tunnel Decision
+	var tunnel egresslog.Decision
 	for _, d := range rec.Decisions {
 		if d.Method == http.MethodConnect {
 			tunnel = d // recorded when the tunnel closes, not in request order
@@ -255,7 +257,7 @@ func TestProxyRefuses(t *testing.T) {
 	require.Zero(t, rec.Connections, "nothing was connected to")
 }
 
-func countAllowedStatus(rec Record, status int) int64 {
+func countAllowedStatus(rec egresslog.Record, status int) int64 {
 	var n int64
 	for _, d := range rec.Decisions {
 		if d.Allowed && d.Status == status {
@@ -345,7 +347,7 @@ func TestProxyRequiresMatchingSNI(t *testing.T) {
 		require.False(t, d.Allowed)
 		require.Zero(t, d.BytesUp, "nothing went upstream: %+v", d)
 	}
-	require.Equal(t, HostStats{Host: "example.com", Port: rec.Hosts[0].Port, Denied: 3, Reason: rec.Decisions[0].Reason}, rec.Hosts[0], "most requests first")
+	require.Equal(t, egresslog.HostStats{Host: "example.com", Port: rec.Hosts[0].Port, Denied: 3, Reason: rec.Decisions[0].Reason}, rec.Hosts[0], "most requests first")
 	// Decisions are recorded as their handlers end, which need not be the
 	// order the subtests ran in: look for the SNI mismatch among them.
 	named := false
@@ -359,7 +361,7 @@ func TestDialChecksTheAddressItConnectsTo(t *testing.T) {
 	p := startProxy(t, testConfig(t, "x.test"))
 	// A target whose address escaped the checks (it cannot, through allow)
 	// still never gets a socket connected.
-	_, _, err := p.dial(context.Background(), &target{host: policy.Host{Name: "x.test"}, port: 80, addrs: []netip.Addr{netip.MustParseAddr("127.0.0.3")}})
+	_, _, err := p.dial(context.Background(), &target{host: egressrule.Host{Name: "x.test"}, port: 80, addrs: []netip.Addr{netip.MustParseAddr("127.0.0.3")}})
 	require.ErrorIs(t, err, ErrDenied)
 	require.ErrorContains(t, err, "127.0.0.3 is loopback address")
 }

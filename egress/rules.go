@@ -5,11 +5,11 @@ import (
 	"path"
 	"strings"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // covered reports whether any rule of layer is about h:port.
-func covered(layer []policy.HTTPRule, h policy.Host, port uint16) bool {
+func covered(layer []egressrule.HTTPRule, h egressrule.Host, port uint16) bool {
 	for i := range layer {
 		if layer[i].Covers(h, port) {
 			return true
@@ -22,7 +22,7 @@ func covered(layer []policy.HTTPRule, h policy.Host, port uint16) bool {
 // for its host, one of them allows its method and path. The path must be
 // in its plain form (no dot segments, no doubled or encoded slashes), so
 // the prefix the rule names is the resource the server serves.
-func checkRules(layers [][]policy.HTTPRule, h policy.Host, port uint16, method, rawPath, decodedPath string) error {
+func checkRules(layers [][]egressrule.HTTPRule, h egressrule.Host, port uint16, method, rawPath, decodedPath string) error {
 	checkedPath := false
 	for li, layer := range layers {
 		if !covered(layer, h, port) {

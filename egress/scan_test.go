@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // chunked reads data in pieces of the sizes cut gives, cycling.
@@ -105,7 +106,7 @@ func FuzzApplySecrets(f *testing.F) {
 	f.Add("example.com", "Authorization", "Basic c2FuZGJveHJ1bi1zZWNyZXQtY2NjYw==", "/x", true)
 	f.Add("example.com", "Authorization", "Bearer x", "/"+url.PathEscape(ph), false)
 	f.Fuzz(func(t *testing.T, host, key, value, path string, overTLS bool) {
-		h, err := policy.ParseHost(host)
+		h, err := egressrule.ParseHost(host)
 		if err != nil {
 			return
 		}
@@ -115,7 +116,7 @@ func FuzzApplySecrets(f *testing.F) {
 		}
 		r := &http.Request{URL: u, Header: http.Header{}}
 		r.Header[http.CanonicalHeaderKey(key)] = []string{value}
-		secrets := []Secret{{Name: "T", Placeholder: ph, Hosts: policy.Allowlist{{Name: "example.com"}},
+		secrets := []Secret{{Name: "T", Placeholder: ph, Hosts: egressrule.Allowlist{{Name: "example.com"}},
 			Header: "Authorization", Template: "Bearer {value}", Value: policy.NewSecretValue("VALUE-xyz")}}
 		applied, err := applySecrets(secrets, r, h, 443, overTLS)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // PlaceholderPrefix starts every placeholder, so one is recognisable in a
@@ -28,7 +29,7 @@ var ErrExfiltration = fmt.Errorf("%w: secret placeholder where the secret does n
 type Secret struct {
 	Name        string
 	Placeholder string
-	Hosts       policy.Allowlist
+	Hosts       egressrule.Allowlist
 	// Header names the header; empty means basic auth.
 	Header string
 	// Template is what the header's value becomes (after "Name:"), or
@@ -51,7 +52,7 @@ func NewPlaceholder() (string, error) {
 func secretsFor(in []policy.EgressSecret) ([]Secret, error) {
 	var out []Secret
 	for _, s := range in {
-		hosts, err := policy.ParseAllowlist(s.Hosts)
+		hosts, err := egressrule.ParseAllowlist(s.Hosts)
 		if err != nil {
 			return nil, fmt.Errorf("secret %s: %w", s.Name, err)
 		}
@@ -76,7 +77,7 @@ func (s *Secret) render() string {
 }
 
 // exfiltration is the refusal of a placeholder found where it may not go.
-func exfiltration(s *Secret, where string, h policy.Host) error {
+func exfiltration(s *Secret, where string, h egressrule.Host) error {
 	return fmt.Errorf("%w: the placeholder of secret %s is in %s of a request to %s; the proxy puts a secret only in its configured header, and only to its hosts (%s)",
 		ErrExfiltration, s.Name, where, h, strings.Join(s.Hosts.Strings(), ", "))
 }
@@ -86,7 +87,7 @@ func exfiltration(s *Secret, where string, h policy.Host) error {
 // to one of the secret's hosts. A placeholder anywhere else (another
 // header, the URL, another host, plain HTTP) refuses the whole request.
 // It returns the names of the secrets applied.
-func applySecrets(secrets []Secret, r *http.Request, h policy.Host, port uint16, overTLS bool) ([]string, error) {
+func applySecrets(secrets []Secret, r *http.Request, h egressrule.Host, port uint16, overTLS bool) ([]string, error) {
 	if len(secrets) == 0 {
 		return nil, nil
 	}
@@ -144,7 +145,7 @@ func basicHolds(v, placeholder string) bool {
 }
 
 // needsSecret reports whether any secret goes to h:port.
-func needsSecret(secrets []Secret, h policy.Host, port uint16) bool {
+func needsSecret(secrets []Secret, h egressrule.Host, port uint16) bool {
 	for i := range secrets {
 		if secrets[i].Hosts.Match(h, port) {
 			return true

@@ -99,7 +99,7 @@ func debootstrapArgs(p bootstrapPlan, target string) []string {
 // bootstrapBase builds the base image with debootstrap and docker import
 // and tags it p.Tag. The work directory is removed on every path, including
 // cancellation.
-func bootstrapBase(ctx context.Context, p bootstrapPlan, rep *reporter) (_ baseImage, err error) {
+func (c *Client) bootstrapBase(ctx context.Context, p bootstrapPlan, rep *reporter) (_ baseImage, err error) {
 	if os.Geteuid() != 0 {
 		return baseImage{}, &BootstrapError{
 			Step: "checking privileges",
@@ -140,7 +140,7 @@ func bootstrapBase(ctx context.Context, p bootstrapPlan, rep *reporter) (_ baseI
 
 	started = time.Now()
 	rep.stepf("importing the root filesystem into Docker as %s", p.Tag)
-	img, err := importRootfs(ctx, target, p)
+	img, err := c.importRootfs(ctx, target, p)
 	if err != nil {
 		return baseImage{}, &BootstrapError{Step: "importing the root filesystem", Err: err}
 	}

@@ -34,8 +34,8 @@ type buildRequest struct {
 // containers are removed even when a step fails; the intermediate images
 // of the steps that did succeed are removed here, so a failed build leaves
 // no nameless image behind.
-func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, error) {
-	e, err := engine()
+func (c *Client) buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, error) {
+	e, err := c.engine()
 	if err != nil {
 		return "", err
 	}
@@ -52,7 +52,7 @@ func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, e
 		imageapi.Build{Tag: req.tag, Dockerfile: "Dockerfile", BuildArgs: req.buildArgs},
 		io.MultiWriter(steps, rep.output()))
 	if err != nil {
-		removeStepImages(ctx, steps.list(), req.baseID)
+		c.removeStepImages(ctx, steps.list(), req.baseID)
 		var step *imageapi.StepError
 		if errors.As(err, &step) {
 			// A failed step is the build's own failure: say it as a
@@ -61,7 +61,7 @@ func buildImage(ctx context.Context, req buildRequest, rep *reporter) (string, e
 		}
 		return "", fmt.Errorf("building %s: %w", req.tag, err)
 	}
-	info, err := inspectImage(ctx, req.tag)
+	info, err := c.inspectImage(ctx, req.tag)
 	if err != nil {
 		return "", fmt.Errorf("inspecting %s after building it: %w", req.tag, err)
 	}
@@ -123,12 +123,12 @@ func withLabels(dockerfile []byte, labels map[string]string) ([]byte, error) {
 // committed, newest first so each is childless when its turn comes. Layers
 // still shared with an earlier, tagged build are kept by the daemon; that
 // refusal is expected and not an error worth reporting.
-func removeStepImages(ctx context.Context, ids []string, baseID string) {
+func (c *Client) removeStepImages(ctx context.Context, ids []string, baseID string) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		if ShortID(ids[i]) == ShortID(baseID) {
 			continue
 		}
-		_ = removeIfUntagged(ctx, ids[i])
+		_ = c.removeIfUntagged(ctx, ids[i])
 	}
 }
 

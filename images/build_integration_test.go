@@ -13,6 +13,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
+
+	dockerapi "github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // These tests drive the real engine. The first run on a machine without a
@@ -21,11 +23,15 @@ import (
 
 const testRunnerTag = "sandboxrun/runner:integration-test"
 
+// testClient builds on the engine the environment names, through the
+// Docker backend's client, as a program using backends/dockerbackend does.
+var testClient = New(func() (Engine, error) { return dockerapi.NewImageAPI() })
+
 func requireDocker(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := checkDocker(ctx); err != nil {
+	if err := testClient.checkDocker(ctx); err != nil {
 		if os.Getenv("SANDBOXRUN_SKIP_DOCKER") == "1" {
 			t.Skipf("SANDBOXRUN_SKIP_DOCKER=1: %v", err)
 		}
@@ -44,7 +50,7 @@ func docker(t *testing.T, args ...string) (string, error) {
 
 func removeTestImage(t *testing.T, ref string) {
 	t.Helper()
-	if _, _, err := Inspect(context.Background(), ref); err == nil {
+	if _, _, err := testClient.Inspect(context.Background(), ref); err == nil {
 		out, err := docker(t, "image", "rm", ref)
 		require.NoError(t, err, out)
 	}
@@ -86,21 +92,21 @@ func TestBuildRunnerTwiceAndRun(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	first, err := BuildRunner(ctx, opts)
+	first, err := testClient.BuildRunner(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, first.Built)
 	require.Equal(t, testRunnerTag, first.Ref)
 	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, first.ID)
 
 	start := time.Now()
-	second, err := BuildRunner(ctx, opts)
+	second, err := testClient.BuildRunner(ctx, opts)
 	require.NoError(t, err)
 	require.False(t, second.Built, "nothing changed, so nothing is built")
 	require.Equal(t, first.ID, second.ID)
 	require.Equal(t, first.ContentHash, second.ContentHash)
 	require.Less(t, time.Since(start), 30*time.Second, "an up-to-date build finishes in seconds")
 
-	id, labels, err := Inspect(ctx, testRunnerTag)
+	id, labels, err := testClient.Inspect(ctx, testRunnerTag)
 	require.NoError(t, err)
 	require.Equal(t, first.ID, id)
 	require.Equal(t, "true", labels[LabelManaged])
@@ -146,13 +152,13 @@ func TestFailedBuildLeavesNoImage(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	base, err := resolveBase(ctx, RunnerOptions{Base: DefaultBase}, newReporter(logWriter{t}, nil))
+	base, err := testClient.resolveBase(ctx, RunnerOptions{Base: DefaultBase}, newReporter(logWriter{t}, nil))
 	require.NoError(t, err)
 
 	// The LABEL step commits an image with a label value unique to this
 	// run (so it is not a cache hit), then RUN fails.
 	unique := time.Now().Format(time.RFC3339Nano)
-	_, err = buildImage(ctx, buildRequest{
+	_, err = testClient.buildImage(ctx, buildRequest{
 		tag:        tag,
 		dockerfile: []byte("ARG BASE\nFROM ${BASE}\nLABEL io.sandboxrun.test=\"" + unique + "\"\nRUN exit 7\n"),
 		buildArgs:  map[string]string{"BASE": base.Ref},
@@ -162,7 +168,7 @@ func TestFailedBuildLeavesNoImage(t *testing.T) {
 	require.ErrorAs(t, err, &cmdErr)
 	require.NotZero(t, cmdErr.ExitCode)
 
-	_, _, err = Inspect(ctx, tag)
+	_, _, err = testClient.Inspect(ctx, tag)
 	require.ErrorIs(t, err, ErrNotFound)
 	// The LABEL step's image would still be there if its RUN container
 	// had not been removed (--force-rm) or if it had not been cleaned up.

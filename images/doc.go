@@ -19,10 +19,11 @@
 // with a lock file, across processes on the host. List and the skill-aware
 // pruning in the root package find every image by its io.sandboxrun labels.
 //
-// Every call to the Docker engine goes through Engine (package imageapi),
-// a handful of image and build-container calls implemented over the
-// Engine API client by package sandbox/docker, the one package that
-// imports that client. Builds use the classic builder through the API's
+// Every call to the Docker engine goes through the Engine a Client is made
+// with (New): a handful of image and build-container calls (package
+// imageapi) implemented over the Engine API client by package
+// sandbox/docker, the one package that imports that client
+// (backends/dockerbackend.Images passes it in). Builds use the classic builder through the API's
 // build endpoint; a skill image is a build container that is created,
 // started and committed. Only tar, debootstrap and apt-get, which bootstrap
 // a base without a registry, run as programs (exec.go): each gets the

@@ -20,8 +20,8 @@ const (
 )
 
 // checkDocker confirms that the Docker daemon answers.
-func checkDocker(ctx context.Context) error {
-	e, err := engine()
+func (c *Client) checkDocker(ctx context.Context) error {
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}
@@ -45,19 +45,19 @@ type imageInfo = imageapi.Image
 // Inspect returns the ID and labels of a local image. It returns an error
 // matching ErrNotFound when ref does not exist locally and one matching
 // ErrNoDocker when the daemon cannot be asked.
-func Inspect(ctx context.Context, ref string) (id string, labels map[string]string, err error) {
-	info, err := inspectImage(ctx, ref)
+func (c *Client) Inspect(ctx context.Context, ref string) (id string, labels map[string]string, err error) {
+	info, err := c.inspectImage(ctx, ref)
 	if err != nil {
 		return "", nil, err
 	}
 	return info.ID, info.Labels, nil
 }
 
-func inspectImage(ctx context.Context, ref string) (imageInfo, error) {
+func (c *Client) inspectImage(ctx context.Context, ref string) (imageInfo, error) {
 	if err := validateRef(ref); err != nil {
 		return imageInfo{}, err
 	}
-	e, err := engine()
+	e, err := c.engine()
 	if err != nil {
 		return imageInfo{}, err
 	}
@@ -71,7 +71,7 @@ func inspectImage(ctx context.Context, ref string) (imageInfo, error) {
 		return imageInfo{}, fmt.Errorf("image %s: %w", ref, ErrNotFound)
 	}
 	// Any other failure: say whether the daemon is there at all.
-	if pingErr := checkDocker(ctx); pingErr != nil {
+	if pingErr := c.checkDocker(ctx); pingErr != nil {
 		return imageInfo{}, pingErr
 	}
 	return imageInfo{}, fmt.Errorf("inspecting image %s: %w", ref, err)
@@ -91,16 +91,16 @@ func validateRef(ref string) error {
 	return nil
 }
 
-func pullImage(ctx context.Context, ref string, progress io.Writer) error {
-	e, err := engine()
+func (c *Client) pullImage(ctx context.Context, ref string, progress io.Writer) error {
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}
 	return e.ImagePull(ctx, ref, progress)
 }
 
-func tagImage(ctx context.Context, id, ref string) error {
-	e, err := engine()
+func (c *Client) tagImage(ctx context.Context, id, ref string) error {
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}
@@ -112,13 +112,13 @@ func tagImage(ctx context.Context, id, ref string) error {
 // a layer left by a failed build. Images that are still tagged, have
 // children or are used by containers stay (the daemon refuses, and we do not
 // force). It runs detached from ctx's cancellation because it is cleanup.
-func removeIfUntagged(ctx context.Context, id string) error {
+func (c *Client) removeIfUntagged(ctx context.Context, id string) error {
 	if id == "" {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	info, err := inspectImage(ctx, id)
+	info, err := c.inspectImage(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -128,7 +128,7 @@ func removeIfUntagged(ctx context.Context, id string) error {
 	if len(info.RepoTags) > 0 {
 		return nil
 	}
-	e, err := engine()
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}

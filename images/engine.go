@@ -10,56 +10,44 @@ import (
 
 // Engine is what this package needs of a Docker engine (imageapi.Engine):
 // every image and build-container call goes through it. This package links
-// no engine client: the Docker backend (backends/dockerbackend, which
-// backends.New uses) registers the Engine API client of sandbox/docker, the
-// one package that imports it; tests set a fake with useEngine.
+// no engine client: the caller passes one in (backends/dockerbackend.Images
+// makes the Client over sandbox/docker's Engine API client); tests pass a
+// fake.
 type Engine = imageapi.Engine
 
-var (
-	engineMu sync.Mutex
-	current  Engine
-	connect  func() (Engine, error)
-)
+// Client builds, finds and removes sandboxrun's images on one engine. It
+// connects on first use, so making one never waits for the daemon. It is
+// safe for concurrent use.
+type Client struct {
+	dial func() (Engine, error)
 
-// RegisterEngine sets how the first image call connects to the engine.
-// The Docker backend calls it when it is linked, so a program that embeds
-// only another backend links no Docker client through this package.
-func RegisterEngine(dial func() (Engine, error)) {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	connect = dial
+	mu sync.Mutex
+	e  Engine
+}
+
+// New returns a Client that connects to its engine with dial on first use;
+// a dial error is reported, matching ErrNoDocker, by the call that needed
+// the engine, and the next call dials again.
+func New(dial func() (Engine, error)) *Client {
+	return &Client{dial: dial}
 }
 
 // engine returns the Engine to use, connecting on first use.
-func engine() (Engine, error) {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	if current != nil {
-		return current, nil
+func (c *Client) engine() (Engine, error) {
+	if c == nil || c.dial == nil {
+		return nil, fmt.Errorf("%w: no image engine configured: pass one (backends/dockerbackend.Images gives the Docker engine's)", ErrNoDocker)
 	}
-	if connect == nil {
-		return nil, fmt.Errorf("%w: no image engine is linked into this program: import github.com/sandboxrun/sandboxrun/backends/dockerbackend (or backends), which registers the Docker engine", ErrNoDocker)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.e != nil {
+		return c.e, nil
 	}
-	api, err := connect()
+	api, err := c.dial()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoDocker, err)
 	}
-	current = api
-	return current, nil
-}
-
-// useEngine makes e the Engine until the returned function restores the
-// one before.
-func useEngine(e Engine) (restore func()) {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	prev := current
-	current = e
-	return func() {
-		engineMu.Lock()
-		defer engineMu.Unlock()
-		current = prev
-	}
+	c.e = api
+	return c.e, nil
 }
 
 // isNotFound reports whether the engine said an image or container does

@@ -39,9 +39,12 @@ type fakeEngine struct {
 var _ Engine = (*fakeEngine)(nil)
 
 func newFakeEngine(t *testing.T) *fakeEngine {
-	f := &fakeEngine{images: map[string]imageapi.Image{}}
-	t.Cleanup(useEngine(f))
-	return f
+	return &fakeEngine{images: map[string]imageapi.Image{}}
+}
+
+// client is a Client over f.
+func (f *fakeEngine) client() *Client {
+	return New(func() (Engine, error) { return f, nil })
 }
 
 func (f *fakeEngine) record(format string, args ...any) {
@@ -175,25 +178,25 @@ func TestInspectImageSaysWhy(t *testing.T) {
 	f := newFakeEngine(t)
 	f.add(imageapi.Image{ID: "sha256:aaa", RepoTags: []string{"x:1"}, Labels: map[string]string{LabelKind: KindRunner}})
 
-	id, labels, err := Inspect(context.Background(), "x:1")
+	id, labels, err := f.client().Inspect(context.Background(), "x:1")
 	require.NoError(t, err)
 	require.Equal(t, "sha256:aaa", id)
 	require.Equal(t, KindRunner, labels[LabelKind])
 
-	_, _, err = Inspect(context.Background(), "missing:1")
+	_, _, err = f.client().Inspect(context.Background(), "missing:1")
 	require.ErrorIs(t, err, ErrNotFound)
 	require.NotErrorIs(t, err, ErrNoDocker)
 
-	_, _, err = Inspect(context.Background(), "-x")
+	_, _, err = f.client().Inspect(context.Background(), "-x")
 	require.ErrorContains(t, err, "starts with '-'")
 
 	f.inspectErr, f.pingErr = errors.New("connection refused"), errors.New("connection refused")
-	_, _, err = Inspect(context.Background(), "x:1")
+	_, _, err = f.client().Inspect(context.Background(), "x:1")
 	require.ErrorIs(t, err, ErrNoDocker, "a daemon that does not answer is not a missing image")
 	require.ErrorContains(t, err, "docker daemon unreachable")
 
 	f.pingErr = nil
-	_, _, err = Inspect(context.Background(), "x:1")
+	_, _, err = f.client().Inspect(context.Background(), "x:1")
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ErrNotFound)
 	require.NotErrorIs(t, err, ErrNoDocker)
@@ -204,10 +207,10 @@ func TestRemoveIfUntaggedKeepsNamedImages(t *testing.T) {
 	f.add(imageapi.Image{ID: "sha256:tagged", RepoTags: []string{"x:1"}})
 	f.add(imageapi.Image{ID: "sha256:loose"})
 
-	require.NoError(t, removeIfUntagged(context.Background(), "sha256:tagged"))
-	require.NoError(t, removeIfUntagged(context.Background(), "sha256:loose"))
-	require.NoError(t, removeIfUntagged(context.Background(), "sha256:gone"))
-	require.NoError(t, removeIfUntagged(context.Background(), ""))
+	require.NoError(t, f.client().removeIfUntagged(context.Background(), "sha256:tagged"))
+	require.NoError(t, f.client().removeIfUntagged(context.Background(), "sha256:loose"))
+	require.NoError(t, f.client().removeIfUntagged(context.Background(), "sha256:gone"))
+	require.NoError(t, f.client().removeIfUntagged(context.Background(), ""))
 	require.Equal(t, []string{"inspect sha256:tagged", "inspect sha256:loose", "rm sha256:loose", "inspect sha256:gone"}, f.Calls())
 }
 
@@ -225,7 +228,7 @@ func TestBuildImageSendsOnlyItsContext(t *testing.T) {
 		require.Equal(t, map[string]string{"BASE": "b"}, o.BuildArgs)
 		return "sha256:built", nil
 	}
-	id, err := buildImage(context.Background(), buildRequest{
+	id, err := f.client().buildImage(context.Background(), buildRequest{
 		tag: "sandboxrun/runner:t", dockerfile: []byte("FROM scratch\n"),
 		files: map[string][]byte{"sandbox-init": []byte("\x7fELF")}, buildArgs: map[string]string{"BASE": "b"},
 		labels: map[string]string{LabelKind: KindRunner},
@@ -247,7 +250,7 @@ func TestFailedBuildRemovesItsStepImages(t *testing.T) {
 		return "", &imageapi.StepError{Code: 7, Message: "The command '/bin/sh -c exit 7' returned a non-zero code: 7"}
 	}
 	var out bytes.Buffer
-	_, err := buildImage(context.Background(), buildRequest{tag: "t:1", dockerfile: []byte("FROM base\n"), baseID: "sha256:111111111111"},
+	_, err := f.client().buildImage(context.Background(), buildRequest{tag: "t:1", dockerfile: []byte("FROM base\n"), baseID: "sha256:111111111111"},
 		newReporter(&out, nil))
 	require.ErrorContains(t, err, "building t:1")
 	require.ErrorContains(t, err, "non-zero code: 7")
@@ -278,7 +281,7 @@ func TestImportRootfsTagsOnlyAWholeImport(t *testing.T) {
 		f.add(imageapi.Image{ID: "sha256:new"})
 		return "sha256:new", nil
 	}
-	base, err := importRootfs(context.Background(), root, p)
+	base, err := f.client().importRootfs(context.Background(), root, p)
 	require.NoError(t, err)
 	require.Equal(t, baseImage{Ref: p.Tag, ID: "sha256:new"}, base)
 	require.Contains(t, f.Calls(), "tag sha256:new sandboxrun/base:bookworm")
@@ -288,7 +291,7 @@ func TestImportRootfsTagsOnlyAWholeImport(t *testing.T) {
 		_, _ = io.CopyN(io.Discard, rootfs, 512)
 		return "", errors.New("unexpected EOF")
 	}
-	_, err = importRootfs(context.Background(), root, p)
+	_, err = f.client().importRootfs(context.Background(), root, p)
 	require.ErrorContains(t, err, "unexpected EOF")
 	for _, c := range f.Calls() {
 		require.False(t, strings.HasPrefix(c, "tag "), "a failed import is never tagged: %v", f.Calls())
@@ -332,13 +335,13 @@ func TestListAndPruneTouchOnlySkillImages(t *testing.T) {
 		{ID: "sha256:drop", RepoTags: []string{"sandboxrun/skill-b:1", "sandboxrun/skill-b:old"}, Labels: map[string]string{LabelKind: KindSkill, LabelSkill: "b"}},
 		{ID: "sha256:loose", RepoTags: []string{"<none>:<none>"}, Labels: map[string]string{LabelKind: KindSkill, LabelSkill: "c"}},
 	}
-	list, err := List(context.Background())
+	list, err := f.client().List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, list, 4)
 	require.Equal(t, KindRunner, list[0].Kind)
 	require.Contains(t, f.Calls(), "list "+LabelManaged+"=true")
 
-	pruned, err := Prune(context.Background(), func(l Listed) bool { return l.Skill == "a" }, false)
+	pruned, err := f.client().Prune(context.Background(), func(l Listed) bool { return l.Skill == "a" }, false)
 	require.NoError(t, err)
 	require.Len(t, pruned, 2)
 	calls := f.Calls()
@@ -347,4 +350,17 @@ func TestListAndPruneTouchOnlySkillImages(t *testing.T) {
 	require.Contains(t, calls, "rm sha256:loose")
 	require.NotContains(t, calls, "rm sandboxrun/skill-a:1")
 	require.NotContains(t, calls, "rm sandboxrun/runner:1")
+}
+
+func TestClientWithoutEngine(t *testing.T) {
+	var none *Client
+	_, _, err := none.Inspect(context.Background(), "x:1")
+	require.ErrorIs(t, err, ErrNoDocker)
+	require.ErrorContains(t, err, "no image engine configured")
+
+	dialErr := errors.New("bad DOCKER_HOST")
+	c := New(func() (Engine, error) { return nil, dialErr })
+	_, _, err = c.Inspect(context.Background(), "x:1")
+	require.ErrorIs(t, err, ErrNoDocker)
+	require.ErrorIs(t, err, dialErr)
 }

@@ -85,7 +85,7 @@ type ProfileOptions struct {
 // unless one with the same content hash, the runner's ID and the package
 // list, is already tagged. apt runs as root in the build and the image
 // ends as the runner does: uid 65532, no set-id programs, no apt lists.
-func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
+func (c *Client) BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	pkgs, err := ProfilePackages(o.Profile)
 	if err != nil {
 		return Image{}, err
@@ -95,15 +95,15 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 		return Image{}, err
 	}
 	rep := newReporter(o.Progress, nil)
-	if err := checkDocker(ctx); err != nil {
+	if err := c.checkDocker(ctx); err != nil {
 		return Image{}, err
 	}
-	runnerID, err := runnerImageID(ctx, o.Runner)
+	runnerID, err := c.runnerImageID(ctx, o.Runner)
 	if err != nil {
 		return Image{}, err
 	}
 	hash := contentHash("profile", []byte(runnerID), []byte(o.Profile), []byte(strings.Join(pkgs, "\n")))
-	existing, err := inspectImage(ctx, ref)
+	existing, err := c.inspectImage(ctx, ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
@@ -113,7 +113,7 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 	}
 	started := time.Now()
 	rep.stepf("building %s FROM %s (%s): apt installs %s", ref, o.Runner, ShortID(runnerID), strings.Join(pkgs, ", "))
-	id, err := buildImage(ctx, buildRequest{
+	id, err := c.buildImage(ctx, buildRequest{
 		tag:        ref,
 		dockerfile: profileDockerfile(pkgs),
 		buildArgs:  map[string]string{"RUNNER": o.Runner},
@@ -124,13 +124,13 @@ func BuildProfile(ctx context.Context, o ProfileOptions) (Image, error) {
 		return Image{}, fmt.Errorf("%w (the profile's packages come from the Debian archive in the runner's apt sources; check the Docker host's network)", err)
 	}
 	if existing.ID != "" && existing.ID != id {
-		if err := removeIfUntagged(ctx, existing.ID); err != nil {
+		if err := c.removeIfUntagged(ctx, existing.ID); err != nil {
 			rep.stepf("note: could not remove the previous %s image %s: %v", ref, ShortID(existing.ID), err)
 		}
 	}
 	added := ""
-	if info, err := inspectImage(ctx, id); err == nil {
-		if runner, err := inspectImage(ctx, runnerID); err == nil && info.Size >= runner.Size {
+	if info, err := c.inspectImage(ctx, id); err == nil {
+		if runner, err := c.inspectImage(ctx, runnerID); err == nil && info.Size >= runner.Size {
 			added = fmt.Sprintf("; %s, %s more than the runner", size.Format(info.Size), size.Format(info.Size-runner.Size))
 		}
 	}

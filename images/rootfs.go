@@ -207,8 +207,8 @@ func writeInRoot(root, rel, data string) error {
 // importRootfs streams root, archived by tar, into an image import. The
 // image is imported untagged and tagged only once the whole stream made it,
 // so a cut-off tar never ends up under the base's name.
-func importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage, error) {
-	e, err := engine()
+func (c *Client) importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage, error) {
+	e, err := c.engine()
 	if err != nil {
 		return baseImage{}, err
 	}
@@ -244,14 +244,14 @@ func importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage,
 	if importErr != nil || tarErr != nil {
 		err := errors.Join(importErr, tarErr)
 		if id != "" {
-			err = errors.Join(err, removeIfUntagged(ctx, id))
+			err = errors.Join(err, c.removeIfUntagged(ctx, id))
 		}
 		return baseImage{}, err
 	}
 	if !strings.HasPrefix(id, "sha256:") {
 		return baseImage{}, fmt.Errorf("the image import answered %q instead of an image ID", id)
 	}
-	if err := retag(ctx, id, p.Tag); err != nil {
+	if err := c.retag(ctx, id, p.Tag); err != nil {
 		return baseImage{}, err
 	}
 	return baseImage{Ref: p.Tag, ID: id}, nil
@@ -259,18 +259,18 @@ func importRootfs(ctx context.Context, root string, p bootstrapPlan) (baseImage,
 
 // retag points ref at id and removes the image ref pointed to before, if
 // nothing else uses it. A failed tag removes id so no nameless image stays.
-func retag(ctx context.Context, id, ref string) error {
-	old, err := inspectImage(ctx, ref)
+func (c *Client) retag(ctx context.Context, id, ref string) error {
+	old, err := c.inspectImage(ctx, ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return errors.Join(err, removeIfUntagged(ctx, id))
+		return errors.Join(err, c.removeIfUntagged(ctx, id))
 	}
-	if err := tagImage(ctx, id, ref); err != nil {
-		return errors.Join(fmt.Errorf("tagging %s as %s: %w", ShortID(id), ref, err), removeIfUntagged(ctx, id))
+	if err := c.tagImage(ctx, id, ref); err != nil {
+		return errors.Join(fmt.Errorf("tagging %s as %s: %w", ShortID(id), ref, err), c.removeIfUntagged(ctx, id))
 	}
 	if old.ID != "" && old.ID != id {
 		// Best effort: an old base still under a runner stays until that
 		// runner is rebuilt.
-		_ = removeIfUntagged(ctx, old.ID)
+		_ = c.removeIfUntagged(ctx, old.ID)
 	}
 	return nil
 }

@@ -119,7 +119,7 @@ func checkStaticBinary(path string) error {
 // content hash already carries that tag. It resolves the base first: o.Base
 // when present locally, else an up-to-date bootstrapped base, else a pull of
 // o.Base, else a fresh debootstrap of the host's Debian release.
-func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
+func (c *Client) BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 	if o.Base == "" {
 		o.Base = DefaultBase
 	}
@@ -132,15 +132,15 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 	}
 	rep := newReporter(o.Progress, nil)
 	rep.stepf("building %s", o.Tag)
-	if err := checkDocker(ctx); err != nil {
+	if err := c.checkDocker(ctx); err != nil {
 		return Image{}, err
 	}
-	base, err := resolveBase(ctx, o, rep)
+	base, err := c.resolveBase(ctx, o, rep)
 	if err != nil {
 		return Image{}, err
 	}
 	hash := runnerHash(o.Dockerfile, initBytes, base.ID)
-	existing, err := inspectImage(ctx, o.Tag)
+	existing, err := c.inspectImage(ctx, o.Tag)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
@@ -150,7 +150,7 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 	}
 	started := time.Now()
 	rep.stepf("building %s FROM %s (%s) with docker build", o.Tag, base.Ref, ShortID(base.ID))
-	id, err := buildImage(ctx, buildRequest{
+	id, err := c.buildImage(ctx, buildRequest{
 		tag:        o.Tag,
 		dockerfile: o.Dockerfile,
 		files:      map[string][]byte{"sandbox-init": initBytes},
@@ -162,7 +162,7 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 		return Image{}, err
 	}
 	if existing.ID != "" && existing.ID != id {
-		if err := removeIfUntagged(ctx, existing.ID); err != nil {
+		if err := c.removeIfUntagged(ctx, existing.ID); err != nil {
 			rep.stepf("note: could not remove the previous %s image %s: %v", o.Tag, ShortID(existing.ID), err)
 		}
 	}
@@ -174,8 +174,8 @@ func BuildRunner(ctx context.Context, o RunnerOptions) (Image, error) {
 // up-to-date bootstrapped base is preferred over a pull attempt so that a
 // repeated build on a machine without a registry does not wait for the
 // registry every time.
-func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage, error) {
-	if info, err := inspectImage(ctx, o.Base); err == nil {
+func (c *Client) resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage, error) {
+	if info, err := c.inspectImage(ctx, o.Base); err == nil {
 		rep.stepf("base: using local %s (%s)", o.Base, ShortID(info.ID))
 		return baseImage{Ref: o.Base, ID: info.ID}, nil
 	} else if !errors.Is(err, ErrNotFound) {
@@ -184,7 +184,7 @@ func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage
 
 	plan, planErr := planBootstrap("/")
 	if planErr == nil && !o.Force {
-		info, err := inspectImage(ctx, plan.Tag)
+		info, err := c.inspectImage(ctx, plan.Tag)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return baseImage{}, err
 		}
@@ -196,14 +196,14 @@ func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage
 
 	rep.stepf("base: %s is not present locally; trying `docker pull %s` (timeout %s)", o.Base, o.Base, pullTimeout)
 	pullCtx, cancel := context.WithTimeout(ctx, pullTimeout)
-	pullErr := pullImage(pullCtx, o.Base, rep.output())
+	pullErr := c.pullImage(pullCtx, o.Base, rep.output())
 	timedOut := errors.Is(pullCtx.Err(), context.DeadlineExceeded)
 	cancel()
 	if ctx.Err() != nil {
 		return baseImage{}, fmt.Errorf("pulling %s: %w", o.Base, ctx.Err())
 	}
 	if pullErr == nil {
-		info, err := inspectImage(ctx, o.Base)
+		info, err := c.inspectImage(ctx, o.Base)
 		if err != nil {
 			return baseImage{}, fmt.Errorf("inspecting %s after pulling it: %w", o.Base, err)
 		}
@@ -216,7 +216,7 @@ func resolveBase(ctx context.Context, o RunnerOptions, rep *reporter) (baseImage
 		return baseImage{}, fmt.Errorf("no base image: pulling %s failed (%s), and bootstrapping one is not possible: %w", o.Base, reason, planErr)
 	}
 	rep.stepf("no registry reachable (%s); bootstrapping Debian %s from this host's apt sources with debootstrap", reason, plan.Suite)
-	return bootstrapBase(ctx, plan, rep)
+	return c.bootstrapBase(ctx, plan, rep)
 }
 
 func pullFailureReason(err error, timedOut bool) string {

@@ -250,12 +250,12 @@ func SkillTag(o SkillOptions, runnerID string) (string, error) {
 // SkillRef resolves the runner image and returns the skill image's
 // reference and content hash, which covers the pip configuration too
 // (including what the --find-links folders hold). Nothing is built.
-func SkillRef(ctx context.Context, o SkillOptions) (ref, hash string, err error) {
+func (c *Client) SkillRef(ctx context.Context, o SkillOptions) (ref, hash string, err error) {
 	n, err := o.normalized()
 	if err != nil {
 		return "", "", err
 	}
-	runnerID, err := runnerImageID(ctx, n.Runner)
+	runnerID, err := c.runnerImageID(ctx, n.Runner)
 	if err != nil {
 		return "", "", err
 	}
@@ -268,8 +268,8 @@ func SkillRef(ctx context.Context, o SkillOptions) (ref, hash string, err error)
 
 // runnerImageID finds the runner image; a missing one is an error matching
 // ErrNotFound that says how to build it.
-func runnerImageID(ctx context.Context, ref string) (string, error) {
-	info, err := inspectImage(ctx, ref)
+func (c *Client) runnerImageID(ctx context.Context, ref string) (string, error) {
+	info, err := c.inspectImage(ctx, ref)
 	if errors.Is(err, ErrNotFound) {
 		return "", fmt.Errorf("runner image %s: %w: build it first with `sandboxrun images build` (or `make images`)", ref, ErrNotFound)
 	}
@@ -283,7 +283,7 @@ func runnerImageID(ctx context.Context, ref string) (string, error) {
 // the same content hash exists (or when o.NoCache is set). Concurrent calls
 // for one image, in this process or in others on this host, build it once:
 // the others wait and then find it.
-func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
+func (c *Client) EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 	n, err := o.normalized()
 	if err != nil {
 		return Image{}, err
@@ -292,10 +292,10 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 		return Image{}, fmt.Errorf("skill %s declares no packages: it runs in the runner image %s and needs no image of its own", n.Skill, n.Runner)
 	}
 	rep := newReporter(n.Progress, nil)
-	if err := checkDocker(ctx); err != nil {
+	if err := c.checkDocker(ctx); err != nil {
 		return Image{}, err
 	}
-	runnerID, err := runnerImageID(ctx, n.Runner)
+	runnerID, err := c.runnerImageID(ctx, n.Runner)
 	if err != nil {
 		return Image{}, err
 	}
@@ -303,7 +303,7 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	if img, ok, err := upToDate(ctx, p); err != nil || ok {
+	if img, ok, err := c.upToDate(ctx, p); err != nil || ok {
 		if ok {
 			rep.stepf("%s is up to date (%s); nothing to build", p.ref, ShortID(img.ID))
 		}
@@ -318,24 +318,24 @@ func EnsureSkill(ctx context.Context, o SkillOptions) (Image, error) {
 		defer unlock()
 		if !n.NoCache {
 			// Another process may have built it while we waited.
-			if img, ok, err := upToDate(ctx, p); err != nil || ok {
+			if img, ok, err := c.upToDate(ctx, p); err != nil || ok {
 				if ok {
 					rep.stepf("%s was built meanwhile by another process (%s)", p.ref, ShortID(img.ID))
 				}
 				return img, err
 			}
 		}
-		return buildSkill(ctx, p, rep)
+		return c.buildSkill(ctx, p, rep)
 	})
 }
 
 // upToDate reports whether p.ref exists with p's content hash; with
 // NoCache nothing is up to date.
-func upToDate(ctx context.Context, p skillPlan) (Image, bool, error) {
+func (c *Client) upToDate(ctx context.Context, p skillPlan) (Image, bool, error) {
 	if p.opts.NoCache {
 		return Image{}, false, nil
 	}
-	info, err := inspectImage(ctx, p.ref)
+	info, err := c.inspectImage(ctx, p.ref)
 	if errors.Is(err, ErrNotFound) {
 		return Image{}, false, nil
 	}

@@ -38,18 +38,18 @@ const (
 const stepOutputLines = 25
 
 // buildSkill makes p's image. The caller holds the build lock for p.ref.
-func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) {
+func (c *Client) buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) {
 	started := time.Now()
 	rep.stepf("building %s for skill %s FROM %s (%s)", p.ref, p.opts.Skill, p.opts.Runner, ShortID(p.runnerID))
-	e, err := engine()
+	e, err := c.engine()
 	if err != nil {
 		return Image{}, err
 	}
-	runner, err := inspectImage(ctx, p.runnerID)
+	runner, err := c.inspectImage(ctx, p.runnerID)
 	if err != nil {
 		return Image{}, fmt.Errorf("reading the configuration of %s: %w", p.runnerID, err)
 	}
-	previous, err := inspectImage(ctx, p.ref)
+	previous, err := c.inspectImage(ctx, p.ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Image{}, err
 	}
@@ -62,10 +62,10 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	name := buildContainerName(p.ref)
 	// A container of this name is left over from a build that was killed
 	// before it could clean up; the lock says no live build owns it.
-	if err := removeContainer(ctx, name); err != nil {
+	if err := c.removeContainer(ctx, name); err != nil {
 		return Image{}, err
 	}
-	defer func() { _ = removeContainer(ctx, name) }() // best effort; the next build of this ref retries
+	defer func() { _ = c.removeContainer(ctx, name) }() // best effort; the next build of this ref retries
 	id, err := e.ContainerCreate(ctx, imageapi.Container{
 		Name: name, Image: p.runnerID, User: "0:0", Entrypoint: []string{"/bin/sh"}, Cmd: []string{buildScript}, WorkingDir: "/",
 		// Only the capabilities apt and dpkg need as root (owners, modes,
@@ -101,17 +101,17 @@ func buildSkill(ctx context.Context, p skillPlan, rep *reporter) (Image, error) 
 	}); err != nil {
 		return Image{}, fmt.Errorf("committing %s: %w", p.ref, err)
 	}
-	info, err := inspectImage(ctx, p.ref)
+	info, err := c.inspectImage(ctx, p.ref)
 	if err != nil {
 		return Image{}, fmt.Errorf("inspecting %s after building it: %w", p.ref, err)
 	}
 	if previous.ID != "" && previous.ID != info.ID {
-		if err := removeIfUntagged(ctx, previous.ID); err != nil {
+		if err := c.removeIfUntagged(ctx, previous.ID); err != nil {
 			rep.stepf("note: could not remove the previous %s image %s: %v", p.ref, ShortID(previous.ID), err)
 		}
 	}
 	added := ""
-	if runner, err := inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
+	if runner, err := c.inspectImage(ctx, p.runnerID); err == nil && info.Size >= runner.Size {
 		added = fmt.Sprintf("; it adds %s to the runner image", size.Format(info.Size-runner.Size))
 	}
 	rep.stepf("built %s (%s) in %s%s", p.ref, ShortID(info.ID), rep.since(started), added)
@@ -129,10 +129,10 @@ const BuildContainerPrefix = "sandboxrun-build-"
 
 // removeContainer force-removes a container by exact name when it exists.
 // It runs detached from ctx's cancellation because it is cleanup.
-func removeContainer(ctx context.Context, name string) error {
+func (c *Client) removeContainer(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	e, err := engine()
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}

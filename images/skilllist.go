@@ -37,11 +37,11 @@ type Listed struct {
 
 // List returns every image labelled io.sandboxrun.managed=true, sorted by
 // kind, skill and age (newest first).
-func List(ctx context.Context) ([]Listed, error) {
-	if err := checkDocker(ctx); err != nil {
+func (c *Client) List(ctx context.Context) ([]Listed, error) {
+	if err := c.checkDocker(ctx); err != nil {
 		return nil, err
 	}
-	e, err := engine()
+	e, err := c.engine()
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +86,8 @@ func listedFrom(in imageapi.Image) Listed {
 // and base images are never touched. With dryRun it only reports. It
 // returns the images removed (or that would be); an image still used by a
 // container is not removed, and why is in the joined error.
-func Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, error) {
-	list, err := List(ctx)
+func (c *Client) Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, error) {
+	list, err := c.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, 
 			continue
 		}
 		if !dryRun {
-			if err := removeImage(ctx, img); err != nil {
+			if err := c.removeImage(ctx, img); err != nil {
 				errs = append(errs, err)
 				continue
 			}
@@ -112,8 +112,8 @@ func Prune(ctx context.Context, keep func(Listed) bool, dryRun bool) ([]Listed, 
 // not by ID, works when one image carries several tags; the daemon deletes
 // the image with its last tag. An image a container uses is refused by the
 // daemon (no --force), which is what a prune must do.
-func removeImage(ctx context.Context, img Listed) error {
-	e, err := engine()
+func (c *Client) removeImage(ctx context.Context, img Listed) error {
+	e, err := c.engine()
 	if err != nil {
 		return err
 	}

@@ -19,12 +19,13 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // TestCommandCheckerAgreesWithBash is the differential test of the
 // Bash-tool policy: for a generated corpus of commands, every command the
 // checker allows is run by the sandbox's real bash, exactly as a sandbox runs
-// it (policy.BashArgv) plus -x, and every simple command bash executed must
+// it (bashcheck.BashArgv) plus -x, and every simple command bash executed must
 // be one the checker approved: its program among the approved programs, and
 // no variable assignment unless a bare Bash entry allowed assignments.
 func TestCommandCheckerAgreesWithBash(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	// resolved for a skill (placeholders, skill-relative scripts) before the
 	// check, as sandboxrun.CheckCommand does; bash must still run only what
 	// the checker approved of the resolved text.
-	refs := &policy.SkillRefs{Name: "s", Folder: "s-dir", Script: func(rel string) (string, bool) {
+	refs := &bashcheck.SkillRefs{Name: "s", Folder: "s-dir", Script: func(rel string) (string, bool) {
 		if rel == "scripts/fill.py" || rel == "scripts/run.sh" {
 			return "/skills/s/" + rel, true
 		}
@@ -42,7 +43,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	}}
 	toolsets := []struct {
 		tools string
-		refs  *policy.SkillRefs
+		refs  *bashcheck.SkillRefs
 	}{
 		{"Bash(git status:*) Bash(echo:*) Bash(cat:*) Bash(printf:*) Bash(true) Bash(ls:*)", nil},
 		{"Bash", nil},
@@ -68,7 +69,7 @@ func TestCommandCheckerAgreesWithBash(t *testing.T) {
 	jobOf := map[string]int{}
 	for _, set := range toolsets {
 		tools := set.tools
-		ts, err := policy.ParseAllowedTools(tools)
+		ts, err := bashcheck.ParseAllowedTools(tools)
 		require.NoError(t, err)
 		if set.refs != nil {
 			ts = ts.ForSkill(*set.refs)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 )
 
@@ -116,7 +117,7 @@ print(json.dumps({"match": tunnel("example.com"), "mismatch": tunnel("other.test
 	require.Equal(t, "HTTP/1.1 200 Connection established", out["mismatch"]["head"])
 	require.Contains(t, out["mismatch"]["error"], "ACCESS_DENIED")
 	require.Equal(t, []string{"example.com /sni"}, u.requests(), "only the matching tunnel reached the server")
-	var refused []egress.Decision
+	var refused []egresslog.Decision
 	for _, d := range res.EgressRecord.Decisions {
 		if !d.Allowed {
 			refused = append(refused, d)

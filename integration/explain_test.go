@@ -20,7 +20,7 @@ func TestExplainMatchesARealRun(t *testing.T) {
 	t.Parallel()
 	pol, err := policy.ParsePolicy("clamp.yaml", []byte("on_exceed: clamp\nlimits:\n  memory: {max: 96Mi}\n  timeout: {max: 20s}\n"))
 	require.NoError(t, err)
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Policy: pol, Backend: backends.New})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Policy: pol, Backend: backends.New, Images: backends.Images()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -356,7 +356,7 @@ func TestMCPServerEndRemovesSandboxes(t *testing.T) {
 // mounts, on loopback, over a real Service.
 func TestMCPStreamableHTTPRunsARealSkill(t *testing.T) {
 	t.Parallel()
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Backend: backends.New})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Backend: backends.New, Images: backends.Images()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	srv := httptest.NewServer(mcp.HTTPHandler(svc))

@@ -333,7 +333,7 @@ func TestCLIImageReusedWithoutPackageSources(t *testing.T) {
 func TestDocumentsProfile(t *testing.T) {
 	t.Parallel()
 	ctx := buildCtx(t)
-	img, err := images.BuildProfile(ctx, images.ProfileOptions{
+	img, err := testImages.BuildProfile(ctx, images.ProfileOptions{
 		Runner: runner.Image(), Profile: policy.ProfileDocuments, Version: sandboxrun.Version, Progress: progress{t},
 	})
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -125,7 +126,7 @@ func requireNoBuildLeftovers(t *testing.T, ref string) {
 
 func requireNoImage(t *testing.T, ref string) {
 	t.Helper()
-	_, _, err := images.Inspect(context.Background(), ref)
+	_, _, err := testImages.Inspect(context.Background(), ref)
 	require.ErrorIs(t, err, images.ErrNotFound, "image %s exists", ref)
 }
 
@@ -286,12 +287,12 @@ func TestSkillImage(t *testing.T) {
 		require.NotContains(t, refs, rebuilt.Ref)
 
 		// A real prune, limited to this test's skill: the engine is shared.
-		pruned, err = images.Prune(ctx, func(l images.Listed) bool { return l.Skill != name || l.Ref == rebuilt.Ref }, false)
+		pruned, err = testImages.Prune(ctx, func(l images.Listed) bool { return l.Skill != name || l.Ref == rebuilt.Ref }, false)
 		require.NoError(t, err)
 		require.Len(t, pruned, 1)
 		require.Equal(t, img.Ref, pruned[0].Ref)
 		requireNoImage(t, img.Ref)
-		list, err := images.List(ctx)
+		list, err := testImages.List(ctx)
 		require.NoError(t, err)
 		found := false
 		for _, l := range list {
@@ -349,11 +350,11 @@ func TestSkillImageBadInput(t *testing.T) {
 			sk := depsSkill(t, t.TempDir(), name, tt.front, tt.files)
 			opts, err := imgEnv().SkillOptions(sk, skillimage.Options{Pip: images.PipConfig{FindLinks: []string{wheels}}, Progress: progress{t}})
 			require.NoError(t, err)
-			ref, _, err := images.SkillRef(ctx, opts)
+			ref, _, err := testImages.SkillRef(ctx, opts)
 			require.NoError(t, err)
 			removeImageOnCleanup(t, ref)
 
-			_, err = images.EnsureSkill(ctx, opts)
+			_, err = testImages.EnsureSkill(ctx, opts)
 			t.Log(err)
 			require.ErrorIs(t, err, images.ErrSkillBuild)
 			var be *images.SkillBuildError
@@ -384,7 +385,7 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 	sk := depsSkill(t, t.TempDir(), name, "metadata:\n  system_packages: \"bc\"\n", nil)
 	opts, err := imgEnv().SkillOptions(sk, skillimage.Options{})
 	require.NoError(t, err)
-	ref, _, err := images.SkillRef(ctx, opts)
+	ref, _, err := testImages.SkillRef(ctx, opts)
 	require.NoError(t, err)
 	removeImageOnCleanup(t, ref)
 	requireNoImage(t, ref)
@@ -403,7 +404,7 @@ func TestSkillImageConcurrentRunsBuildOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = images.EnsureSkill(ctx, opts)
+			results[i], errs[i] = testImages.EnsureSkill(ctx, opts)
 		}()
 	}
 	wg.Wait()
@@ -440,7 +441,7 @@ func TestSkillImageCancelledBuildLeavesNothing(t *testing.T) {
 	w := &stepWatcher{want: "installing Debian packages", reached: make(chan struct{})}
 	opts, err := imgEnv().SkillOptions(sk, skillimage.Options{Progress: w})
 	require.NoError(t, err)
-	ref, _, err := images.SkillRef(buildCtx(t), opts)
+	ref, _, err := testImages.SkillRef(buildCtx(t), opts)
 	require.NoError(t, err)
 	removeImageOnCleanup(t, ref)
 
@@ -453,7 +454,7 @@ func TestSkillImageCancelledBuildLeavesNothing(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err = images.EnsureSkill(ctx, opts)
+	_, err = testImages.EnsureSkill(ctx, opts)
 	require.ErrorIs(t, err, context.Canceled)
 	requireNoImage(t, ref)
 	requireNoBuildLeftovers(t, ref)
@@ -537,7 +538,11 @@ func TestCLISkillWithDependencies(t *testing.T) {
 	require.NotContains(t, r.stdout, ref, "the image of a current skill is kept")
 }
 
-// imgEnv names the images as the Service does.
+// imgEnv names the images as the Service does, on the engine the CLI
+// builds them on.
 func imgEnv() skillimage.Env {
-	return skillimage.Env{RunnerImage: sandboxrun.RunnerImage(), Version: sandboxrun.Version}
+	return skillimage.Env{RunnerImage: sandboxrun.RunnerImage(), Version: sandboxrun.Version, Images: testImages}
 }
+
+// testImages is the image client the CLI uses: the host's Docker engine.
+var testImages = backends.Images()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -197,7 +198,7 @@ func textResult(text string, isError bool) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}, IsError: isError}
 }
 
-func toolStrings(ts policy.Tools) []string {
+func toolStrings(ts bashcheck.Tools) []string {
 	out := make([]string, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, t.String())

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Decide decides the effective limits of one execution of skill. Each value
@@ -57,9 +60,9 @@ func (r Request) validateDomains() error {
 		return nil
 	}
 	if len(r.AllowDomains) == 0 {
-		return fmt.Errorf("%w: the requested allowlist is empty; name at least one host, or leave it out", ErrDomain)
+		return fmt.Errorf("%w: the requested allowlist is empty; name at least one host, or leave it out", egressrule.ErrDomain)
 	}
-	if _, err := ParseAllowlist(r.AllowDomains); err != nil {
+	if _, err := egressrule.ParseAllowlist(r.AllowDomains); err != nil {
 		return fmt.Errorf("the requested allowlist: %w", err)
 	}
 	return nil
@@ -112,3 +115,12 @@ func decide[T scalar](d decider, field, key string, req, skl T, rules, global Ra
 	}
 	return value, fmt.Errorf("%w: the %s asks for %s %s, above the ceiling of %s set by %s; %s", ErrLimit, who, field, value, ceiling.Value, where, fix)
 }
+
+// ErrDenied is wrapped by every refusal of a command: the command checker
+// (package command) decides it, and callers branch on it here, with the
+// rest of the policy's decisions.
+var ErrDenied = bashcheck.ErrDenied
+
+// DeniedError is a denied command: the part refused, why, and the
+// allowed-tools entry that would allow it (bashcheck.DeniedError).
+type DeniedError = bashcheck.DeniedError

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Built-in limits of the egress proxy, per run.
@@ -39,8 +41,8 @@ type Egress struct {
 	// Rules are the operator's, SkillRules the skill's grant's: a request
 	// to a host a layer has rules for must match one of them, in each
 	// layer.
-	Rules      []HTTPRule `json:"rules,omitempty"`
-	SkillRules []HTTPRule `json:"skill_rules,omitempty"`
+	Rules      []egressrule.HTTPRule `json:"rules,omitempty"`
+	SkillRules []egressrule.HTTPRule `json:"skill_rules,omitempty"`
 	// UpstreamCA is the operator's PEM file of extra roots for verifying
 	// intercepted hosts.
 	UpstreamCA string `json:"upstream_ca,omitempty"`
@@ -60,7 +62,7 @@ type EgressRules struct {
 	// system's, when it verifies an intercepted host (internal services).
 	UpstreamCA Setting[string] `yaml:"upstream_ca" json:"upstream_ca"`
 	// Rules limit methods and paths per host (httprules.go).
-	Rules Setting[[]HTTPRule] `yaml:"rules" json:"rules"`
+	Rules Setting[[]egressrule.HTTPRule] `yaml:"rules" json:"rules"`
 
 	cidrs []netip.Prefix
 }
@@ -75,7 +77,7 @@ func (e *EgressRules) setBuiltins() {
 func (e *EgressRules) validate() []error {
 	var errs []error
 	for _, c := range e.AllowCIDRs.Value {
-		p, err := ParseCIDR(c)
+		p, err := egressrule.ParseCIDR(c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("line %d: egress.allow_cidrs: %w", e.AllowCIDRs.Line, err))
 			continue
@@ -85,39 +87,14 @@ func (e *EgressRules) validate() []error {
 	return errs
 }
 
-// ParseCIDR reads an address range: a CIDR with its host bits zero
-// (10.0.0.0/8), or one address (127.0.0.1 is 127.0.0.1/32). A /0 is refused:
-// it would open every address, cloud metadata included, in one line.
-func ParseCIDR(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if ip, err := netip.ParseAddr(s); err == nil {
-		if ip.Zone() != "" {
-			return netip.Prefix{}, fmt.Errorf("%q: drop the zone", s)
-		}
-		return netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	switch {
-	case err != nil:
-		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or fd00::/8", s)
-	case p.Addr().Is4In6():
-		return netip.Prefix{}, fmt.Errorf("%q: write IPv4 ranges in IPv4 form, e.g. 10.0.0.0/8", s)
-	case p.Bits() == 0:
-		return netip.Prefix{}, fmt.Errorf("%q allows every address, cloud metadata and this host included; list the ranges the skills need", s)
-	case p != p.Masked():
-		return netip.Prefix{}, fmt.Errorf("%q has host bits set; write %s", s, p.Masked())
-	}
-	return p, nil
-}
-
 // EgressCIDRs are the operator's allowed address ranges.
 func (o *Operator) EgressCIDRs() []netip.Prefix { return o.Egress.cidrs }
 
 // allowance is what the operator allows skill to reach: the global
 // allowed_domains plus the skill's own grant.
-func (o *Operator) allowance(skill string) (Allowlist, string) {
+func (o *Operator) allowance(skill string) (egressrule.Allowlist, string) {
 	from := []string{}
-	var list Allowlist
+	var list egressrule.Allowlist
 	if o.AllowedDomains.Set {
 		list = append(list, o.domains...)
 		from = append(from, fmt.Sprintf("policy allowed_domains (line %d)", o.AllowedDomains.Line))
@@ -129,7 +106,7 @@ func (o *Operator) allowance(skill string) (Allowlist, string) {
 	if len(from) == 0 {
 		return nil, "policy allowed_domains (not set: nothing)"
 	}
-	return list.normalize(), strings.Join(from, " + ")
+	return list.Normalize(), strings.Join(from, " + ")
 }
 
 // decideNetwork sets l.Network (a full network), or l.Egress (the proxy
@@ -154,14 +131,14 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 		l.Sources["network"] = "full network: skill network_access, allowed by " + from
 		return nil
 	}
-	skillList, err := ParseAllowlist(s.AllowedDomains)
+	skillList, err := egressrule.ParseAllowlist(s.AllowedDomains)
 	if err != nil {
 		return fmt.Errorf("the skill's allowed_domains: %w", err)
 	}
-	var allow Allowlist
+	var allow egressrule.Allowlist
 	var steps []string
 	unrestricted := true
-	narrow := func(list Allowlist, what string) {
+	narrow := func(list egressrule.Allowlist, what string) {
 		if unrestricted {
 			allow, unrestricted = list, false
 		} else {
@@ -177,7 +154,7 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 		narrow(op, opFrom)
 	}
 	if r.AllowDomains != nil {
-		caller, _ := ParseAllowlist(r.AllowDomains) // checked by Request.validate
+		caller, _ := egressrule.ParseAllowlist(r.AllowDomains) // checked by Request.validate
 		narrow(caller, "--allow-domain")
 	}
 	how := fmt.Sprintf("%s is %s: %s", from, mode, strings.Join(steps, " ∩ "))
@@ -197,4 +174,15 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 	}
 	l.Sources["network"] = "allowlist through the egress proxy (" + how + ")"
 	return nil
+}
+
+// checkRules checks a policy's rule list; errors name the key and line.
+func checkRules(where string, s Setting[[]egressrule.HTTPRule]) []error {
+	var errs []error
+	for i := range s.Value {
+		if err := s.Value[i].Check(); err != nil {
+			errs = append(errs, fmt.Errorf("line %d: %s[%d]: %w", s.Line, where, i, err))
+		}
+	}
+	return errs
 }

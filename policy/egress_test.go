@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 const allowlistText = `network: allowlist
@@ -90,7 +92,7 @@ func TestDecideEgressLimits(t *testing.T) {
 
 func TestDecideRefusesBadAllowDomains(t *testing.T) {
 	_, err := BuiltinPolicy().Decide("s", SkillLimits{Network: true}, Request{AllowDomains: []string{"ok.example.com", "*.com"}})
-	require.ErrorIs(t, err, ErrDomain)
+	require.ErrorIs(t, err, egressrule.ErrDomain)
 	require.ErrorContains(t, err, "top-level domain")
 	_, err = BuiltinPolicy().Decide("s", SkillLimits{Network: true}, Request{AllowDomains: []string{}})
 	require.ErrorContains(t, err, "requested allowlist is empty")

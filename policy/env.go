@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Sentinels for caller-supplied environment variables.
@@ -61,17 +63,4 @@ func CheckEnv(env map[string]string) error {
 	return errors.Join(errs...)
 }
 
-func validEnvName(s string) bool {
-	return s != "" && (s[0] < '0' || s[0] > '9') && wordChars(s)
-}
-
-// wordChars reports whether s is only ASCII letters, digits and '_'.
-func wordChars(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
-}
+func validEnvName(s string) bool { return bashcheck.ShellName(s) }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Sentinels for interpreter selection.
@@ -117,7 +119,7 @@ func parseShebang(line string) ([]string, error) {
 	if !validProgramName(prog) {
 		return nil, fmt.Errorf("the shebang interpreter %q is not a program name", prog)
 	}
-	return append([]string{normProgram(prog)}, args...), nil
+	return append([]string{bashcheck.NormProgram(prog)}, args...), nil
 }
 
 // unwrapEnv returns the program and arguments env would run.

@@ -15,6 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // ErrPolicyFile is wrapped by every error reading an operator policy file.
@@ -70,7 +72,7 @@ type Operator struct {
 	// BackendRules (backend.go): docker or kubernetes, and its settings.
 	BackendRules `yaml:",inline"`
 
-	domains Allowlist
+	domains egressrule.Allowlist
 }
 
 // LimitRules hold a default and a ceiling per limit.
@@ -113,11 +115,11 @@ type Grants struct {
 	Profile        Setting[string]   `yaml:"profile" json:"profile"`
 	// Secrets the skill gets when it declares them; EgressRules narrow
 	// the global egress.rules for its runs.
-	Secrets     Setting[[]string]   `yaml:"secrets" json:"secrets"`
-	EgressRules Setting[[]HTTPRule] `yaml:"egress_rules" json:"egress_rules"`
+	Secrets     Setting[[]string]              `yaml:"secrets" json:"secrets"`
+	EgressRules Setting[[]egressrule.HTTPRule] `yaml:"egress_rules" json:"egress_rules"`
 
-	tools   Tools
-	domains Allowlist
+	tools   bashcheck.Tools
+	domains egressrule.Allowlist
 }
 
 // BuiltinPolicy is the policy when the operator wrote none: the skill's
@@ -237,7 +239,7 @@ func (o *Operator) validate() []error {
 		add(checkProfileSetting(where+".profile", g.Profile))
 		add(g.Limits.validate(where+".limits", &o.Limits))
 		if g.AllowedTools.Set {
-			ts, err := ParseAllowedTools(g.AllowedTools.Value)
+			ts, err := bashcheck.ParseAllowedTools(g.AllowedTools.Value)
 			if err != nil {
 				add(fmt.Errorf("line %d: %s.allowed-tools: %w", g.AllowedTools.Line, where, err))
 			}
@@ -256,17 +258,17 @@ func (o *Operator) validate() []error {
 
 // parsePolicyDomains parses an allowed_domains list, reporting each bad
 // entry with its line.
-func parsePolicyDomains(where string, s Setting[[]string], add func(error)) Allowlist {
-	var list Allowlist
+func parsePolicyDomains(where string, s Setting[[]string], add func(error)) egressrule.Allowlist {
+	var list egressrule.Allowlist
 	for _, e := range s.Value {
-		r, err := ParseDomainRule(e)
+		r, err := egressrule.ParseDomainRule(e)
 		if err != nil {
 			add(fmt.Errorf("line %d: %s: %w", s.Line, where, err))
 			continue
 		}
 		list = append(list, r)
 	}
-	return list.normalize()
+	return list.Normalize()
 }
 
 // validate checks the absolute bounds and that each default is within its
@@ -342,7 +344,7 @@ func (o *Operator) grants(skill string) *Grants {
 
 // ExtraTools are the allowed-tools the policy grants skill, added to what it
 // declares.
-func (o *Operator) ExtraTools(skill string) Tools { return o.grants(skill).tools }
+func (o *Operator) ExtraTools(skill string) bashcheck.Tools { return o.grants(skill).tools }
 
 // ExtraPackages are the system and Python packages the policy adds to
 // skill's image.

@@ -28,9 +28,7 @@ var (
 const (
 	// sandboxSkillsRoot is where skills are mounted inside the sandbox.
 	sandboxSkillsRoot = layout.SkillsRoot
-	// baseDirVar is the placeholder SKILL.md bodies use for the skill folder.
-	baseDirVar  = "{baseDir}"
-	scriptsName = "scripts"
+	scriptsName       = layout.ScriptsFolder
 )
 
 // Script is a script that passed the path guard.
@@ -51,6 +49,24 @@ type Script struct {
 // resolves to.
 func SandboxDir(skillName string) string {
 	return sandboxSkillsRoot + "/" + skillName
+}
+
+// TrimSkillDir reads ref as a skill's text names a file of its own: a
+// leading "{baseDir}/" or "/skills/<skillName>/" is dropped and rel is the
+// rest as written; the folder itself, either way, is ".". in says whether
+// ref was so prefixed; otherwise rel is ref. This is the one grammar of a
+// reference into the skill: scripts to run and files to read both use it.
+func TrimSkillDir(skillName, ref string) (rel string, in bool) {
+	base := SandboxDir(skillName)
+	for _, dir := range []string{layout.BaseDirPlaceholder, base} {
+		if ref == dir {
+			return ".", true
+		}
+		if rest, ok := strings.CutPrefix(ref, dir+"/"); ok {
+			return rest, true
+		}
+	}
+	return ref, false
 }
 
 // ResolveScript resolves ref to a script of the skill in skillDir and checks
@@ -148,13 +164,9 @@ func checkSkillName(name string) error {
 // skillDirs are the skill folder as given and as resolved; an absolute ref may
 // be under either.
 func skillRelative(skillDirs []string, skillName, ref string) (string, error) {
-	var rel string
-	sandboxPrefix := SandboxDir(skillName) + "/"
+	rel, inSkill := TrimSkillDir(skillName, ref)
 	switch {
-	case strings.HasPrefix(ref, baseDirVar+"/"):
-		rel = strings.TrimPrefix(ref, baseDirVar+"/")
-	case strings.HasPrefix(ref, sandboxPrefix):
-		rel = strings.TrimPrefix(ref, sandboxPrefix)
+	case inSkill: // rel is the rest of ref
 	case filepath.IsAbs(ref):
 		r, ok := relativeTo(skillDirs, ref)
 		if !ok {
@@ -163,8 +175,6 @@ func skillRelative(skillDirs []string, skillName, ref string) (string, error) {
 		rel = r
 	case !strings.Contains(ref, "/"):
 		rel = scriptsName + "/" + ref
-	default:
-		rel = ref
 	}
 	clean := path.Clean(rel)
 	if !strings.HasPrefix(clean, scriptsName+"/") {

@@ -163,3 +163,25 @@ func TestResolveScriptBadSkillName(t *testing.T) {
 func TestSandboxDir(t *testing.T) {
 	require.Equal(t, "/skills/data-analysis", SandboxDir("data-analysis"))
 }
+
+func TestTrimSkillDir(t *testing.T) {
+	for _, tc := range []struct {
+		ref, rel string
+		in       bool
+	}{
+		{"{baseDir}/scripts/x.py", "scripts/x.py", true},
+		{"/skills/demo/references/a.md", "references/a.md", true},
+		{"{baseDir}", ".", true},
+		{"/skills/demo", ".", true},
+		{"/skills/demox/a", "/skills/demox/a", false},
+		{"{baseDir}x/a", "{baseDir}x/a", false},
+		{"scripts/x.py", "scripts/x.py", false},
+		{"/etc/passwd", "/etc/passwd", false},
+	} {
+		t.Run(tc.ref, func(t *testing.T) {
+			rel, in := TrimSkillDir("demo", tc.ref)
+			require.Equal(t, tc.rel, rel)
+			require.Equal(t, tc.in, in)
+		})
+	}
+}

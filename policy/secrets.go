@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // maxSecretBytes bounds a secret's value: a credential, not a document.
@@ -36,7 +38,7 @@ type SecretRule struct {
 	// Line is the rule's line in the policy file.
 	Line int `yaml:"-" json:"line"`
 
-	hosts Allowlist
+	hosts egressrule.Allowlist
 	value SecretValue
 }
 
@@ -135,14 +137,14 @@ func (r *SecretRule) validate(name string, getenv func(string) (string, bool)) [
 		add(".hosts: empty; list the hosts the secret may be sent to, e.g. [api.github.com]")
 	}
 	for _, h := range r.Hosts {
-		d, err := ParseDomainRule(h)
+		d, err := egressrule.ParseDomainRule(h)
 		if err != nil {
 			add(".hosts: %v", err)
 			continue
 		}
 		r.hosts = append(r.hosts, d)
 	}
-	r.hosts = r.hosts.normalize()
+	r.hosts = r.hosts.Normalize()
 	switch {
 	case (r.Header == "") == (r.BasicAuth == ""):
 		add(": set exactly one of header (\"Authorization: Bearer {value}\") or basic_auth (\"user:{value}\")")

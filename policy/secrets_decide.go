@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // EgressSecret is a secret granted to one run: its name (the variable the
@@ -112,9 +114,9 @@ func (o *Operator) decideSecrets(skill string, s SkillLimits, l *Limits) {
 		return
 	}
 	var given, why []string
-	var allow Allowlist
+	var allow egressrule.Allowlist
 	if l.Egress != nil {
-		allow, _ = ParseAllowlist(l.Egress.Allow) // canonical entries, decided above
+		allow, _ = egressrule.ParseAllowlist(l.Egress.Allow) // canonical entries, decided above
 	}
 	for _, name := range s.Secrets {
 		r := o.Secrets[name]
@@ -181,7 +183,7 @@ func (g *Grants) secretEntries(prefix string) []Entry {
 	return out
 }
 
-func rulesText(rules []HTTPRule) string {
+func rulesText(rules []egressrule.HTTPRule) string {
 	if len(rules) == 0 {
 		return "none"
 	}

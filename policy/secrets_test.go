@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 const secretsPolicy = `network: allowlist
@@ -75,7 +77,7 @@ func TestSecretsDecide(t *testing.T) {
 	l, err = pol.Decide("gh-report", SkillLimits{Network: true, AllowedDomains: []string{"api.github.com", "uploads.github.com"}, Secrets: []string{"GITHUB_TOKEN"}}, Request{AllowDomains: []string{"uploads.github.com"}})
 	require.NoError(t, err)
 	require.Nil(t, l.Egress, "uploads.github.com is not the operator's")
-	pol.Skills["gh-report"].domains = append(pol.Skills["gh-report"].domains, DomainRule{Name: "uploads.github.com"})
+	pol.Skills["gh-report"].domains = append(pol.Skills["gh-report"].domains, egressrule.DomainRule{Name: "uploads.github.com"})
 	l, err = pol.Decide("gh-report", SkillLimits{Network: true, AllowedDomains: []string{"api.github.com", "uploads.github.com"}, Secrets: []string{"GITHUB_TOKEN"}}, Request{AllowDomains: []string{"uploads.github.com"}})
 	require.NoError(t, err)
 	require.NotNil(t, l.Egress)
@@ -135,9 +137,9 @@ func TestSecretsBadPolicy(t *testing.T) {
 }
 
 func TestHTTPRuleAllows(t *testing.T) {
-	r := HTTPRule{Host: "api.github.com", Methods: []string{"get", "HEAD"}, Paths: []string{"/repos/acme/"}}
+	r := egressrule.HTTPRule{Host: "api.github.com", Methods: []string{"get", "HEAD"}, Paths: []string{"/repos/acme/"}}
 	require.NoError(t, r.Check())
-	h, err := ParseHost("API.github.com")
+	h, err := egressrule.ParseHost("API.github.com")
 	require.NoError(t, err)
 	require.True(t, r.Covers(h, 443))
 	require.False(t, r.Covers(h, 8443))
@@ -148,7 +150,7 @@ func TestHTTPRuleAllows(t *testing.T) {
 	require.False(t, r.Allows("GET", "/repos/acme"))
 
 	// A prefix without a trailing slash covers whole segments only.
-	seg := HTTPRule{Host: "api.github.com", Paths: []string{"/repos/acme"}}
+	seg := egressrule.HTTPRule{Host: "api.github.com", Paths: []string{"/repos/acme"}}
 	require.True(t, seg.Allows("GET", "/repos/acme"))
 	require.True(t, seg.Allows("GET", "/repos/acme/x"))
 	require.False(t, seg.Allows("GET", "/repos/acme-evil/x"))

@@ -7,10 +7,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
-// SandboxWorkspace is where the caller's workspace appears inside the
-// sandbox, and where scripts and commands start unless asked otherwise.
-const SandboxWorkspace = layout.WorkspaceDir
-
 // WorkDir says where a script, command or piece of code starts: in the
 // workspace (the default), or in the skill's own folder, which is what a
 // SKILL.md that says `python scripts/fill.py form.pdf` expects.
@@ -43,5 +39,5 @@ func (w WorkDir) SandboxPath(skillName string) string {
 	if w == WorkDirSkill {
 		return SandboxDir(skillName)
 	}
-	return SandboxWorkspace
+	return layout.WorkspaceDir
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -128,8 +128,8 @@ type Result struct {
 	Files []FileChange `json:"files,omitzero"`
 	// Egress sums what the run's egress proxy allowed and denied, when the
 	// run had one; EgressRecord holds every decision, for the audit log.
-	Egress       *egress.Summary `json:"egress,omitempty"`
-	EgressRecord *egress.Record  `json:"-"`
+	Egress       *egresslog.Summary `json:"egress,omitempty"`
+	EgressRecord *egresslog.Record  `json:"-"`
 	// Started is true once the sandbox's container was running: a Run
 	// error with Started set means the sandbox failed mid-run (killed from
 	// outside, engine failure), and the Result says as much as is known.

@@ -15,7 +15,9 @@ import (
 // Bounds a Runner enforces on every Spec, whatever policy decided. They are
 // a second line of defence: policy applies the product's (tighter) limits.
 const (
-	MaxTimeout     = 600 * time.Second
+	// MaxTimeout is the product's one bound on a run's time, which no
+	// policy can raise: the Runner checks the same number.
+	MaxTimeout     = policy.MaxTimeout
 	MinMemoryBytes = 6 << 20 // Docker refuses less
 	MinCPUs        = 0.01
 	// MinPids leaves room for sandbox-init, its runtime threads and the

@@ -17,6 +17,10 @@ type admission struct {
 	queue chan struct{}
 }
 
+// newAdmission admits running executions at once. The server passes the
+// Service's cap (Service.MaxConcurrent) unless Options.MaxRunning names
+// another, so that one number, `serve --max-running`, bounds both the
+// executions admitted and the sandboxes started.
 func newAdmission(running, waiting int) *admission {
 	return &admission{slots: make(chan struct{}, running), queue: make(chan struct{}, waiting)}
 }

@@ -19,8 +19,9 @@ type Options struct {
 	// Tokens, when set, are required on every endpoint but /healthz and
 	// /readyz.
 	Tokens *Tokens
-	// MaxRunning bounds executions at once (default 4); MaxQueued bounds
-	// requests waiting for one (default 16). Past both, 429.
+	// MaxRunning bounds executions at once (default: the Service's cap,
+	// Service.MaxConcurrent); MaxQueued bounds requests waiting for one
+	// (default 16). Past both, 429.
 	MaxRunning int
 	MaxQueued  int
 	// QueueWait is the longest a request waits for a slot (default 30s);
@@ -53,7 +54,7 @@ func New(o Options) (*Server, error) {
 		return nil, errors.New("server: no Service")
 	}
 	if o.MaxRunning <= 0 {
-		o.MaxRunning = 4
+		o.MaxRunning = o.Service.MaxConcurrent()
 	}
 	if o.MaxQueued < 0 {
 		return nil, errors.New("server: a negative queue length")

@@ -10,19 +10,21 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // BaseDirPlaceholder is replaced in the body by the skill's folder inside the
 // sandbox, as are Claude Code's ${CLAUDE_PLUGIN_ROOT} and ${CLAUDE_SKILL_DIR}
-// (see policy.SkillRefs).
-const BaseDirPlaceholder = "{baseDir}"
+// (see bashcheck.SkillRefs).
+const BaseDirPlaceholder = layout.BaseDirPlaceholder
 
 // Refs resolves references to the skill's own files in its instructions,
-// commands and Bash(...) entries (see policy.SkillRefs): its scripts are
+// commands and Bash(...) entries (see bashcheck.SkillRefs): its scripts are
 // looked up with the path guard a run applies.
-func (s *Skill) Refs() policy.SkillRefs {
-	return policy.SkillRefs{
+func (s *Skill) Refs() bashcheck.SkillRefs {
+	return bashcheck.SkillRefs{
 		Name:   s.Manifest.Name,
 		Folder: filepath.Base(s.Dir),
 		Script: func(rel string) (string, bool) {
@@ -49,10 +51,10 @@ type Activation struct {
 	// Scripts, References and Assets are paths relative to the skill folder
 	// ("scripts/run.py"), slash-separated, sorted, recursive; hidden files
 	// and folders are left out.
-	Scripts      []string     `json:"scripts"`
-	References   []string     `json:"references"`
-	Assets       []string     `json:"assets"`
-	AllowedTools policy.Tools `json:"allowed_tools"`
+	Scripts      []string        `json:"scripts"`
+	References   []string        `json:"references"`
+	Assets       []string        `json:"assets"`
+	AllowedTools bashcheck.Tools `json:"allowed_tools"`
 }
 
 // Activate returns the skill's activation. A skill from LoadMeta has its body

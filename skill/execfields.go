@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 
 // Bounds on the execution fields. The timeout and memory floor are
@@ -248,14 +249,14 @@ func listItems(n *yaml.Node, item, list string) ([]string, error) {
 
 // parseAllowedDomains reads the hosts a skill needs: a YAML list, or a
 // string of entries separated by whitespace and/or commas (the metadata
-// spelling). Each is an allowlist entry (policy.ParseDomainRule) and is kept
+// spelling). Each is an allowlist entry (egressrule.ParseDomainRule) and is kept
 // in its canonical spelling.
 func parseAllowedDomains(n *yaml.Node) ([]string, error) {
 	items, err := listItems(n, "a host such as `api.example.com` or `*.example.com:8443`", `hosts, e.g. [api.example.com, "*.example.org"]`)
 	if err != nil {
 		return nil, err
 	}
-	list, err := policy.ParseAllowlist(items)
+	list, err := egressrule.ParseAllowlist(items)
 	if err != nil {
 		return nil, fmt.Errorf("%w; write hosts such as `api.example.com`, `*.example.com` or `api.example.com:8443`", err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Manifest is the frontmatter of a SKILL.md. Execution fields hold their
@@ -22,8 +22,8 @@ type Manifest struct {
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	// AllowedToolsRaw is allowed-tools as written; a YAML list is joined with
 	// spaces. AllowedTools is its parsed form.
-	AllowedToolsRaw string       `json:"allowed_tools,omitempty"`
-	AllowedTools    policy.Tools `json:"-"`
+	AllowedToolsRaw string          `json:"allowed_tools,omitempty"`
+	AllowedTools    bashcheck.Tools `json:"-"`
 
 	// Execution fields.
 	Version string `json:"version,omitempty"`
@@ -292,13 +292,13 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 	if isNull(n) {
 		return
 	}
-	var tools policy.Tools
-	var unclear []*policy.AllowedToolsError
+	var tools bashcheck.Tools
+	var unclear []*bashcheck.AllowedToolsError
 	var err error
 	switch n.Kind {
 	case yaml.ScalarNode:
 		m.AllowedToolsRaw = n.Value
-		tools, unclear, err = policy.ParseAllowedToolsLenient(n.Value)
+		tools, unclear, err = bashcheck.ParseAllowedToolsLenient(n.Value)
 	case yaml.SequenceNode:
 		items := make([]string, 0, len(n.Content))
 		for _, it := range n.Content {
@@ -310,7 +310,7 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 			items = append(items, s)
 		}
 		m.AllowedToolsRaw = strings.Join(items, " ")
-		tools, unclear, err = policy.ParseAllowedToolsListLenient(items)
+		tools, unclear, err = bashcheck.ParseAllowedToolsListLenient(items)
 	default:
 		d.add(sevFatal, n, "`allowed-tools` is a YAML %s; write a string such as `Bash(python3:*) Read` or a list of such entries", kindName(n))
 		return
@@ -326,10 +326,10 @@ func (d *decoder) allowedTools(n *yaml.Node, m *Manifest) {
 	}
 	m.AllowedTools = tools
 	for _, t := range tools {
-		if policy.KnownTool(t.Name) {
+		if bashcheck.KnownTool(t.Name) {
 			continue
 		}
-		if known, ok := policy.CanonicalTool(t.Name); ok {
+		if known, ok := bashcheck.CanonicalTool(t.Name); ok {
 			d.add(sevWarn, n, "`allowed-tools` names unknown tool `%s`; tool names are case-sensitive, did you mean `%s`?", t.Name, known)
 		} else {
 			d.add(sevWarn, n, "`allowed-tools` names unknown tool `%s`; it is kept for newer agent hosts but grants nothing in sandboxrun", t.Name)

@@ -9,10 +9,11 @@ import (
 
 var _ sandboxrun.Engine = (*docker.Runner)(nil)
 
-// Images are built on the Docker engine whichever backend runs them (a
-// Kubernetes node reads the engine's images), so linking this package is
-// what gives package images its engine.
-func init() { images.RegisterEngine(dialImages) }
+// Images is the image client over the Docker engine the environment names
+// (DOCKER_HOST and friends), for Config.Images. Images are built on the
+// Docker engine whichever backend runs them (a Kubernetes node reads the
+// engine's images). It connects on first use.
+func Images() *images.Client { return images.New(dialImages) }
 
 func dialImages() (images.Engine, error) {
 	api, err := docker.NewImageAPI()

@@ -24,10 +24,6 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-
-	// Linking the Docker backend gives package images its engine (skill
-	// and runner image builds).
-	_ "github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 )
 
 const script = `import json, sys

@@ -31,10 +31,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
-
-	// Linking the Docker backend gives package images its engine (skill
-	// and runner image builds).
-	_ "github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 )
 
 const script = "import json, sys\nprint(json.dumps({'hello': json.load(sys.stdin)}))\n"

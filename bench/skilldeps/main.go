@@ -25,13 +25,10 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
-
-	// Linking the Docker backend gives package images its engine (skill
-	// and runner image builds).
-	_ "github.com/sandboxrun/sandboxrun/backends/dockerbackend"
 )
 
 const script = `import json, sys
@@ -82,7 +79,8 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 
 	// A Service on this engine, as `sandboxrun run` builds one: skills
 	// named by their folders.
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{root}, AllowSkillPaths: true, Runner: d})
+	imgs := dockerbackend.Images()
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{root}, AllowSkillPaths: true, Runner: d, Images: imgs})
 	if err != nil {
 		return err
 	}
@@ -95,7 +93,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	first := time.Since(start)
 	if !keep {
 		defer func() {
-			_, _ = images.Prune(context.WithoutCancel(ctx), func(l images.Listed) bool { return l.Ref != img.Ref }, false)
+			_, _ = imgs.Prune(context.WithoutCancel(ctx), func(l images.Listed) bool { return l.Ref != img.Ref }, false)
 		}()
 	}
 	start = time.Now()
@@ -109,7 +107,7 @@ func run(ctx context.Context, n int, keep bool, out io.Writer) error {
 	fmt.Fprintf(out, "first build of %s: %s (apt-get update and install, venv, pip)\n", img.Ref, first.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "build with nothing changed:  %s (no build)\n", time.Since(start).Round(time.Millisecond))
 
-	added, err := addedSize(ctx, img.Ref)
+	added, err := addedSize(ctx, imgs, img.Ref)
 	if err != nil {
 		return err
 	}
@@ -161,8 +159,8 @@ func once(ctx context.Context, svc *sandboxrun.Service, dir string) (time.Durati
 	return elapsed, nil
 }
 
-func addedSize(ctx context.Context, ref string) (int64, error) {
-	list, err := images.List(ctx)
+func addedSize(ctx context.Context, imgs *images.Client, ref string) (int64, error) {
+	list, err := imgs.List(ctx)
 	if err != nil {
 		return 0, err
 	}

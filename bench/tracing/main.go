@@ -62,7 +62,7 @@ func run(n int, endpoint, skills string) error {
 	fmt.Printf("bench/tracing: %d runs per cell, hello scripts/echo.py, spans to %s\n", n, endpoint)
 	fmt.Printf("%-6s %-5s %8s %8s\n", "pool", "trace", "p50", "p95")
 	for _, warm := range []int{0, 2} {
-		svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, WarmPool: warm, Backend: dockerbackend.New})
+		svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, WarmPool: warm, Backend: dockerbackend.New, Images: dockerbackend.Images()})
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
 // Refused requests are audited too: a host wants to see what a model tried,
@@ -45,7 +45,7 @@ func TestRefusalsAreAudited(t *testing.T) {
 	}
 	require.Equal(t, "../SKILL.md", recs[0]["script"])
 	var want []any
-	for _, a := range policy.BashArgv("curl http://x") {
+	for _, a := range bashcheck.BashArgv("curl http://x") {
 		want = append(want, a)
 	}
 	require.Equal(t, want, recs[1]["argv"])

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/egress"
+	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -51,8 +51,8 @@ func TestPolicyCheckShowsTheAllowlist(t *testing.T) {
 
 func TestExplainEgress(t *testing.T) {
 	var b bytes.Buffer
-	explain(&b, &sandbox.Result{Egress: &egress.Summary{Denied: 2, LimitsHit: []string{"bytes"},
-		Hosts: []egress.HostStats{{Host: "evil.example", Port: 443, Denied: 2, Reason: "not in this run's allowlist"}}}})
+	explain(&b, &sandbox.Result{Egress: &egresslog.Summary{Denied: 2, LimitsHit: []string{"bytes"},
+		Hosts: []egresslog.HostStats{{Host: "evil.example", Port: 443, Denied: 2, Reason: "not in this run's allowlist"}}}})
 	require.Contains(t, b.String(), "egress proxy denied 2 request(s): evil.example:443 (not in this run's allowlist)")
 	require.Contains(t, b.String(), "egress limits reached: bytes")
 }

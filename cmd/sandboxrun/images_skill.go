@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/size"
 )
@@ -51,7 +52,7 @@ finds an image built from a wheelhouse without naming the wheelhouse again.
 python_packages, system_packages}]; size is in bytes, created is RFC 3339.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := images.List(cmd.Context())
+			list, err := backends.Images().List(cmd.Context())
 			if err != nil {
 				return withCode(exitEnv, err)
 			}

@@ -150,6 +150,7 @@ func remoteService(g *globals, s streams, auditLog, ociRuntime, sessions string,
 		WarmIdle:     warmIdle,
 		SessionsRoot: sessions,
 		Backend:      backends.New,
+		Images:       backends.Images(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the MCP server: %w", err)

@@ -90,7 +90,7 @@ each replica's own.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address: host:port, or unix:/path/to.sock")
 	fs.StringVar(&f.tokensFile, "tokens", "", "file of accepted bearer tokens, one per line (required off loopback)")
-	fs.IntVar(&f.maxRunning, "max-running", 4, "executions at once")
+	fs.IntVar(&f.maxRunning, "max-running", sandboxrun.DefaultMaxConcurrent, "executions at once")
 	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
 	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
 	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
@@ -153,6 +153,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		SessionsRoot:  f.sessions,
 		Replica:       f.replica,
 		Backend:       backends.New,
+		Images:        backends.Images(),
 	})
 	if err != nil {
 		return err
@@ -163,7 +164,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
-		Service: svc, Tokens: tokens, MaxRunning: f.maxRunning, MaxQueued: f.maxQueued,
+		// MaxRunning: the Service's cap, which --max-running set.
+		Service: svc, Tokens: tokens, MaxQueued: f.maxQueued,
 		QueueWait: f.queueWait, Metrics: metrics, Logger: logger, Replicas: replicas,
 		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger), mcp.WithReplica(f.replica)),
 	})

@@ -60,6 +60,7 @@ func (g *globals) serviceConfig() sandboxrun.Config {
 		Warn:            func(msg string) { g.warn("%s", msg) },
 		Logger:          g.logger,
 		Backend:         backends.New,
+		Images:          backends.Images(),
 	}
 }
 

@@ -32,10 +32,10 @@ func TestServiceOnPolicyBackendMatchesDocker(t *testing.T) {
 
 	skills, err := filepath.Abs("../../skills")
 	require.NoError(t, err)
-	onKube, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol, Runner: eng})
+	onKube, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol, Runner: eng, Images: backends.Images()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = onKube.Close() })
-	onDocker, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: policy.BuiltinPolicy(), Backend: backends.New})
+	onDocker, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: policy.BuiltinPolicy(), Backend: backends.New, Images: backends.Images()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = onDocker.Close() })
 

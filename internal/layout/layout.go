@@ -27,6 +27,15 @@ const (
 	ImageCABundle = "/etc/ssl/certs/ca-certificates.crt"
 )
 
+// ScriptsFolder is the folder of a skill whose files can run, e.g.
+// /skills/<name>/scripts/x.py.
+const ScriptsFolder = "scripts"
+
+// BaseDirPlaceholder is what a skill's text (its SKILL.md body, its
+// allowed-tools, a script reference) names its own folder by; it resolves
+// to SkillDir.
+const BaseDirPlaceholder = "{baseDir}"
+
 // SkillDir is the skill folder's path inside the sandbox, which {baseDir}
 // in a SKILL.md resolves to.
 func SkillDir(skill string) string { return path.Join(SkillsRoot, skill) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -62,14 +63,8 @@ type Input struct {
 	// this host can be mounted at all.
 	DockerHost     string
 	Stdout, Stderr io.Writer
-	// Pip, Progress, NoCache and SourceBuilds go into a skill image's
-	// build options.
-	Pip          images.PipConfig
-	Progress     io.Writer
-	NoCache      bool
-	SourceBuilds bool
-	// Version is sandboxrun's, recorded in a skill image's labels.
-	Version string
+	// Build goes into a skill image's build options.
+	Build BuildInputs
 }
 
 // Plan is what a request will do. Spec is the sandbox's, complete but for
@@ -98,8 +93,8 @@ type Plan struct {
 	// declares packages and the caller named no image.
 	SkillImage *images.SkillOptions
 	// Tools are the skill's allowed-tools with the policy's grants, the
-	// skill's own references in them resolved (policy.Tools.ForSkill).
-	Tools policy.Tools
+	// skill's own references in them resolved (bashcheck.Tools.ForSkill).
+	Tools bashcheck.Tools
 	// WriteGranted: the allowed-tools grant Write. Writable: a workspace
 	// would be writable (a session's per the policy's sessions.write, a
 	// host folder's when Write is granted and the policy lets it).
@@ -197,7 +192,7 @@ func (p *Plan) program(in Input) error {
 		if p.Args, err = policy.ParseArgs(in.Args); err != nil {
 			return err
 		}
-		program, p.Spec.Runtime = policy.BashArgv(p.Command), "bash"
+		program, p.Spec.Runtime = bashcheck.BashArgv(p.Command), "bash"
 	case a.Python:
 		if len(a.Code) == 0 {
 			return errors.New("no code given: pass --code or --file")
@@ -243,9 +238,7 @@ func (p *Plan) image(in Input) error {
 		p.Spec.Image = in.Image
 		return nil
 	}
-	opts, err := SkillImageOptions(in.Skill, in.Policy, p.Runner, BuildInputs{
-		Pip: in.Pip, Progress: in.Progress, NoCache: in.NoCache, SourceBuilds: in.SourceBuilds, Version: in.Version,
-	})
+	opts, err := SkillImageOptions(in.Skill, in.Policy, p.Runner, in.Build)
 	switch {
 	case errors.Is(err, ErrNoDependencies):
 		p.Spec.Image = p.Runner
@@ -269,10 +262,10 @@ func Runner(pol *policy.Operator, runnerImage, skillName string) (string, error)
 }
 
 // Tools are the skill's allowed-tools with the policy's grants for it.
-func Tools(sk *skill.Skill, pol *policy.Operator) policy.Tools {
+func Tools(sk *skill.Skill, pol *policy.Operator) bashcheck.Tools {
 	extra := pol.ExtraTools(sk.Manifest.Name)
 	if len(extra) == 0 {
 		return sk.Manifest.AllowedTools
 	}
-	return append(append(policy.Tools{}, sk.Manifest.AllowedTools...), extra...)
+	return append(append(bashcheck.Tools{}, sk.Manifest.AllowedTools...), extra...)
 }

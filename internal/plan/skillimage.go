@@ -13,11 +13,16 @@ import (
 // BuildInputs are what a skill image's build takes besides the skill and
 // the policy.
 type BuildInputs struct {
-	Pip          images.PipConfig
-	Progress     io.Writer
-	NoCache      bool
+	// Pip says where pip finds packages.
+	Pip images.PipConfig
+	// Progress receives the build's progress lines; nil discards them.
+	Progress io.Writer
+	// NoCache rebuilds even when an up-to-date image exists.
+	NoCache bool
+	// SourceBuilds lets pip build packages without a wheel.
 	SourceBuilds bool
-	Version      string
+	// Version is sandboxrun's, recorded in the image's labels.
+	Version string
 }
 
 // SkillImageOptions collects a skill's dependencies, with the policy's

@@ -37,11 +37,13 @@ var ErrNeedsBuild = errors.New("skill image not built")
 // of its own: it runs in the runner image.
 var ErrNoDependencies = plan.ErrNoDependencies
 
-// Env is what the images are named from: the runner image (profiles are
-// tagged from it) and sandboxrun's version.
+// Env is what the images are named from, the runner image (profiles are
+// tagged from it) and sandboxrun's version, and the engine they are found,
+// built and pruned on.
 type Env struct {
 	RunnerImage string
 	Version     string
+	Images      *images.Client
 }
 
 // Options configure how a skill's image is found and built.
@@ -60,8 +62,8 @@ type Options struct {
 	// image built on; default: the runner, or the profile Policy picks.
 	Runner string
 	// Lookup returns the ID of a local image, or an error matching
-	// images.ErrNotFound or sandbox.ErrImageNotFound. Default: images.Inspect,
-	// which starts the docker CLI; callers holding a *docker.Runner pass
+	// images.ErrNotFound or sandbox.ErrImageNotFound. Default: Env.Images's
+	// Inspect; callers holding a *docker.Runner pass
 	// its CheckImage, an Engine API call that keeps the lookup before every
 	// run to about a millisecond.
 	Lookup func(ctx context.Context, ref string) (string, error)
@@ -99,11 +101,11 @@ func runnerMissing(ref string) error {
 	return fmt.Errorf("%w: runner image %s is not built: build it with %s", images.ErrNotFound, ref, fix)
 }
 
-func (o Options) lookup(ctx context.Context, ref string) (string, error) {
+func (e Env) lookup(ctx context.Context, o Options, ref string) (string, error) {
 	if o.Lookup != nil {
 		return o.Lookup(ctx, ref)
 	}
-	id, _, err := images.Inspect(ctx, ref)
+	id, _, err := e.Images.Inspect(ctx, ref)
 	return id, err
 }
 
@@ -143,7 +145,7 @@ func (e Env) ImageOn(ctx context.Context, sk *skill.Skill, o Options, opts *imag
 		if runner != e.RunnerImage {
 			// A profile: say how to build it, rather than the engine's
 			// "no such image" at the start.
-			if _, err := o.lookup(ctx, runner); isNotFound(err) {
+			if _, err := e.lookup(ctx, o, runner); isNotFound(err) {
 				return "", runnerMissing(runner)
 			} else if err != nil {
 				return "", err
@@ -151,7 +153,7 @@ func (e Env) ImageOn(ctx context.Context, sk *skill.Skill, o Options, opts *imag
 		}
 		return runner, nil
 	}
-	runnerID, err := o.lookup(ctx, opts.Runner)
+	runnerID, err := e.lookup(ctx, o, opts.Runner)
 	if isNotFound(err) {
 		return "", runnerMissing(opts.Runner)
 	}
@@ -162,7 +164,7 @@ func (e Env) ImageOn(ctx context.Context, sk *skill.Skill, o Options, opts *imag
 	if err != nil {
 		return "", refusal.Mark(err)
 	}
-	if _, err := o.lookup(ctx, tag); err == nil {
+	if _, err := e.lookup(ctx, o, tag); err == nil {
 		return tag, nil
 	} else if !isNotFound(err) {
 		return "", err
@@ -173,7 +175,7 @@ func (e Env) ImageOn(ctx context.Context, sk *skill.Skill, o Options, opts *imag
 		return "", fmt.Errorf("%w: skill %s needs the image %s for its packages; build it with `sandboxrun build %s`, or run without --no-build",
 			ErrNeedsBuild, sk.Manifest.Name, tag, sk.Dir)
 	}
-	img, err := images.EnsureSkill(ctx, *opts)
+	img, err := e.Images.EnsureSkill(ctx, *opts)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +193,7 @@ func (e Env) Build(ctx context.Context, sk *skill.Skill, o Options) (images.Imag
 	if err := opts.Validate(); err != nil {
 		return images.Image{}, refusal.Mark(err)
 	}
-	return images.EnsureSkill(ctx, opts)
+	return e.Images.EnsureSkill(ctx, opts)
 }
 
 // Prune removes the skill images that no skill under the roots would
@@ -200,7 +202,7 @@ func (e Env) Build(ctx context.Context, sk *skill.Skill, o Options) (images.Imag
 // is reported in warnings, as is a folder that is not a readable skill.
 func (e Env) Prune(ctx context.Context, roots []string, o Options, dryRun bool) (pruned []images.Listed, warnings []error, err error) {
 	skills, warnings := skill.Discover(roots...)
-	if _, err := o.lookup(ctx, e.RunnerImage); isNotFound(err) {
+	if _, err := e.lookup(ctx, o, e.RunnerImage); isNotFound(err) {
 		return nil, warnings, fmt.Errorf("%w: runner image %s is not built, so no skill image can be told current; build it with `sandboxrun images build` first", images.ErrNotFound, e.RunnerImage)
 	} else if err != nil {
 		return nil, warnings, err
@@ -212,7 +214,7 @@ func (e Env) Prune(ctx context.Context, roots []string, o Options, dryRun bool) 
 		if id, ok := runnerIDs[ref]; ok {
 			return id, nil
 		}
-		id, err := o.lookup(ctx, ref)
+		id, err := e.lookup(ctx, o, ref)
 		if err == nil {
 			runnerIDs[ref] = id
 		}
@@ -251,6 +253,6 @@ func (e Env) Prune(ctx context.Context, roots []string, o Options, dryRun bool) 
 		}
 		return false
 	}
-	pruned, err = images.Prune(ctx, keep, dryRun)
+	pruned, err = e.Images.Prune(ctx, keep, dryRun)
 	return pruned, warnings, err
 }

@@ -1,4 +1,4 @@
-package policy
+package bashcheck
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func (c *checker) call(x *syntax.CallExpr, whole syntax.Node) *DeniedError {
 	}
 	norm := make([]cmdWord, len(words))
 	copy(norm, words)
-	norm[0].value = normProgram(norm[0].value)
+	norm[0].value = NormProgram(norm[0].value)
 	for _, s := range c.specs {
 		if s.matches(norm) {
 			return nil

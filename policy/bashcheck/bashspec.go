@@ -1,4 +1,4 @@
-package policy
+package bashcheck
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ func parseBashSpec(spec string) (bashSpec, error) {
 	if words[0].glob {
 		words[0].value = path.Clean(words[0].value)
 	} else {
-		words[0].value = normProgram(words[0].value)
+		words[0].value = NormProgram(words[0].value)
 	}
 	if last := words[len(words)-1]; last.glob && strings.HasSuffix(last.value, "*") {
 		prefix = true

@@ -1,4 +1,4 @@
-package policy
+package egressrule
 
 import (
 	"errors"
@@ -330,7 +330,7 @@ func ParseAllowlist(entries []string) (Allowlist, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return out.normalize(), nil
+	return out.Normalize(), nil
 }
 
 // Match reports whether an entry allows host h on port.
@@ -349,7 +349,7 @@ func (l Allowlist) Intersect(other Allowlist) Allowlist {
 			}
 		}
 	}
-	return out.normalize()
+	return out.Normalize()
 }
 
 // Strings are the entries' canonical spellings.
@@ -361,8 +361,8 @@ func (l Allowlist) Strings() []string {
 	return out
 }
 
-// normalize sorts and drops duplicates and entries another entry subsumes.
-func (l Allowlist) normalize() Allowlist {
+// Normalize sorts and drops duplicates and entries another entry subsumes.
+func (l Allowlist) Normalize() Allowlist {
 	out := Allowlist{}
 	for i, r := range l {
 		dropped := false
@@ -384,4 +384,29 @@ func (l Allowlist) normalize() Allowlist {
 func (a DomainRule) subsumes(b DomainRule) bool {
 	ports := a.Port == b.Port || a.Port == 0 && slices.Contains(DefaultPorts, b.Port)
 	return ports && a.covers(b)
+}
+
+// ParseCIDR reads an address range: a CIDR with its host bits zero
+// (10.0.0.0/8), or one address (127.0.0.1 is 127.0.0.1/32). A /0 is refused:
+// it would open every address, cloud metadata included, in one line.
+func ParseCIDR(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if ip, err := netip.ParseAddr(s); err == nil {
+		if ip.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q: drop the zone", s)
+		}
+		return netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil:
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or fd00::/8", s)
+	case p.Addr().Is4In6():
+		return netip.Prefix{}, fmt.Errorf("%q: write IPv4 ranges in IPv4 form, e.g. 10.0.0.0/8", s)
+	case p.Bits() == 0:
+		return netip.Prefix{}, fmt.Errorf("%q allows every address, cloud metadata and this host included; list the ranges the skills need", s)
+	case p != p.Masked():
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set; write %s", s, p.Masked())
+	}
+	return p, nil
 }

@@ -1,4 +1,4 @@
-package policy
+package bashcheck
 
 import (
 	"errors"
@@ -67,7 +67,7 @@ func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
 func (c *checker) suggest(words []cmdWord) string {
 	prog := words[0].value
 	body := quoteSpecWord(prog)
-	if len(words) > 1 && words[1].static && looksLikeSubcommand(words[1].value) && c.scopesProgram(normProgram(prog)) {
+	if len(words) > 1 && words[1].static && looksLikeSubcommand(words[1].value) && c.scopesProgram(NormProgram(prog)) {
 		body += " " + words[1].value
 	}
 	entry := bashTool + "(" + body + prefixSuffix + ")"
@@ -80,7 +80,7 @@ func (c *checker) suggest(words []cmdWord) string {
 	if err != nil {
 		return ""
 	}
-	norm := append([]cmdWord{{value: normProgram(prog), static: true}}, words[1:]...)
+	norm := append([]cmdWord{{value: NormProgram(prog), static: true}}, words[1:]...)
 	if !spec.matches(norm) {
 		return ""
 	}

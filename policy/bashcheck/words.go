@@ -1,4 +1,4 @@
-package policy
+package bashcheck
 
 import (
 	"strings"
@@ -90,10 +90,10 @@ func unescapeDoubleQuoted(s string) string {
 	return b.String()
 }
 
-// normProgram maps program names that run the same interpreter in the sandbox
+// NormProgram maps program names that run the same interpreter in the sandbox
 // to one name, so Bash(python:*) and "python3 x.py" match (the image has only
 // python3).
-func normProgram(p string) string {
+func NormProgram(p string) string {
 	if p == "python" {
 		return "python3"
 	}
@@ -112,6 +112,24 @@ func plainWord(s string) bool {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case strings.IndexByte("_./+@%=,-", c) >= 0:
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ShellName reports whether s is a shell variable name: ASCII letters,
+// digits and '_', not starting with a digit. Environment names are held to
+// the same rule.
+func ShellName(s string) bool {
+	return s != "" && (s[0] < '0' || s[0] > '9') && wordChars(s)
+}
+
+// wordChars reports whether s is only ASCII letters, digits and '_'.
+func wordChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package egressrule
 
 import (
 	"net/netip"

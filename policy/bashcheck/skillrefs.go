@@ -1,4 +1,4 @@
-package policy
+package bashcheck
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // SkillRefs resolves what SKILL.md bodies and allowed-tools write for the
@@ -50,8 +52,8 @@ func expandSkillDir(s, name, folder string) string {
 	if !strings.ContainsAny(s, "{$") {
 		return s
 	}
-	dir := SandboxDir(name)
-	s = strings.ReplaceAll(s, baseDirVar, dir)
+	dir := layout.SkillDir(name)
+	s = strings.ReplaceAll(s, layout.BaseDirPlaceholder, dir)
 	s = strings.ReplaceAll(s, "${CLAUDE_SKILL_DIR}", dir)
 	for _, root := range []string{"${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"} {
 		if folder != "" {
@@ -115,7 +117,7 @@ var scriptInterpreters = map[string]bool{"python3": true, "bash": true, "sh": tr
 // everything else, including a command that does not parse or that the
 // checker refuses as a whole, is returned byte for byte.
 func (r SkillRefs) ResolveScriptWords(command string) string {
-	if r.Script == nil || !strings.Contains(command, scriptsName+"/") || lexicalReason(command) != "" {
+	if r.Script == nil || !strings.Contains(command, layout.ScriptsFolder+"/") || lexicalReason(command) != "" {
 		return command
 	}
 	f, err := newShellParser().Parse(strings.NewReader(command), "")
@@ -172,7 +174,7 @@ func scriptWord(args []*syntax.Word) *syntax.Word {
 	if isSkillScriptPath(prog) {
 		return args[0]
 	}
-	if len(args) < 2 || !scriptInterpreters[normProgram(prog)] {
+	if len(args) < 2 || !scriptInterpreters[NormProgram(prog)] {
 		return nil
 	}
 	if arg, ok := staticWord(args[1]); ok && isSkillScriptPath(arg) {
@@ -186,7 +188,7 @@ func scriptWord(args []*syntax.Word) *syntax.Word {
 func isSkillScriptPath(p string) bool {
 	p = strings.TrimPrefix(p, "./")
 	clean := path.Clean(p)
-	return strings.HasPrefix(p, scriptsName+"/") && strings.HasPrefix(clean, scriptsName+"/")
+	return strings.HasPrefix(p, layout.ScriptsFolder+"/") && strings.HasPrefix(clean, layout.ScriptsFolder+"/")
 }
 
 // ForSkill returns ts with the Bash entries' skill references resolved the
@@ -233,7 +235,7 @@ func (r SkillRefs) resolvePatternWord(body string) string {
 		return body
 	}
 	idx := 0
-	if prog, ok := staticWord(call.Args[0]); ok && scriptInterpreters[normProgram(prog)] && len(call.Args) > 1 {
+	if prog, ok := staticWord(call.Args[0]); ok && scriptInterpreters[NormProgram(prog)] && len(call.Args) > 1 {
 		idx = 1
 	}
 	w := call.Args[idx]
@@ -241,6 +243,6 @@ func (r SkillRefs) resolvePatternWord(body string) string {
 	if !ok || !isSkillScriptPath(pat) {
 		return body
 	}
-	resolved := SandboxDir(r.Name) + "/" + strings.TrimPrefix(pat, "./")
+	resolved := layout.SkillDir(r.Name) + "/" + strings.TrimPrefix(pat, "./")
 	return body[:w.Pos().Offset()] + resolved + body[w.End().Offset():]
 }

@@ -1,4 +1,4 @@
-package policy
+package egressrule
 
 import (
 	"fmt"
@@ -101,15 +101,4 @@ func (r HTTPRule) String() string {
 		s += " paths " + strings.Join(r.Paths, ",")
 	}
 	return s
-}
-
-// checkRules checks a policy's rule list; errors name the key and line.
-func checkRules(where string, s Setting[[]HTTPRule]) []error {
-	var errs []error
-	for i := range s.Value {
-		if err := s.Value[i].Check(); err != nil {
-			errs = append(errs, fmt.Errorf("line %d: %s[%d]: %w", s.Line, where, i, err))
-		}
-	}
-	return errs
 }
