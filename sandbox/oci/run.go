@@ -1,0 +1,216 @@
+package oci
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Run executes spec in a container of its own and removes the container,
+// its cgroup and its bundle before it returns, also when ctx is cancelled
+// (removal then runs under context.WithoutCancel with its own timeout).
+// The Result follows the same conventions as the other backends'
+// (sandbox.Runner).
+//
+// A nil Result comes only with a refusal before the runtime is called (the
+// error matches sandbox.ErrInvalidSpec, ErrSkillUnreadable, ErrWorkspace or
+// ErrImageNotFound) or with ctx ending while the run waited for a slot.
+func (r *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
+	if _, err := sandbox.PrepareSpec(&spec, r.image, r.ids); err != nil {
+		return nil, err
+	}
+	if spec.Limits.Network {
+		return nil, fmt.Errorf("%w: the oci backend gives a sandbox no network but loopback: grant an egress allowlist instead, or use the docker backend for a full network", sandbox.ErrInvalidSpec)
+	}
+	if spec.WorkspaceWritable {
+		return nil, fmt.Errorf("%w: the oci backend does not share a writable workspace yet: run with a read-only workspace, or use the docker backend", sandbox.ErrInvalidSpec)
+	}
+	image, imageID, err := r.images.rootfs(spec.Image)
+	if err != nil {
+		return nil, err
+	}
+	res, end, err := sandbox.Begin(ctx, r.sem, &spec)
+	if err != nil {
+		return nil, err
+	}
+	defer end(&err)
+	return res, r.execute(ctx, &spec, res, image, imageID)
+}
+
+// execute is one container's life: write its bundle, run the runtime with
+// sandbox-init's stdin and stdout as pipes, send the job, read frames
+// until the report and the end of the container, remove what is left.
+func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, image, imageID string) (err error) {
+	began := time.Now()
+	b := &bundle{id: containerID(spec.RunID), dir: filepath.Join(r.bundles, containerID(spec.RunID))}
+	log := r.log.With("skill", spec.Skill, "run_id", spec.RunID, "container_id", b.id)
+	ended := false // the runtime ran the container to its end and removed it
+	defer func() {
+		if rerr := r.remove(ctx, b, !ended); rerr != nil {
+			log.Warn("remove sandbox", "error", rerr)
+			err = errors.Join(err, rerr)
+		}
+	}()
+	if err := b.prepare(bundleConfig(spec, r.params(spec)), image); err != nil {
+		return err
+	}
+	c, err := r.start(b)
+	if err != nil {
+		return err
+	}
+	res.Started = true
+	o, err := r.await(ctx, c, spec, log)
+	ended = o.InitExit == 0 && !o.Backstop && !o.Cancelled
+	o.ImageID = imageID
+	o.Duration = time.Since(began)
+	c.out.Finish(res, o)
+	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+	return err
+}
+
+func (r *Runner) params(spec *sandbox.Spec) bundleParams {
+	return bundleParams{
+		uid: sandbox.SandboxUID, gid: sandbox.SandboxGID,
+		created:   r.now(),
+		owner:     r.owner,
+		version:   r.version,
+		cgroup:    cgroupParent + "/" + spec.RunID,
+		hostsFile: r.hostsFile,
+		seccomp:   r.seccomp,
+	}
+}
+
+// cgroupParent holds every run's cgroup, in each hierarchy.
+const cgroupParent = "/sandboxrun"
+
+// container is one running `runtime run`: the job goes in on stdin, the
+// frames come back on stdout, the runtime's and init's own diagnostics on
+// stderr.
+type container struct {
+	id      string
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	initLog *sandbox.InitLog
+	out     *sandbox.Output
+}
+
+// start runs the runtime on the bundle, in the foreground so that the
+// container's stdio are the pipes given to it.
+func (r *Runner) start(b *bundle) (*container, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox stdin: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		_ = inR.Close()
+		_ = inW.Close()
+		return nil, fmt.Errorf("sandbox stdout: %w", err)
+	}
+	c := &container{id: b.id, stdin: inW, stdout: outR, initLog: sandbox.NewInitLog()}
+	c.cmd = exec.Command(r.runtime, "--root", r.runRoot, "run", "--bundle", b.dir, b.id) //nolint:gosec // the runtime chosen by the operator
+	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, c.initLog
+	c.cmd.Env = []string{"PATH=" + sandbox.InitPathEnv} // nothing of the host's environment
+	err = c.cmd.Start()
+	_ = inR.Close()
+	_ = outW.Close()
+	if err != nil {
+		_ = inW.Close()
+		_ = outR.Close()
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(r.runtime), err)
+	}
+	return c, nil
+}
+
+// await sends the job and decodes frames until the report (or the end of
+// the stream), the backstop or ctx; then it waits for the container to end,
+// killing it unless it reported.
+func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, log *slog.Logger) (sandbox.Outcome, error) {
+	o := sandbox.Outcome{InitExit: -1}
+	c.out = sandbox.NewOutput(spec)
+	job, err := json.Marshal(sandbox.JobFor(spec, r.version, r.initGrace))
+	if err != nil {
+		_ = r.runtimeCall(ctx, "kill", c.id, "KILL")
+		return o, errors.Join(fmt.Errorf("encode job: %w", err), c.wait())
+	}
+	var (
+		heardOnce sync.Once
+		heard     = make(chan struct{})
+		decoded   = make(chan struct{})
+		report    *frame.Report
+		decodeErr error
+	)
+	hear := func() { heardOnce.Do(func() { close(heard) }) }
+	go func() {
+		defer close(decoded)
+		report, decodeErr = c.out.Decode(c.stdout, func(*frame.Report) { hear() })
+		hear()
+	}()
+	go func() {
+		// A container that never reads its stdin must not block the host.
+		_, _ = c.stdin.Write(job)
+		_ = c.stdin.Close()
+	}()
+	backstop := time.NewTimer(sandbox.EffectiveTimeout(spec.Limits) + r.initGrace + r.backstopMargin)
+	defer backstop.Stop()
+	var killed error
+	select {
+	case <-heard:
+	case <-backstop.C:
+		o.Backstop = true
+		log.Warn("sandbox-init did not report in time; killing the container")
+		killed = r.runtimeCall(ctx, "kill", c.id, "KILL")
+	case <-ctx.Done():
+		o.Cancelled = true
+		log.Debug("context ended; killing the container", "cause", context.Cause(ctx))
+		killed = r.runtimeCall(ctx, "kill", c.id, "KILL")
+	}
+	// The stream ends when the container does: every process in it holds
+	// the pipe only while its pid namespace lives.
+	select {
+	case <-decoded:
+	case <-time.After(r.callTimeout):
+		killed = errors.Join(killed, r.runtimeCall(ctx, "kill", c.id, "KILL"))
+		_ = c.stdout.Close()
+		<-decoded
+	}
+	waitErr := c.wait()
+	o.Report, o.InitLog = report, c.initLog.FirstLine()
+	var exit *exec.ExitError
+	switch {
+	case waitErr == nil:
+		o.InitExit = 0
+	case errors.As(waitErr, &exit):
+		o.InitExit = exit.ExitCode()
+	default:
+		killed = errors.Join(killed, waitErr)
+	}
+	if o.Cancelled {
+		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
+	}
+	if o.Report == nil && !o.Backstop {
+		log.Warn("sandbox-init ended without a report", "exit_code", o.InitExit, "init_stderr", c.initLog.String())
+		return o, errors.Join(sandbox.NoReportError(o.InitExit, o.InitLog, decodeErr), killed)
+	}
+	return o, killed
+}
+
+// wait reaps the runtime's process and closes the host's pipe ends.
+func (c *container) wait() error {
+	c.cmd.WaitDelay = 5 * time.Second
+	err := c.cmd.Wait()
+	_ = c.stdout.Close()
+	return err
+}
