@@ -128,3 +128,10 @@ func firstLine(b []byte) string {
 	}
 	return string(b)
 }
+
+// Close releases nothing: every run removes its own sandbox before it
+// returns. It is there for the Service's Engine.
+func (r *Runner) Close() error { return nil }
+
+// Image is the default image.
+func (r *Runner) Image() string { return r.image }

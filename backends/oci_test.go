@@ -1,0 +1,29 @@
+package backends_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/backends"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox/oci"
+)
+
+func TestNewOCI(t *testing.T) {
+	state := t.TempDir()
+	pol, err := policy.ParsePolicy("p.yaml", []byte("backend: oci\noci:\n  runtime: runc\n  state: "+state+"\n"))
+	require.NoError(t, err)
+	e, err := backends.New(sandboxrun.Config{Policy: pol, MaxConcurrent: 2})
+	if err != nil {
+		// Only root can run the backend; anyone else is told so.
+		require.ErrorIs(t, err, oci.ErrNotRoot)
+		return
+	}
+	r, ok := e.(*oci.Runner)
+	require.True(t, ok, "got %T", e)
+	require.Equal(t, sandboxrun.RunnerImage(), r.Image())
+	require.DirExists(t, state+"/bundles")
+	require.NoError(t, r.Close())
+}
