@@ -19,6 +19,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+	"github.com/sandboxrun/sandboxrun/sandbox/oci"
 )
 
 const script = `import json, sys
@@ -46,6 +47,7 @@ type bench struct {
 	execName  string // the running container `docker exec` goes into
 
 	cold, warm *docker.Runner
+	oci        *oci.Runner // nil without -oci-state
 
 	mu     sync.Mutex
 	n      int
@@ -78,6 +80,12 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 	if err := b.startExecContainer(ctx); err != nil {
 		b.close()
 		return nil, err
+	}
+	if cfg.ociState != "" {
+		if b.oci, err = newOCIRunner(ctx, cfg, 1); err != nil {
+			b.close()
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -116,10 +124,14 @@ func (b *bench) latencyMethods() []method {
 	if b.cfg.cli != "" {
 		ms = append(ms, method{name: "sandboxrun run (CLI), cold", run: b.cliRun})
 	}
-	return append(ms,
+	ms = append(ms,
 		method{name: "library, cold", run: b.library(b.cold), settle: b.cold.WaitIdle},
 		method{name: "library, warm pool", run: b.library(b.warm), settle: b.warm.WaitIdle},
 	)
+	if b.oci != nil {
+		ms = append(ms, method{name: b.ociName(), run: b.library(b.oci)})
+	}
+	return ms
 }
 
 func limits() policy.Limits {
@@ -138,7 +150,7 @@ func (b *bench) spec() sandbox.Spec {
 	}
 }
 
-func (b *bench) library(d *docker.Runner) func(context.Context) (time.Duration, error) {
+func (b *bench) library(d sandbox.Runner) func(context.Context) (time.Duration, error) {
 	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		res, err := d.Run(ctx, b.spec())

@@ -5,9 +5,7 @@ package integration
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,40 +32,21 @@ var (
 // must be installed: its absence fails the test.
 func ociBackend(t *testing.T) *oci.Runner {
 	t.Helper()
-	ociOnce.Do(func() { ociRunner, ociErr = newOCIRunner(t) })
+	ociOnce.Do(func() { ociRunner, ociErr = newOCIRunner() })
 	require.NoError(t, ociErr, "the oci backend needs runc (apt-get install runc) and root")
 	return ociRunner
 }
 
-func newOCIRunner(t *testing.T) (*oci.Runner, error) {
+func newOCIRunner() (*oci.Runner, error) {
 	image := runnerImage()
 	r, err := oci.New(oci.WithState(ociState), oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(image))
 	if err != nil {
 		return nil, err
 	}
-	if err := importImage(t, r, image); err != nil {
+	if _, err := r.ImportFromEngine(context.Background(), image); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-// importImage exports image from the engine once per image id and
-// unpacks it for r.
-func importImage(t *testing.T, r *oci.Runner, image string) error {
-	ctx := context.Background()
-	want, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
-	if err != nil {
-		return err
-	}
-	if got, err := r.CheckImage(ctx, image); err == nil && got == strings.TrimSpace(string(want)) {
-		return nil
-	}
-	tarball := filepath.Join(t.TempDir(), "image.tar")
-	if out, err := exec.Command("docker", "save", "-o", tarball, image).CombinedOutput(); err != nil {
-		return &exec.Error{Name: "docker save: " + string(out), Err: err}
-	}
-	_, err = r.Import(ctx, image, tarball)
-	return err
 }
 
 func runnerImage() string {
