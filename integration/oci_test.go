@@ -3,13 +3,20 @@
 package integration
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/require"
 
 	sandboxrun "github.com/sandboxrun/sandboxrun"
@@ -147,4 +154,40 @@ func requireOCIGone(t *testing.T, runID string) {
 	cg, err := filepath.Glob("/sys/fs/cgroup/*/sandboxrun/" + runID)
 	require.NoError(t, err)
 	require.Empty(t, cg, "cgroups left behind")
+}
+
+// TestOCIFailedStartLeavesNothing runs an image from an OCI layout that
+// has no sandboxrun-init: the runtime fails to start the container, the
+// run says so, and nothing of it is left.
+func TestOCIFailedStartLeavesNothing(t *testing.T) {
+	t.Parallel()
+	r := ociBackend(t)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	body := []byte("ID=empty\n")
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "etc/", Mode: 0o755}))
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "etc/os-release", Mode: 0o644, Size: int64(len(body))}))
+	_, err := tw.Write(body)
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
+	require.NoError(t, err)
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "sandboxrun-test/empty:1"})))
+	id, err := r.Import(context.Background(), "sandboxrun-test/empty:1", dir)
+	require.NoError(t, err)
+	want, err := img.ConfigName()
+	require.NoError(t, err)
+	require.Equal(t, want.String(), id, "the image id is its config's digest")
+
+	spec := ociSpec(t, "print('x')", func(s *sandbox.Spec) { s.Image = "sandboxrun-test/empty:1" })
+	res, err := r.Run(context.Background(), spec)
+	require.ErrorIs(t, err, sandbox.ErrNoReport)
+	require.NotNil(t, res)
+	require.False(t, res.Success)
+	requireOCIGone(t, spec.RunID)
 }
