@@ -40,7 +40,7 @@ func newImages(state string) *images {
 func (s *images) rootfs(ref string) (dir, id string, err error) {
 	b, err := os.ReadFile(filepath.Join(s.refs, url.PathEscape(ref)))
 	if errors.Is(err, os.ErrNotExist) {
-		return "", "", fmt.Errorf("%w: %s is not unpacked for the oci backend: import it once from an OCI image layout or a `docker save` tarball (sandboxrun oci import, or make oci-images)", sandbox.ErrImageNotFound, ref)
+		return "", "", fmt.Errorf("%w: %s is not unpacked for the oci backend: unpack it once: sandboxrun images unpack %s (from the Docker engine, or --from an OCI image layout or docker save tarball)", sandbox.ErrImageNotFound, ref, ref)
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("look up image %s: %w", ref, err)
