@@ -70,27 +70,7 @@ func TestOCIConformance(t *testing.T) {
 	t.Parallel()
 	r := ociBackend(t)
 	env := sandboxtest.Env{Runner: r, Gone: func(t *testing.T, runID string) { requireOCIGone(t, runID) }}
-	for _, c := range sandboxtest.Cases() {
-		if c.Name == "WritableWorkspace" || c.Name == "WorkspaceWriteCap" {
-			// Not offered yet: the backend refuses a writable workspace
-			// (TestOCIRefusesWritableWorkspace).
-			continue
-		}
-		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
-			c.Run(t, env)
-		})
-	}
-}
-
-func TestOCIRefusesWritableWorkspace(t *testing.T) {
-	t.Parallel()
-	r := ociBackend(t)
-	res, err := r.Run(context.Background(), ociSpec(t, "print('x')", func(s *sandbox.Spec) {
-		s.Workspace, s.WorkspaceWritable = sandboxtest.HostDir(t), true
-	}))
-	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
-	require.Nil(t, res)
+	sandboxtest.Run(t, env)
 }
 
 // TestOCICancelLeavesNothing cancels a run mid-script and checks that its

@@ -34,14 +34,20 @@ func containerID(runID string) string { return containerPrefix + runID }
 
 type bundle struct {
 	id, dir string
-	mounted bool
+	mounts  []string // what is mounted in the bundle, in mount order
+}
+
+// mount mounts and records the mount, for remove.
+func (b *bundle) mount(source, target, fstype string, flags uintptr, data string) error {
+	if err := unix.Mount(source, target, fstype, flags, data); err != nil {
+		return err
+	}
+	b.mounts = append(b.mounts, target)
+	return nil
 }
 
 // prepare writes the bundle of cfg on the image's root file system.
 func (b *bundle) prepare(cfg *specs.Spec, image string) error {
-	if err := os.Mkdir(b.dir, 0o700); err != nil {
-		return fmt.Errorf("create bundle: %w", err)
-	}
 	points := filepath.Join(b.dir, pointsDir)
 	dirs, files := mountPoints(cfg)
 	img, err := os.OpenRoot(image)
@@ -73,10 +79,9 @@ func (b *bundle) prepare(cfg *specs.Spec, image string) error {
 	}
 	// No upper layer: the overlay is read-only by construction.
 	opts := "lowerdir=" + points + ":" + image
-	if err := unix.Mount("overlay", rootfs, "overlay", unix.MS_RDONLY, opts); err != nil {
+	if err := b.mount("overlay", rootfs, "overlay", unix.MS_RDONLY, opts); err != nil {
 		return fmt.Errorf("mount the sandbox's root file system: %w", err)
 	}
-	b.mounted = true
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("encode config.json: %w", err)
@@ -113,12 +118,27 @@ func (r *Runner) remove(ctx context.Context, b *bundle, deleteIt bool) error {
 	if deleteIt {
 		errs = append(errs, r.runtimeCall(ctx, "delete", "--force", b.id))
 	}
-	rootfs := filepath.Join(b.dir, rootfsDir)
-	if err := unix.Unmount(rootfs, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		errs = append(errs, fmt.Errorf("unmount %s: %w", rootfs, err))
+	// A bundle found by the reaper has no record of its mounts: every
+	// place one may be is tried.
+	targets := b.mounts
+	if targets == nil {
+		for _, m := range []string{rootfsDir, filepath.Join(wsDir, wsTmpfs), filepath.Join(wsDir, wsMerged)} {
+			targets = append(targets, filepath.Join(b.dir, m))
+		}
 	}
-	if err := os.RemoveAll(b.dir); err != nil {
-		errs = append(errs, fmt.Errorf("remove bundle: %w", err))
+	unmounted := true
+	for i := len(targets) - 1; i >= 0; i-- {
+		err := unix.Unmount(targets[i], unix.MNT_DETACH)
+		if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", targets[i], err))
+			unmounted = false
+		}
+	}
+	// Never remove through a mount that is still there.
+	if unmounted {
+		if err := os.RemoveAll(b.dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove bundle: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

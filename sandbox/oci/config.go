@@ -25,6 +25,10 @@ type bundleParams struct {
 	hostsFile string
 	// seccomp is the engine's default profile (defaultSeccomp).
 	seccomp *specs.LinuxSeccomp
+	// workspace, when set, is the writable workspace's overlay in the
+	// bundle (workspace.go), bound read-write at /workspace in place of
+	// the caller's folder.
+	workspace string
 }
 
 // cpuPeriod is the CFS period the CPU quota is a share of, as the engine
@@ -137,8 +141,13 @@ func mounts(spec *sandbox.Spec, p bundleParams) []specs.Mount {
 			m = append(m, bind(spec.EgressCA, sandbox.EgressCAPath), bind(spec.EgressCA, sandbox.ImageCABundle))
 		}
 	}
-	if spec.Workspace != "" {
-		// Writes never go through a bind mount.
+	switch {
+	case p.workspace != "":
+		// A copy in the bundle, its writes capped by its tmpfs.
+		m = append(m, specs.Mount{Destination: sandbox.WorkspaceDir, Type: "bind", Source: p.workspace,
+			Options: []string{"bind", "rw", "nosuid", "nodev", "rprivate"}})
+	case spec.Workspace != "":
+		// The caller's folder is never written through a mount.
 		m = append(m, bind(spec.Workspace, sandbox.WorkspaceDir))
 	}
 	return m

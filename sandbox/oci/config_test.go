@@ -55,16 +55,20 @@ func goldenParams(t *testing.T) bundleParams {
 
 var goldenCases = []struct {
 	name   string
-	mutate func(*sandbox.Spec)
+	mutate func(*sandbox.Spec, *bundleParams)
 }{
-	{"default", func(*sandbox.Spec) {}},
-	{"egress", func(s *sandbox.Spec) {
+	{"default", func(*sandbox.Spec, *bundleParams) {}},
+	{"egress", func(s *sandbox.Spec, _ *bundleParams) {
 		s.EgressSocket = "/tmp/sandboxrun-egress-0123456789abcdef-1/egress.sock"
 		s.EgressCA = "/tmp/sandboxrun-egress-0123456789abcdef-1/ca.pem"
 		s.Limits.Egress = &policy.Egress{Allow: []string{"api.example.com"}, MaxConnections: 256, MaxBytes: 1 << 30, IdleTimeoutSec: 60}
 	}},
-	{"workspace_readonly", func(s *sandbox.Spec) { s.Workspace = "/home/dev/project" }},
-	{"custom_limits", func(s *sandbox.Spec) {
+	{"workspace_readonly", func(s *sandbox.Spec, _ *bundleParams) { s.Workspace = "/home/dev/project" }},
+	{"workspace_writable", func(s *sandbox.Spec, p *bundleParams) {
+		s.Workspace, s.WorkspaceWritable = "/home/dev/project", true
+		p.workspace = "/var/lib/sandboxrun/oci/bundles/sandboxrun-0123456789abcdef/ws/merged"
+	}},
+	{"custom_limits", func(s *sandbox.Spec, _ *bundleParams) {
 		s.Limits = policy.Limits{Timeout: 2500 * time.Millisecond, MemoryBytes: 64 << 20, CPUs: 0.5,
 			Pids: 32, OutputBytes: 4096, TmpBytes: 8 << 20}
 	}},
@@ -78,9 +82,9 @@ var goldenCases = []struct {
 func TestBundleConfigGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := goldenSpec()
-			tc.mutate(&spec)
-			cfg := bundleConfig(&spec, goldenParams(t))
+			spec, params := goldenSpec(), goldenParams(t)
+			tc.mutate(&spec, &params)
+			cfg := bundleConfig(&spec, params)
 			sc := *cfg.Linux.Seccomp
 			sc.Syscalls = nil
 			cfg.Linux.Seccomp = &sc
@@ -115,9 +119,9 @@ func TestSeccompIsTheEngineDefault(t *testing.T) {
 func TestBundleConfigInvariants(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec := goldenSpec()
-			tc.mutate(&spec)
-			cfg := bundleConfig(&spec, goldenParams(t))
+			spec, params := goldenSpec(), goldenParams(t)
+			tc.mutate(&spec, &params)
+			cfg := bundleConfig(&spec, params)
 			p := cfg.Process
 			require.NotZero(t, p.User.UID, "never root")
 			require.NotZero(t, p.User.GID, "never group root")
@@ -158,8 +162,12 @@ func TestBundleConfigInvariants(t *testing.T) {
 			var tmp bool
 			for _, m := range cfg.Mounts {
 				switch {
+				case m.Type == "bind" && m.Destination == sandbox.WorkspaceDir && spec.WorkspaceWritable:
+					require.Equal(t, params.workspace, m.Source, "a writable workspace is the bundle's capped copy, never the caller's folder")
+					require.NotEqual(t, spec.Workspace, m.Source)
+					require.Contains(t, m.Options, "nosuid")
 				case m.Type == "bind":
-					require.Contains(t, m.Options, "ro", "%s: every bind is read-only", m.Destination)
+					require.Contains(t, m.Options, "ro", "%s: every other bind is read-only", m.Destination)
 					require.NotContains(t, m.Options, "rbind", "%s: mounts below a source stay out", m.Destination)
 					require.Contains(t, m.Options, "nosuid", m.Destination)
 				case m.Destination == sandbox.ScratchDir:

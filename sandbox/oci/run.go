@@ -32,8 +32,8 @@ func (r *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 	if spec.Limits.Network {
 		return nil, fmt.Errorf("%w: the oci backend gives a sandbox no network but loopback: grant an egress allowlist instead, or use the docker backend for a full network", sandbox.ErrInvalidSpec)
 	}
-	if spec.WorkspaceWritable {
-		return nil, fmt.Errorf("%w: the oci backend does not share a writable workspace yet: run with a read-only workspace, or use the docker backend", sandbox.ErrInvalidSpec)
+	if spec.WorkspaceWritable && spec.Changes == nil {
+		return nil, fmt.Errorf("%w: a writable workspace needs Spec.Changes, which applies what the run changed (a sandboxrun.Service sets it)", sandbox.ErrInvalidSpec)
 	}
 	image, imageID, err := r.images.rootfs(spec.Image)
 	if err != nil {
@@ -61,7 +61,16 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 			err = errors.Join(err, rerr)
 		}
 	}()
-	if err := b.prepare(bundleConfig(spec, r.params(spec)), image); err != nil {
+	if err := os.Mkdir(b.dir, 0o700); err != nil {
+		return fmt.Errorf("create bundle: %w", err)
+	}
+	params := r.params(spec)
+	if spec.WorkspaceWritable {
+		if params.workspace, err = b.prepareWorkspace(ctx, spec); err != nil {
+			return err
+		}
+	}
+	if err := b.prepare(bundleConfig(spec, params), image); err != nil {
 		return err
 	}
 	c, err := r.start(b)
@@ -69,11 +78,16 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		return err
 	}
 	res.Started = true
-	o, err := r.await(ctx, c, spec, log)
+	o, err := r.await(ctx, c, spec, b, log)
 	ended = o.InitExit == 0 && !o.Backstop && !o.Cancelled
 	o.ImageID = imageID
 	o.Duration = time.Since(began)
 	c.out.Finish(res, o)
+	if spec.WorkspaceWritable && o.Report != nil {
+		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
+		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
+		res.Files = c.files
+	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return err
@@ -104,6 +118,7 @@ type container struct {
 	stdout  *os.File
 	initLog *sandbox.InitLog
 	out     *sandbox.Output
+	files   []sandbox.FileChange // a writable workspace's changes, as taken
 }
 
 // start runs the runtime on the bundle, in the foreground so that the
@@ -136,11 +151,18 @@ func (r *Runner) start(b *bundle) (*container, error) {
 
 // await sends the job and decodes frames until the report (or the end of
 // the stream), the backstop or ctx; then it waits for the container to end,
-// killing it unless it reported.
-func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, log *slog.Logger) (sandbox.Outcome, error) {
+// killing it unless it reported. With a writable workspace, init holds the
+// container up after its report until stdin closes, while the changes are
+// handed back.
+func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b *bundle, log *slog.Logger) (sandbox.Outcome, error) {
 	o := sandbox.Outcome{InitExit: -1}
 	c.out = sandbox.NewOutput(spec)
-	job, err := json.Marshal(sandbox.JobFor(spec, r.version, r.initGrace))
+	jf := sandbox.JobFor(spec, r.version, r.initGrace)
+	held := spec.WorkspaceWritable
+	if held {
+		jf.HoldDir = sandbox.WorkspaceDir
+	}
+	job, err := json.Marshal(jf)
 	if err != nil {
 		_ = r.runtimeCall(ctx, "kill", c.id, "KILL")
 		return o, errors.Join(fmt.Errorf("encode job: %w", err), c.wait())
@@ -150,24 +172,35 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, lo
 		heard     = make(chan struct{})
 		decoded   = make(chan struct{})
 		report    *frame.Report
+		heardRep  *frame.Report // the report, once heard closed on it
 		decodeErr error
 	)
 	hear := func() { heardOnce.Do(func() { close(heard) }) }
 	go func() {
 		defer close(decoded)
-		report, decodeErr = c.out.Decode(c.stdout, func(*frame.Report) { hear() })
+		report, decodeErr = c.out.Decode(c.stdout, func(r *frame.Report) { heardRep = r; hear() })
 		hear()
 	}()
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { _ = c.stdin.Close() }) }
+	defer release()
 	go func() {
 		// A container that never reads its stdin must not block the host.
 		_, _ = c.stdin.Write(job)
-		_ = c.stdin.Close()
+		if !held {
+			release()
+		}
 	}()
 	backstop := time.NewTimer(sandbox.EffectiveTimeout(spec.Limits) + r.initGrace + r.backstopMargin)
 	defer backstop.Stop()
-	var killed error
+	var killed, handed error
 	select {
 	case <-heard:
+		// Only a script that ran to its report changes the workspace.
+		if held && heardRep != nil && heardRep.Error == "" {
+			c.files, handed = b.handBack(ctx, spec)
+		}
+		release()
 	case <-backstop.C:
 		o.Backstop = true
 		log.Warn("sandbox-init did not report in time; killing the container")
@@ -204,7 +237,7 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, lo
 		log.Warn("sandbox-init ended without a report", "exit_code", o.InitExit, "init_stderr", c.initLog.String())
 		return o, errors.Join(sandbox.NoReportError(o.InitExit, o.InitLog, decodeErr), killed)
 	}
-	return o, killed
+	return o, errors.Join(killed, handed)
 }
 
 // wait reaps the runtime's process and closes the host's pipe ends.
