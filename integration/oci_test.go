@@ -171,3 +171,37 @@ func TestOCIFailedStartLeavesNothing(t *testing.T) {
 	require.False(t, res.Success)
 	requireOCIGone(t, spec.RunID)
 }
+
+// TestOCIWarmPool: a run with a configuration seen before takes a
+// container started ahead, which serves it alone; Close removes the idle
+// ones, and nothing of any run is left.
+func TestOCIWarmPool(t *testing.T) {
+	t.Parallel()
+	ociBackend(t) // the image is unpacked
+	r, err := oci.New(oci.WithState(ociState), oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(runnerImage()),
+		oci.WithWarmPool(1, time.Minute))
+	require.NoError(t, err)
+	dir := sandboxtest.HostSkillDir(t, map[string]string{"scripts/s.py": "import os\nprint(os.environ['SANDBOXRUN_RUN_ID'])"})
+	spec := sandbox.Spec{Skill: "t", SkillDir: dir, Argv: []string{"python3", "/skills/t/scripts/s.py"},
+		Dir: "/skills/t", Limits: sandboxtest.DefaultLimits()}
+	var ids []string
+	for range 3 {
+		res, err := r.Run(context.Background(), spec)
+		require.NoError(t, err)
+		require.True(t, res.Success, "%s %s", res.Stderr, res.Error)
+		require.Equal(t, res.ID+"\n", res.Stdout, "the run id names the container it ran in")
+		ids = append(ids, res.ID)
+		requireOCIGone(t, res.ID)
+		require.Eventually(t, func() bool { return r.PoolStats().Ready == 1 }, 30*time.Second, 20*time.Millisecond)
+	}
+	require.GreaterOrEqual(t, r.PoolStats().Hits, uint64(2), "the second and third runs were warm")
+	require.NoError(t, r.Close())
+	entries, err := os.ReadDir(filepath.Join(ociState, "bundles"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		for _, id := range ids {
+			require.NotEqual(t, "sandboxrun-"+id, e.Name())
+		}
+	}
+	require.Zero(t, r.PoolStats().Ready)
+}

@@ -37,6 +37,7 @@ type Runner struct {
 	seccomp        *specs.LinuxSeccomp
 	sem            chan struct{}
 	now            func() time.Time
+	pool           *warmPool // nil: off
 }
 
 // The Runner's abilities beyond sandbox.Runner.
@@ -45,6 +46,7 @@ var (
 	_ sandbox.Pinger       = (*Runner)(nil)
 	_ sandbox.ImageChecker = (*Runner)(nil)
 	_ sandbox.Reaper       = (*Runner)(nil)
+	_ sandbox.PoolReporter = (*Runner)(nil)
 )
 
 // ErrNotRoot: the backend was started by a user other than root.
@@ -91,6 +93,7 @@ func New(opts ...Option) (*Runner, error) {
 		sem:            make(chan struct{}, s.MaxConcurrent),
 		now:            s.now,
 	}
+	r.pool = newWarmPool(r, s.Sizer(nil), s.WarmMaxIdle)
 	for _, d := range []string{r.state, r.runRoot, r.bundles} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("oci backend state folder: %w", err)
@@ -129,9 +132,12 @@ func firstLine(b []byte) string {
 	return string(b)
 }
 
-// Close releases nothing: every run removes its own sandbox before it
-// returns. It is there for the Service's Engine.
-func (r *Runner) Close() error { return nil }
+// Close removes the warm pool's containers; every run removes its own
+// sandbox before it returns.
+func (r *Runner) Close() error {
+	r.pool.close()
+	return nil
+}
 
 // Image is the default image.
 func (r *Runner) Image() string { return r.image }

@@ -77,6 +77,25 @@ func WithBackstopMargin(d time.Duration) Option { return func(s *settings) { s.B
 // (kill, delete, state). Default: 30s.
 func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.CallTimeout = d } }
 
+// WithWarmPool keeps size containers created and started ahead of their
+// runs, with sandbox-init waiting for its job, so that runs with a
+// configuration seen before (same skill, workspace, image and limits)
+// skip the bundle and the runtime's create and start. After each run the
+// pool is topped up for that run's configuration, in the background once
+// the run has its Result. Each container serves exactly one run. Runs with
+// a writable workspace or an egress proxy are not pooled. Idle containers
+// are removed after maxIdle, and all by Close. Default: off.
+func WithWarmPool(size int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = size, maxIdle, false }
+}
+
+// WithWarmPoolByDemand keeps warm containers like WithWarmPool, but as
+// many for each configuration as its recent demand asks, at most max in
+// all (sandbox/warm ByDemand). Default: off.
+func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
+	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = max, maxIdle, true }
+}
+
 // withClock sets the clock of creation times (tests).
 func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
 

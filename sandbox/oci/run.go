@@ -26,7 +26,8 @@ import (
 // error matches sandbox.ErrInvalidSpec, ErrSkillUnreadable, ErrWorkspace or
 // ErrImageNotFound) or with ctx ending while the run waited for a slot.
 func (r *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
-	if _, err := sandbox.PrepareSpec(&spec, r.image, r.ids); err != nil {
+	generatedID, err := sandbox.PrepareSpec(&spec, r.image, r.ids)
+	if err != nil {
 		return nil, err
 	}
 	if spec.Limits.Network {
@@ -44,16 +45,31 @@ func (r *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 		return nil, err
 	}
 	defer end(&err)
-	return res, r.execute(ctx, &spec, res, image, imageID)
+	return res, r.execute(ctx, &spec, res, image, imageID, generatedID)
 }
 
-// execute is one container's life: write its bundle, run the runtime with
-// sandbox-init's stdin and stdout as pipes, send the job, read frames
-// until the report and the end of the container, remove what is left.
-func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, image, imageID string) (err error) {
+// execute is one container's life: write its bundle and run the runtime
+// with sandbox-init's stdin and stdout as pipes (or take a warm container
+// that already waits for its job), send the job, read frames until the
+// report and the end of the container, remove what is left.
+func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, image, imageID string, generatedID bool) (err error) {
 	began := time.Now()
-	b := &bundle{id: containerID(spec.RunID), dir: filepath.Join(r.bundles, containerID(spec.RunID))}
-	log := r.log.With("skill", spec.Skill, "run_id", spec.RunID, "container_id", b.id)
+	key := r.pool.key(spec)
+	w := r.pool.take(ctx, key)
+	r.pool.counts(key, w != nil)
+	if w != nil && generatedID {
+		// The container's own id names the run, so annotations, env and
+		// the Result agree.
+		spec.RunID, res.ID = w.runID, w.runID
+	}
+	var b *bundle
+	var c *container
+	if w != nil {
+		b, c = w.b, w.c
+	} else {
+		b = &bundle{id: containerID(spec.RunID), dir: filepath.Join(r.bundles, containerID(spec.RunID))}
+	}
+	log := r.log.With("skill", spec.Skill, "run_id", spec.RunID, "container_id", b.id, "warm", w != nil)
 	ended := false // the runtime ran the container to its end and removed it
 	defer func() {
 		if rerr := r.remove(ctx, b, !ended); rerr != nil {
@@ -61,23 +77,15 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 			err = errors.Join(err, rerr)
 		}
 	}()
-	if err := os.Mkdir(b.dir, 0o700); err != nil {
-		return fmt.Errorf("create bundle: %w", err)
-	}
-	params := r.params(spec)
-	if spec.WorkspaceWritable {
-		if params.workspace, err = b.prepareWorkspace(ctx, spec); err != nil {
+	if c == nil {
+		if c, err = r.create(ctx, b, spec, image); err != nil {
 			return err
 		}
 	}
-	if err := b.prepare(bundleConfig(spec, params), image); err != nil {
-		return err
-	}
-	c, err := r.start(b)
-	if err != nil {
-		return err
-	}
 	res.Started = true
+	// The next run like this one finds a container waiting; it starts
+	// once this run has its Result, not to compete with the script.
+	defer r.pool.refill(spec, key)
 	o, err := r.await(ctx, c, spec, b, log)
 	ended = o.InitExit == 0 && !o.Backstop && !o.Cancelled
 	o.ImageID = imageID
@@ -91,6 +99,25 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
 	return err
+}
+
+// create writes spec's bundle in b and starts its container, which waits
+// for its job. The caller removes b, also when this fails.
+func (r *Runner) create(ctx context.Context, b *bundle, spec *sandbox.Spec, image string) (*container, error) {
+	if err := os.Mkdir(b.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create bundle: %w", err)
+	}
+	params := r.params(spec)
+	if spec.WorkspaceWritable {
+		var err error
+		if params.workspace, err = b.prepareWorkspace(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.prepare(bundleConfig(spec, params), image); err != nil {
+		return nil, err
+	}
+	return r.start(b)
 }
 
 func (r *Runner) params(spec *sandbox.Spec) bundleParams {
@@ -119,6 +146,8 @@ type container struct {
 	initLog *sandbox.InitLog
 	out     *sandbox.Output
 	files   []sandbox.FileChange // a writable workspace's changes, as taken
+	exited  chan struct{}        // closed when the runtime's process has ended
+	waitErr error                // how it ended; read after exited
 }
 
 // start runs the runtime on the bundle, in the foreground so that the
@@ -134,7 +163,7 @@ func (r *Runner) start(b *bundle) (*container, error) {
 		_ = inW.Close()
 		return nil, fmt.Errorf("sandbox stdout: %w", err)
 	}
-	c := &container{id: b.id, stdin: inW, stdout: outR, initLog: sandbox.NewInitLog()}
+	c := &container{id: b.id, stdin: inW, stdout: outR, initLog: sandbox.NewInitLog(), exited: make(chan struct{})}
 	c.cmd = exec.Command(r.runtime, "--root", r.runRoot, "run", "--bundle", b.dir, b.id) //nolint:gosec // the runtime chosen by the operator
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, c.initLog
 	c.cmd.Env = []string{"PATH=" + sandbox.InitPathEnv} // nothing of the host's environment
@@ -146,6 +175,12 @@ func (r *Runner) start(b *bundle) (*container, error) {
 		_ = outR.Close()
 		return nil, fmt.Errorf("start %s: %w", filepath.Base(r.runtime), err)
 	}
+	go func() {
+		// No goroutine of exec copies: the pipes are the host's own
+		// files, so Wait only waits.
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
 	return c, nil
 }
 
@@ -240,10 +275,19 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b 
 	return o, errors.Join(killed, handed)
 }
 
-// wait reaps the runtime's process and closes the host's pipe ends.
+// wait waits for the runtime's process and closes the host's pipe ends.
 func (c *container) wait() error {
-	c.cmd.WaitDelay = 5 * time.Second
-	err := c.cmd.Wait()
+	<-c.exited
 	_ = c.stdout.Close()
-	return err
+	return c.waitErr
+}
+
+// running reports whether the runtime's process still runs.
+func (c *container) running() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
 }
