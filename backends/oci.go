@@ -26,6 +26,9 @@ func newOCI(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*oci.Run
 	if s := pol.OCI.State; s != "" {
 		opts = append(opts, oci.WithState(s))
 	}
+	if w := pol.OCI.Warm; w > 0 {
+		opts = append(opts, oci.WithWarmPool(w, pol.OCI.WarmIdleOrDefault()))
+	}
 	if maxConcurrent > 0 {
 		opts = append(opts, oci.WithMaxConcurrent(maxConcurrent))
 	}

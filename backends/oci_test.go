@@ -13,7 +13,7 @@ import (
 
 func TestNewOCI(t *testing.T) {
 	state := t.TempDir()
-	pol, err := policy.ParsePolicy("p.yaml", []byte("backend: oci\noci:\n  runtime: runc\n  state: "+state+"\n"))
+	pol, err := policy.ParsePolicy("p.yaml", []byte("backend: oci\noci:\n  runtime: runc\n  warm: 2\n  state: "+state+"\n"))
 	require.NoError(t, err)
 	e, err := backends.New(sandboxrun.Config{Policy: pol, MaxConcurrent: 2})
 	if err != nil {
@@ -25,5 +25,6 @@ func TestNewOCI(t *testing.T) {
 	require.True(t, ok, "got %T", e)
 	require.Equal(t, sandboxrun.RunnerImage(), r.Image())
 	require.DirExists(t, state+"/bundles")
+	require.Equal(t, 2, r.PoolStats().Size, "the policy's warm pool")
 	require.NoError(t, r.Close())
 }

@@ -76,7 +76,8 @@ func (b *bench) throughputMethods() []throughputMethod {
 		{"library, warm pool (size = concurrency)", b.libraryRate(1)},
 	}
 	if b.cfg.ociState != "" {
-		ms = append(ms, throughputMethod{b.ociName(), b.ociRate})
+		ms = append(ms, throughputMethod{b.ociName("cold"), b.ociRate(0)},
+			throughputMethod{b.ociName("warm pool (size = concurrency)"), b.ociRate(1)})
 	}
 	return ms
 }

@@ -46,8 +46,8 @@ type bench struct {
 	policy    string // the CLI rows' policy file
 	execName  string // the running container `docker exec` goes into
 
-	cold, warm *docker.Runner
-	oci        *oci.Runner // nil without -oci-state
+	cold, warm   *docker.Runner
+	oci, ociWarm *oci.Runner // nil without -oci-state
 
 	mu     sync.Mutex
 	n      int
@@ -82,7 +82,11 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 		return nil, err
 	}
 	if cfg.ociState != "" {
-		if b.oci, err = newOCIRunner(ctx, cfg, 1); err != nil {
+		if b.oci, err = newOCIRunner(ctx, cfg, 1, 0); err != nil {
+			b.close()
+			return nil, err
+		}
+		if b.ociWarm, err = newOCIRunner(ctx, cfg, 1, 1); err != nil {
 			b.close()
 			return nil, err
 		}
@@ -110,6 +114,11 @@ func (b *bench) close() {
 			d.Close()
 		}
 	}
+	for _, r := range []*oci.Runner{b.oci, b.ociWarm} {
+		if r != nil {
+			_ = r.Close()
+		}
+	}
 	if b.root != "" {
 		os.RemoveAll(b.root)
 	}
@@ -129,7 +138,8 @@ func (b *bench) latencyMethods() []method {
 		method{name: "library, warm pool", run: b.library(b.warm), settle: b.warm.WaitIdle},
 	)
 	if b.oci != nil {
-		ms = append(ms, method{name: b.ociName(), run: b.library(b.oci)})
+		ms = append(ms, method{name: b.ociName("cold"), run: b.library(b.oci)},
+			method{name: b.ociName("warm pool"), run: b.library(b.ociWarm), settle: ociSettle(b.ociWarm, 1)})
 	}
 	return ms
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/sandbox/oci"
@@ -12,14 +13,19 @@ import (
 // sandbox/oci driving the OCI runtime directly, no engine per run. The
 // runner image is unpacked once (from the engine) before any is measured.
 
-// newOCIRunner is an oci runner with at most conc executions at once.
-func newOCIRunner(ctx context.Context, cfg config, conc int) (*oci.Runner, error) {
+// newOCIRunner is an oci runner with at most conc executions at once and a
+// warm pool of pool containers (0: none).
+func newOCIRunner(ctx context.Context, cfg config, conc, pool int) (*oci.Runner, error) {
 	rt := cfg.runtime
 	if rt == "" {
 		rt = "runc"
 	}
-	r, err := oci.New(oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(cfg.image),
-		oci.WithMaxConcurrent(conc), oci.WithRuntime(rt), oci.WithState(cfg.ociState))
+	opts := []oci.Option{oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(cfg.image),
+		oci.WithMaxConcurrent(conc), oci.WithRuntime(rt), oci.WithState(cfg.ociState)}
+	if pool > 0 {
+		opts = append(opts, oci.WithWarmPool(pool, time.Minute))
+	}
+	r, err := oci.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("oci backend: %w", err)
 	}
@@ -29,19 +35,45 @@ func newOCIRunner(ctx context.Context, cfg config, conc int) (*oci.Runner, error
 	return r, nil
 }
 
-func (b *bench) ociName() string {
-	if b.cfg.runtime == "" {
-		return "oci backend (runc), cold"
+func (b *bench) ociName(how string) string {
+	rt := b.cfg.runtime
+	if rt == "" {
+		rt = "runc"
 	}
-	return "oci backend (" + b.cfg.runtime + "), cold"
+	return "oci backend (" + rt + "), " + how
 }
 
-// ociRate measures a fresh oci runner per concurrency.
-func (b *bench) ociRate(ctx context.Context, conc, total int) (float64, error) {
-	r, err := newOCIRunner(ctx, b.cfg, conc)
-	if err != nil {
-		return 0, err
+// ociRate measures a fresh oci runner per concurrency, with a warm pool of
+// poolPerWorker containers per worker; each worker runs once unmeasured,
+// which also fills the pool.
+func (b *bench) ociRate(poolPerWorker int) func(context.Context, int, int) (float64, error) {
+	return func(ctx context.Context, conc, total int) (float64, error) {
+		r, err := newOCIRunner(ctx, b.cfg, conc, poolPerWorker*conc)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		m := method{run: b.library(r), settle: ociSettle(r, poolPerWorker*conc)}
+		if _, err := parallel(ctx, conc, conc, m.run); err != nil {
+			return 0, err
+		}
+		if err := settle(ctx, m); err != nil {
+			return 0, err
+		}
+		return rate(ctx, conc, total, m)
 	}
-	defer r.Close()
-	return rate(ctx, conc, total, method{run: b.library(r)})
+}
+
+// ociSettle waits until the warm pool holds want containers again.
+func ociSettle(r *oci.Runner, want int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for r.PoolStats().Ready < want {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		return nil
+	}
 }

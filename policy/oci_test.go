@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,10 @@ func TestOCIRules(t *testing.T) {
 		{name: "relative state", yaml: "oci:\n  state: var/oci\n", err: "absolute, clean folder"},
 		{name: "unclean state", yaml: "oci:\n  state: /var/../oci\n", err: "absolute, clean folder"},
 		{name: "state with a colon", yaml: "oci:\n  state: /var/a:b\n", err: "contains ':' or ','"},
-		{name: "unknown key", yaml: "oci:\n  root: /x\n", err: `line 2: oci: unknown key "root" (known: [runtime state])`},
+		{name: "warm pool", yaml: "oci:\n  warm: 4\n  warm_idle: 90s\n", want: BackendRules{OCI: OCIRules{Warm: 4, WarmIdle: Duration(90 * time.Second), Line: 2}}},
+		{name: "warm too large", yaml: "oci:\n  warm: 65\n", err: "oci.warm 65: use 0 (off) to 64 containers"},
+		{name: "warm idle too long", yaml: "oci:\n  warm_idle: 2h\n", err: "oci.warm_idle 7200s: use at most 1h0m0s"},
+		{name: "unknown key", yaml: "oci:\n  root: /x\n", err: `line 2: oci: unknown key "root" (known: [runtime state warm warm_idle])`},
 		{name: "not a mapping", yaml: "oci: runc\n", err: "oci: expected a mapping"},
 	}
 	for _, tt := range tests {
@@ -36,4 +40,5 @@ func TestOCIRules(t *testing.T) {
 			require.Equal(t, tt.want, o.BackendRules)
 		})
 	}
+	require.Equal(t, DefaultWarmIdle, OCIRules{}.WarmIdleOrDefault())
 }
