@@ -26,7 +26,7 @@ func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
 	case policy.BackendKubernetes:
 		return newKube(pol, log, cfg.MaxConcurrent)
 	case policy.BackendOCI:
-		return newOCI(pol, log, cfg.MaxConcurrent)
+		return newOCI(pol, log, cfg.MaxConcurrent, cfg.OCIRuntime)
 	}
 	return dockerbackend.New(cfg)
 }

@@ -13,15 +13,26 @@ import (
 var _ sandboxrun.Engine = (*oci.Runner)(nil)
 
 // newOCI builds the oci backend the policy's oci section describes. It
-// needs root and the runtime; it runs nothing.
-func newOCI(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*oci.Runner, error) {
+// needs root and the runtime; it runs nothing. runtime is the one the
+// policy's top-level runtime or the caller asked for (Config.OCIRuntime,
+// already checked against the policy): it is the oci runtime when
+// oci.runtime names none, and must agree with it when it does, so that a
+// policy's runsc is never run with another runtime.
+func newOCI(pol *policy.Operator, log *slog.Logger, maxConcurrent int, runtime string) (*oci.Runner, error) {
 	opts := []oci.Option{
 		oci.WithLogger(log),
 		oci.WithVersion(sandboxrun.Version),
 		oci.WithDefaultImage(sandboxrun.RunnerImage()),
 	}
-	if r := pol.OCI.Runtime; r != "" {
-		opts = append(opts, oci.WithRuntime(r))
+	rt := pol.OCI.Runtime
+	switch {
+	case rt == "":
+		rt = runtime
+	case runtime != "" && runtime != rt:
+		return nil, fmt.Errorf("policy %s: backend oci: the runtime %q was asked for, but oci.runtime (line %d) is %q: make them agree", pol.Source, runtime, pol.OCI.Line, rt)
+	}
+	if rt != "" {
+		opts = append(opts, oci.WithRuntime(rt))
 	}
 	if s := pol.OCI.State; s != "" {
 		opts = append(opts, oci.WithState(s))

@@ -27,4 +27,9 @@ func TestNewOCI(t *testing.T) {
 	require.DirExists(t, state+"/bundles")
 	require.Equal(t, 2, r.PoolStats().Size, "the policy's warm pool")
 	require.NoError(t, r.Close())
+
+	t.Run("the runtime asked for agrees with oci.runtime", func(t *testing.T) {
+		_, err := backends.New(sandboxrun.Config{Policy: pol, OCIRuntime: "runsc"})
+		require.ErrorContains(t, err, `the runtime "runsc" was asked for, but oci.runtime (line 3) is "runc"`)
+	})
 }
