@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -48,4 +49,23 @@ func newOCI(pol *policy.Operator, log *slog.Logger, maxConcurrent int, runtime s
 		return nil, fmt.Errorf("policy %s: backend oci: %w", pol.Source, err)
 	}
 	return r, nil
+}
+
+// UnpackOCIImage makes ref runnable by the oci backend pol describes (its
+// state folder and runtime): from source, an OCI image layout or a docker
+// save tarball, or from the local Docker engine when source is empty. It
+// returns the image id.
+func UnpackOCIImage(ctx context.Context, pol *policy.Operator, ref, source string) (string, error) {
+	if pol == nil {
+		pol = policy.BuiltinPolicy()
+	}
+	r, err := newOCI(pol, slog.New(slog.DiscardHandler), 1, "")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = r.Close() }()
+	if source != "" {
+		return r.Import(ctx, ref, source)
+	}
+	return r.ImportFromEngine(ctx, ref)
 }

@@ -52,7 +52,7 @@ func (b *bench) ociRate(poolPerWorker int) func(context.Context, int, int) (floa
 		if err != nil {
 			return 0, err
 		}
-		defer r.Close()
+		defer func() { _ = r.Close() }()
 		m := method{run: b.library(r), settle: ociSettle(r, poolPerWorker*conc)}
 		if _, err := parallel(ctx, conc, conc, m.run); err != nil {
 			return 0, err

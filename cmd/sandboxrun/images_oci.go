@@ -6,8 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/sandbox/oci"
+	"github.com/sandboxrun/sandboxrun/backends"
 )
 
 func newImagesUnpackCmd(g *globals, s streams) *cobra.Command {
@@ -18,7 +17,7 @@ func newImagesUnpackCmd(g *globals, s streams) *cobra.Command {
 		Long: `unpack makes IMAGE (default ` + sandboxrun.RunnerImage() + `) runnable by the oci
 backend (policy backend: oci): its layers are flattened, once per image id, into
 a read-only root file system under the backend's state folder (the policy's
-oci.state, default ` + oci.DefaultState + `). Runs then need no Docker engine.
+oci.state, default /var/lib/sandboxrun/oci). Runs then need no Docker engine.
 
 Without --from the image is exported from the local Docker engine (docker save);
 --from names an OCI image layout (a folder) or a 'docker save' tarball instead.
@@ -29,27 +28,7 @@ It needs root, as the oci backend does.`,
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			pol := g.pol
-			if pol == nil {
-				pol = policy.BuiltinPolicy()
-			}
-			opts := []oci.Option{oci.WithVersion(sandboxrun.Version)}
-			if pol.OCI.State != "" {
-				opts = append(opts, oci.WithState(pol.OCI.State))
-			}
-			if pol.OCI.Runtime != "" {
-				opts = append(opts, oci.WithRuntime(pol.OCI.Runtime))
-			}
-			r, err := oci.New(opts...)
-			if err != nil {
-				return withCode(exitEnv, err)
-			}
-			var id string
-			if from != "" {
-				id, err = r.Import(cmd.Context(), ref, from)
-			} else {
-				id, err = r.ImportFromEngine(cmd.Context(), ref)
-			}
+			id, err := backends.UnpackOCIImage(cmd.Context(), g.pol, ref, from)
 			if err != nil {
 				return withCode(exitEnv, err)
 			}

@@ -54,7 +54,7 @@ func (b *bundle) prepare(cfg *specs.Spec, image string) error {
 	if err != nil {
 		return fmt.Errorf("open the image's root file system: %w", err)
 	}
-	defer img.Close()
+	defer func() { _ = img.Close() }()
 	for _, d := range append(dirs, cfg.Process.Cwd) {
 		p := filepath.Join(points, d)
 		if err := os.MkdirAll(p, 0o755); err != nil { //nolint:gosec // mount points the sandbox user walks through

@@ -46,8 +46,12 @@ func (s *images) rootfs(ref string) (dir, id string, err error) {
 		return "", "", fmt.Errorf("look up image %s: %w", ref, err)
 	}
 	id = strings.TrimSpace(string(b))
-	dir = filepath.Join(s.dir, strings.TrimPrefix(id, "sha256:"))
-	if _, err := os.Stat(dir); err != nil {
+	hexID, ok := strings.CutPrefix(id, "sha256:")
+	if !ok || !validHex(hexID) {
+		return "", "", fmt.Errorf("%w: %s names %q, not an image id: unpack it again", sandbox.ErrImageNotFound, ref, id)
+	}
+	dir = filepath.Join(s.dir, hexID)
+	if _, err := os.Stat(dir); err != nil { //nolint:gosec // dir is images/ and a checked hex digest
 		return "", "", fmt.Errorf("%w: %s names image %s, whose root file system is gone: import it again: %w", sandbox.ErrImageNotFound, ref, id, err)
 	}
 	return dir, id, nil
@@ -147,6 +151,19 @@ func (s *images) unpack(ctx context.Context, img v1.Image, hex string) error {
 		return err
 	}
 	return os.Rename(tmp, final)
+}
+
+// validHex is a sha256 digest in hex: the only names under images/.
+func validHex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func randomSuffix() string {

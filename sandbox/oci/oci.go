@@ -49,7 +49,7 @@ var (
 	_ sandbox.PoolReporter = (*Runner)(nil)
 )
 
-// ErrNotRoot: the backend was started by a user other than root.
+// ErrNotRoot is the error of New run by a user other than root.
 var ErrNotRoot = errors.New("the oci backend needs root: it creates namespaces, cgroups and mounts; run sandboxrun as root, or use the docker backend")
 
 // New returns a Runner. It needs root, the runtime on PATH (or at the

@@ -96,11 +96,8 @@ func WithWarmPoolByDemand(max int, maxIdle time.Duration) Option {
 	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = max, maxIdle, true }
 }
 
-// withClock sets the clock of creation times (tests).
-func withClock(now func() time.Time) Option { return func(s *settings) { s.now = now } }
-
 func (s *settings) validate() error {
-	errs := s.Options.Validate("sandboxes")
+	errs := s.Validate("sandboxes")
 	base := filepath.Base(s.runtime)
 	if !knownRuntime(base) {
 		errs = append(errs, fmt.Errorf("OCI runtime %q: use one of %s", s.runtime, strings.Join(Runtimes, ", ")))

@@ -22,7 +22,7 @@ func untar(ctx context.Context, r io.Reader, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	tr := tar.NewReader(r)
 	type dirMeta struct {
 		name string
@@ -76,7 +76,7 @@ func ensureParent(root *os.Root, name string) error {
 
 // fileMode is the header's permission and set-id bits as an fs.FileMode.
 func fileMode(hdr *tar.Header) fs.FileMode {
-	m := fs.FileMode(hdr.Mode) & fs.ModePerm
+	m := fs.FileMode(hdr.Mode & 0o777) //nolint:gosec // masked to the permission bits
 	if hdr.Mode&0o4000 != 0 {
 		m |= fs.ModeSetuid
 	}

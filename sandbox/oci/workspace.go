@@ -110,7 +110,7 @@ func writeLayer(w io.Writer, upper string) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	tw := tar.NewWriter(w)
 	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || name == "." {

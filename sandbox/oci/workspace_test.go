@@ -23,7 +23,7 @@ func TestWriteLayer(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(up, "out/deep"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(up, "out/deep/r.json"), []byte(`{}`), 0o640))
 	require.NoError(t, os.Symlink("../etc/passwd", filepath.Join(up, "link")))
-	require.NoError(t, unix.Mknod(filepath.Join(up, "gone.txt"), unix.S_IFCHR|0o000, 0))
+	require.NoError(t, unix.Mknod(filepath.Join(up, "gone.txt"), unix.S_IFCHR, 0))
 	require.NoError(t, os.Mkdir(filepath.Join(up, "fresh"), 0o700))
 	require.NoError(t, unix.Setxattr(filepath.Join(up, "fresh"), opaqueKey, []byte("y"), 0))
 	require.NoError(t, unix.Mkfifo(filepath.Join(up, "pipe"), 0o644))
