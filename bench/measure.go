@@ -77,7 +77,7 @@ func (b *bench) throughputMethods() []throughputMethod {
 	}
 	if b.cfg.ociState != "" {
 		ms = append(ms, throughputMethod{b.ociName("cold"), b.ociRate(0)},
-			throughputMethod{b.ociName("warm pool (size = concurrency)"), b.ociRate(1)})
+			throughputMethod{b.ociName("warm (size = c)"), b.ociRate(1)})
 	}
 	return ms
 }

@@ -31,6 +31,12 @@ type bundleParams struct {
 	workspace string
 }
 
+// ociVersion is the runtime-spec version config.json declares: every
+// field used is in 1.0.2, which the runtimes of Debian 12 (runc 1.1, crun
+// 1.8) accept; the library's own version (specs.Version) is newer than
+// crun takes.
+const ociVersion = "1.0.2"
+
 // cpuPeriod is the CFS period the CPU quota is a share of, as the engine
 // sets it for --cpus.
 const cpuPeriod = 100_000
@@ -48,7 +54,7 @@ func bundleConfig(spec *sandbox.Spec, p bundleParams) *specs.Spec {
 	period := uint64(cpuPeriod)
 	noOOMKillDisable := false
 	return &specs.Spec{
-		Version:  specs.Version,
+		Version:  ociVersion,
 		Hostname: sandbox.Hostname,
 		Root:     &specs.Root{Path: rootfsDir, Readonly: true},
 		Process: &specs.Process{
