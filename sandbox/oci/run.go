@@ -247,9 +247,19 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b 
 	}
 	// The stream ends when the container does: every process in it holds
 	// the pipe only while its pid namespace lives.
+	// Init closing its stdout without dying, or a runtime that does not
+	// end, is killed after callTimeout.
+	limit, stop := context.WithTimeout(context.WithoutCancel(ctx), r.callTimeout)
+	defer stop()
 	select {
 	case <-decoded:
-	case <-time.After(r.callTimeout):
+	case <-limit.Done():
+	}
+	select {
+	case <-c.exited:
+	case <-limit.Done():
+	}
+	if !isDone(decoded) || !isDone(c.exited) {
 		killed = errors.Join(killed, r.runtimeCall(ctx, "kill", c.id, "KILL"))
 		_ = c.stdout.Close()
 		<-decoded
@@ -280,6 +290,15 @@ func (c *container) wait() error {
 	<-c.exited
 	_ = c.stdout.Close()
 	return c.waitErr
+}
+
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // running reports whether the runtime's process still runs.
