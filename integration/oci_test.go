@@ -8,7 +8,10 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,4 +207,52 @@ func TestOCIWarmPool(t *testing.T) {
 		}
 	}
 	require.Zero(t, r.PoolStats().Ready)
+}
+
+// TestOCIKilledOwnerIsReaped: a sandboxrun SIGKILLed mid-run leaves its
+// container running and its bundle mounted; Reap finds them by the owner
+// annotations and removes container, cgroup, mounts and bundle.
+func TestOCIKilledOwnerIsReaped(t *testing.T) {
+	t.Parallel()
+	r := ociBackend(t)
+	const skill = "oci-killed"
+	root := cliSkill(t, skill, "", map[string]string{
+		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
+	})
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("backend: oci\noci:\n  state: "+ociState+"\n"), 0o644))
+	cmd := exec.Command(sandboxrunBin(t), "--skills", root, "--policy", pol, "run", "--timeout", "30s", skill, "scripts/wait.py")
+	cmd.Dir = root
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	trackOwner(t, cmd.Process.Pid)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make([]byte, len("started\n"))
+	_, err = io.ReadFull(stdout, line)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	runID := ""
+	entries, err := os.ReadDir(filepath.Join(ociState, "bundles"))
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(ociState, "bundles", e.Name(), "config.json"))
+		if err == nil && bytes.Contains(b, []byte(`"`+sandbox.LabelOwnerPID+`":"`+strconv.Itoa(cmd.Process.Pid)+`"`)) {
+			runID = strings.TrimPrefix(e.Name(), "sandboxrun-")
+		}
+	}
+	require.NotEmpty(t, runID, "the killed owner's bundle is left")
+	reaped, err := r.Reap(context.Background(), sandbox.ReapOptions{OnlyDeadOwners: true})
+	require.NoError(t, err)
+	var removed bool
+	for _, g := range reaped {
+		removed = removed || g.RunID == runID && g.Removed
+	}
+	require.True(t, removed, "reaped: %+v", reaped)
+	requireOCIGone(t, runID)
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	require.NotContains(t, string(mounts), "sandboxrun-"+runID, "its mounts are gone")
 }
