@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,12 +182,13 @@ func TestOCIFailedStartLeavesNothing(t *testing.T) {
 func TestOCIWarmPool(t *testing.T) {
 	t.Parallel()
 	ociBackend(t) // the image is unpacked
+	var logs syncBuffer
 	r, err := oci.New(oci.WithState(ociState), oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(runnerImage()),
-		oci.WithWarmPool(1, time.Minute))
+		oci.WithWarmPool(1, time.Minute), oci.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	require.NoError(t, err)
 	dir := sandboxtest.HostSkillDir(t, map[string]string{"scripts/s.py": "import os\nprint(os.environ['SANDBOXRUN_RUN_ID'])"})
 	spec := sandbox.Spec{Skill: "t", SkillDir: dir, Argv: []string{"python3", "/skills/t/scripts/s.py"},
-		Dir: "/skills/t", Limits: sandboxtest.DefaultLimits()}
+		Limits: sandboxtest.DefaultLimits()}
 	var ids []string
 	for range 3 {
 		res, err := r.Run(context.Background(), spec)
@@ -198,6 +200,7 @@ func TestOCIWarmPool(t *testing.T) {
 		require.Eventually(t, func() bool { return r.PoolStats().Ready == 1 }, 30*time.Second, 20*time.Millisecond)
 	}
 	require.GreaterOrEqual(t, r.PoolStats().Hits, uint64(2), "the second and third runs were warm")
+	require.Equal(t, 2, strings.Count(logs.String(), "prestarted=true"), "a warm container started python3 ahead: %s", logs.String())
 	require.NoError(t, r.Close())
 	entries, err := os.ReadDir(filepath.Join(ociState, "bundles"))
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -55,8 +56,13 @@ func template(spec *sandbox.Spec) (tmpl sandbox.Spec, ok bool) {
 	if spec.WorkspaceWritable || spec.EgressSocket != "" {
 		return tmpl, false
 	}
-	return sandbox.Spec{Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir,
-		Workspace: spec.Workspace, Image: spec.Image, Limits: spec.Limits}, true
+	tmpl = sandbox.Spec{Skill: spec.Skill, SkillVersion: spec.SkillVersion, SkillDir: spec.SkillDir,
+		Workspace: spec.Workspace, Image: spec.Image, Limits: spec.Limits}
+	// The interpreter its prelude may start ahead (sandbox.Prelude).
+	if len(spec.Argv) > 0 {
+		tmpl.Argv = []string{spec.Argv[0]}
+	}
+	return tmpl, true
 }
 
 // key names the configuration of spec's container: its config.json but
@@ -122,6 +128,15 @@ func (p *warmPool) start(ctx context.Context, tmpl sandbox.Spec) (*warmBox, erro
 	w := &warmBox{runID: id, created: time.Now(),
 		b: &bundle{id: containerID(id), dir: filepath.Join(p.r.bundles, containerID(id))}}
 	w.c, err = p.r.create(ctx, w.b, &tmpl, image)
+	if err == nil {
+		// sandbox-init reads the prelude at once and starts the
+		// interpreter, so the next run pays no interpreter start.
+		if prelude, ok := sandbox.Prelude(&tmpl, p.r.version); ok {
+			if _, werr := w.c.stdin.Write(prelude); werr != nil {
+				err = fmt.Errorf("send the prelude to a warm sandbox: %w", werr)
+			}
+		}
+	}
 	if err != nil && ctx.Err() == nil {
 		p.r.log.Warn("start warm sandbox container", "error", err)
 	}

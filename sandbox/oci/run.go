@@ -97,7 +97,8 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		res.Files = c.files
 	}
 	log.Debug("sandbox finished", "exit_code", res.ExitCode, "timed_out", res.TimedOut,
-		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS)
+		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS,
+		"prestarted", o.Report != nil && o.Report.Prestarted)
 	return err
 }
 
