@@ -138,7 +138,7 @@ func (b *bench) latencyMethods() []method {
 		method{name: "library, warm pool", run: b.library(b.warm), settle: b.warm.WaitIdle},
 	)
 	if b.oci != nil {
-		ms = append(ms, method{name: b.ociName("cold"), run: b.library(b.oci)},
+		ms = append(ms, method{name: b.ociName("cold"), run: b.library(b.oci), settle: ociSettle(b.oci, 0)},
 			method{name: b.ociName("warm pool"), run: b.library(b.ociWarm), settle: ociSettle(b.ociWarm, 1)})
 	}
 	return ms

@@ -64,9 +64,13 @@ func (b *bench) ociRate(poolPerWorker int) func(context.Context, int, int) (floa
 	}
 }
 
-// ociSettle waits until the warm pool holds want containers again.
+// ociSettle waits for the teardown of finished runs and until the warm
+// pool holds want containers again.
 func ociSettle(r *oci.Runner, want int) func(context.Context) error {
 	return func(ctx context.Context) error {
+		if err := r.WaitIdle(ctx); err != nil {
+			return err
+		}
 		for r.PoolStats().Ready < want {
 			select {
 			case <-ctx.Done():

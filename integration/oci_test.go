@@ -6,6 +6,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -126,18 +127,30 @@ func ociSpec(t *testing.T, script string, edit func(*sandbox.Spec)) sandbox.Spec
 	return s
 }
 
-// requireOCIGone asserts that nothing of the run is left: no runtime
-// state, no bundle, no cgroup in any hierarchy.
+// requireOCIGone asserts that nothing of the run is left once its
+// teardown, which may go on in the background after its Result, is done:
+// no runtime state, no bundle, no cgroup in any hierarchy.
 func requireOCIGone(t *testing.T, runID string) {
 	t.Helper()
 	id := "sandboxrun-" + runID
-	for _, p := range []string{filepath.Join(ociState, "runtime", id), filepath.Join(ociState, "bundles", id)} {
-		_, err := os.Stat(p)
-		require.ErrorIs(t, err, os.ErrNotExist, "%s is left behind", p)
+	var left []string
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left = nil
+		for _, p := range []string{filepath.Join(ociState, "runtime", id), filepath.Join(ociState, "bundles", id)} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				left = append(left, p)
+			}
+		}
+		cg, err := filepath.Glob("/sys/fs/cgroup/*/sandboxrun/" + runID)
+		require.NoError(t, err)
+		left = append(left, cg...)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	cg, err := filepath.Glob("/sys/fs/cgroup/*/sandboxrun/" + runID)
-	require.NoError(t, err)
-	require.Empty(t, cg, "cgroups left behind")
+	require.Empty(t, left, "left behind by run %s", runID)
 }
 
 // TestOCIFailedStartLeavesNothing runs an image from an OCI layout that

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -38,6 +39,8 @@ type Runner struct {
 	sem            chan struct{}
 	now            func() time.Time
 	pool           *warmPool // nil: off
+	// bg counts the teardowns of answered runs (Run returns before them).
+	bg sync.WaitGroup
 }
 
 // The Runner's abilities beyond sandbox.Runner.
@@ -132,10 +135,11 @@ func firstLine(b []byte) string {
 	return string(b)
 }
 
-// Close removes the warm pool's containers; every run removes its own
-// sandbox before it returns.
+// Close removes the warm pool's containers and waits for the teardown of
+// finished runs.
 func (r *Runner) Close() error {
 	r.pool.close()
+	r.bg.Wait()
 	return nil
 }
 

@@ -16,9 +16,13 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// Run executes spec in a container of its own and removes the container,
-// its cgroup and its bundle before it returns, also when ctx is cancelled
-// (removal then runs under context.WithoutCancel with its own timeout).
+// Run executes spec in a container of its own (new, or started ahead by
+// the warm pool) and returns as soon as sandbox-init has reported the
+// script's end: the container's end and the removal of the container, its
+// cgroup and its bundle then go on in the background (WaitIdle and Close
+// wait for them). A run that ends without a report (cancelled, killed,
+// failed to start) removes all of it before it returns, under
+// context.WithoutCancel with its own timeout.
 // The Result follows the same conventions as the other backends'
 // (sandbox.Runner).
 //
@@ -72,6 +76,10 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	log := r.log.With("skill", spec.Skill, "run_id", spec.RunID, "container_id", b.id, "warm", w != nil)
 	ended := false // the runtime ran the container to its end and removed it
 	defer func() {
+		if c != nil && c.answered {
+			r.bg.Go(func() { r.teardown(ctx, b, c, log) })
+			return
+		}
 		if rerr := r.remove(ctx, b, !ended); rerr != nil {
 			log.Warn("remove sandbox", "error", rerr)
 			err = errors.Join(err, rerr)
@@ -100,6 +108,35 @@ func (r *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		"oom_killed", res.OOMKilled, "duration_ms", res.DurationMS,
 		"prestarted", o.Report != nil && o.Report.Prestarted)
 	return err
+}
+
+// teardown waits for an answered run's container to end and removes it,
+// in the background: the caller has its Result already. WaitIdle and
+// Close wait for it.
+func (r *Runner) teardown(ctx context.Context, b *bundle, c *container, log *slog.Logger) {
+	exit, err := r.settle(ctx, c)
+	if err != nil {
+		log.Warn("end of sandbox", "error", err)
+	}
+	if err := r.remove(ctx, b, exit != 0); err != nil {
+		log.Warn("remove sandbox", "error", err)
+	}
+}
+
+// WaitIdle waits until the teardown of every finished run is done, or ctx
+// ends.
+func (r *Runner) WaitIdle(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		r.bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // create writes spec's bundle in b and starts its container, which waits
@@ -148,7 +185,11 @@ type container struct {
 	out     *sandbox.Output
 	files   []sandbox.FileChange // a writable workspace's changes, as taken
 	exited  chan struct{}        // closed when the runtime's process has ended
-	waitErr error                // how it ended; read after exited
+	decoded chan struct{}        // closed when the frame stream has ended
+	// answered: the report came, and the container's end is left to
+	// the background.
+	answered bool
+	waitErr  error // how it ended; read after exited
 }
 
 // start runs the runtime on the bundle, in the foreground so that the
@@ -164,7 +205,7 @@ func (r *Runner) start(b *bundle) (*container, error) {
 		_ = inW.Close()
 		return nil, fmt.Errorf("sandbox stdout: %w", err)
 	}
-	c := &container{id: b.id, stdin: inW, stdout: outR, initLog: sandbox.NewInitLog(), exited: make(chan struct{})}
+	c := &container{id: b.id, stdin: inW, stdout: outR, initLog: sandbox.NewInitLog(), exited: make(chan struct{}), decoded: make(chan struct{})}
 	c.cmd = exec.Command(r.runtime, "--root", r.runRoot, "run", "--bundle", b.dir, b.id) //nolint:gosec // the runtime chosen by the operator
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, c.initLog
 	c.cmd.Env = []string{"PATH=" + sandbox.InitPathEnv} // nothing of the host's environment
@@ -206,14 +247,13 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b 
 	var (
 		heardOnce sync.Once
 		heard     = make(chan struct{})
-		decoded   = make(chan struct{})
 		report    *frame.Report
 		heardRep  *frame.Report // the report, once heard closed on it
 		decodeErr error
 	)
 	hear := func() { heardOnce.Do(func() { close(heard) }) }
 	go func() {
-		defer close(decoded)
+		defer close(c.decoded)
 		report, decodeErr = c.out.Decode(c.stdout, func(r *frame.Report) { heardRep = r; hear() })
 		hear()
 	}()
@@ -246,36 +286,19 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b 
 		log.Debug("context ended; killing the container", "cause", context.Cause(ctx))
 		killed = r.runtimeCall(ctx, "kill", c.id, "KILL")
 	}
-	// The stream ends when the container does: every process in it holds
-	// the pipe only while its pid namespace lives.
-	// Init closing its stdout without dying, or a runtime that does not
-	// end, is killed after callTimeout.
-	limit, stop := context.WithTimeout(context.WithoutCancel(ctx), r.callTimeout)
-	defer stop()
-	select {
-	case <-decoded:
-	case <-limit.Done():
+	if heardRep != nil && !o.Backstop && !o.Cancelled {
+		// Every frame of the script's output precedes the report: the
+		// Result is complete, and the container's end is waited for in
+		// the background (settle).
+		// (init's own stderr is still being copied: it says nothing a
+		// report does not.)
+		c.answered = true
+		o.Report = heardRep
+		return o, handed
 	}
-	select {
-	case <-c.exited:
-	case <-limit.Done():
-	}
-	if !isDone(decoded) || !isDone(c.exited) {
-		killed = errors.Join(killed, r.runtimeCall(ctx, "kill", c.id, "KILL"))
-		_ = c.stdout.Close()
-		<-decoded
-	}
-	waitErr := c.wait()
+	exit, serr := r.settle(ctx, c)
+	o.InitExit, killed = exit, errors.Join(killed, serr)
 	o.Report, o.InitLog = report, c.initLog.FirstLine()
-	var exit *exec.ExitError
-	switch {
-	case waitErr == nil:
-		o.InitExit = 0
-	case errors.As(waitErr, &exit):
-		o.InitExit = exit.ExitCode()
-	default:
-		killed = errors.Join(killed, waitErr)
-	}
 	if o.Cancelled {
 		return o, errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
 	}
@@ -284,6 +307,39 @@ func (r *Runner) await(ctx context.Context, c *container, spec *sandbox.Spec, b 
 		return o, errors.Join(sandbox.NoReportError(o.InitExit, o.InitLog, decodeErr), killed)
 	}
 	return o, errors.Join(killed, handed)
+}
+
+// settle waits for the frame stream and the runtime to end, and returns
+// the runtime's exit status (-1 unknown). The stream ends when the
+// container does: every process in it holds the pipe only while its pid
+// namespace lives. Init closing its stdout without dying, or a runtime
+// that does not end, is killed after callTimeout.
+func (r *Runner) settle(ctx context.Context, c *container) (int, error) {
+	var killed error
+	limit, stop := context.WithTimeout(context.WithoutCancel(ctx), r.callTimeout)
+	defer stop()
+	select {
+	case <-c.decoded:
+	case <-limit.Done():
+	}
+	select {
+	case <-c.exited:
+	case <-limit.Done():
+	}
+	if !isDone(c.decoded) || !isDone(c.exited) {
+		killed = r.runtimeCall(ctx, "kill", c.id, "KILL")
+		_ = c.stdout.Close()
+		<-c.decoded
+	}
+	waitErr := c.wait()
+	var exit *exec.ExitError
+	switch {
+	case waitErr == nil:
+		return 0, killed
+	case errors.As(waitErr, &exit):
+		return exit.ExitCode(), killed
+	}
+	return -1, errors.Join(killed, waitErr)
 }
 
 // wait waits for the runtime's process and closes the host's pipe ends.
