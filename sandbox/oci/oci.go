@@ -145,3 +145,10 @@ func (r *Runner) Close() error {
 
 // Image is the default image.
 func (r *Runner) Image() string { return r.image }
+
+// RuntimeName is the OCI runtime the sandboxes run under: runc, crun or
+// runsc.
+func (r *Runner) RuntimeName() string { return r.runtimeName }
+
+// StateDir is the backend's state folder.
+func (r *Runner) StateDir() string { return r.state }
