@@ -19,12 +19,15 @@ func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
 	if pol == nil {
 		pol = policy.BuiltinPolicy()
 	}
-	if pol.Backend.Kind() == policy.BackendKubernetes {
-		log := cfg.Logger
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	switch pol.Backend.Kind() {
+	case policy.BackendKubernetes:
 		return newKube(pol, log, cfg.MaxConcurrent)
+	case policy.BackendOCI:
+		return newOCI(pol, log, cfg.MaxConcurrent, cfg.OCIRuntime)
 	}
 	return dockerbackend.New(cfg)
 }

@@ -49,6 +49,8 @@ type config struct {
 	// usrVolumes: sandboxrun's sandboxes mount their image's usr volume
 	// (fuse-overlayfs engines only; docker.WithUsrVolumes)
 	usrVolumes bool
+	// ociState: the oci backend's state folder; empty skips its rows
+	ociState string
 }
 
 func main() {
@@ -61,6 +63,7 @@ func main() {
 	flag.StringVar(&cfg.cli, "cli", "", "sandboxrun binary for the CLI rows (e.g. bin/sandboxrun); empty skips them")
 	flag.StringVar(&cfg.runtime, "oci-runtime", "", "engine runtime for every method, e.g. crun (see make crun); default: the engine's")
 	flag.BoolVar(&cfg.usrVolumes, "usr-volumes", true, "sandboxrun's rows mount the image's usr volume on a fuse-overlayfs engine (false: read /usr through the storage driver)")
+	flag.StringVar(&cfg.ociState, "oci-state", "", "state folder of the oci backend's rows (root, runc; the runner image is unpacked there once); empty skips them")
 	flag.StringVar(&only, "only", "latency,throughput,memory", "comma-separated sections to run")
 	flag.StringVar(&rows, "rows", "", "comma-separated substrings: run only the throughput rows whose name has one (e.g. cold,floor); default all")
 	flag.IntVar(&cfg.rssPool, "rss-probe", 0, "internal: report this process's memory as a library with a warm pool of this size")

@@ -65,7 +65,7 @@ type throughputMethod struct {
 }
 
 func (b *bench) throughputMethods() []throughputMethod {
-	return []throughputMethod{
+	ms := []throughputMethod{
 		{"docker run --rm -i", func(ctx context.Context, conc, total int) (float64, error) {
 			return rate(ctx, conc, total, method{run: b.dockerRun})
 		}},
@@ -75,6 +75,11 @@ func (b *bench) throughputMethods() []throughputMethod {
 		{"library, cold", b.libraryRate(0)},
 		{"library, warm pool (size = concurrency)", b.libraryRate(1)},
 	}
+	if b.cfg.ociState != "" {
+		ms = append(ms, throughputMethod{b.ociName("cold"), b.ociRate(0)},
+			throughputMethod{b.ociName("warm (size = c)"), b.ociRate(1)})
+	}
+	return ms
 }
 
 // libraryRate measures a fresh runner per concurrency, with a warm pool of

@@ -19,6 +19,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+	"github.com/sandboxrun/sandboxrun/sandbox/oci"
 )
 
 const script = `import json, sys
@@ -45,7 +46,8 @@ type bench struct {
 	policy    string // the CLI rows' policy file
 	execName  string // the running container `docker exec` goes into
 
-	cold, warm *docker.Runner
+	cold, warm   *docker.Runner
+	oci, ociWarm *oci.Runner // nil without -oci-state
 
 	mu     sync.Mutex
 	n      int
@@ -79,6 +81,16 @@ func newBench(ctx context.Context, cfg config) (*bench, error) {
 		b.close()
 		return nil, err
 	}
+	if cfg.ociState != "" {
+		if b.oci, err = newOCIRunner(ctx, cfg, 1, 0); err != nil {
+			b.close()
+			return nil, err
+		}
+		if b.ociWarm, err = newOCIRunner(ctx, cfg, 1, 1); err != nil {
+			b.close()
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
@@ -102,6 +114,11 @@ func (b *bench) close() {
 			d.Close()
 		}
 	}
+	for _, r := range []*oci.Runner{b.oci, b.ociWarm} {
+		if r != nil {
+			_ = r.Close()
+		}
+	}
 	if b.root != "" {
 		os.RemoveAll(b.root)
 	}
@@ -116,10 +133,15 @@ func (b *bench) latencyMethods() []method {
 	if b.cfg.cli != "" {
 		ms = append(ms, method{name: "sandboxrun run (CLI), cold", run: b.cliRun})
 	}
-	return append(ms,
+	ms = append(ms,
 		method{name: "library, cold", run: b.library(b.cold), settle: b.cold.WaitIdle},
 		method{name: "library, warm pool", run: b.library(b.warm), settle: b.warm.WaitIdle},
 	)
+	if b.oci != nil {
+		ms = append(ms, method{name: b.ociName("cold"), run: b.library(b.oci), settle: ociSettle(b.oci, 0)},
+			method{name: b.ociName("warm pool"), run: b.library(b.ociWarm), settle: ociSettle(b.ociWarm, 1)})
+	}
+	return ms
 }
 
 func limits() policy.Limits {
@@ -138,7 +160,7 @@ func (b *bench) spec() sandbox.Spec {
 	}
 }
 
-func (b *bench) library(d *docker.Runner) func(context.Context) (time.Duration, error) {
+func (b *bench) library(d sandbox.Runner) func(context.Context) (time.Duration, error) {
 	return func(ctx context.Context) (time.Duration, error) {
 		start := time.Now()
 		res, err := d.Run(ctx, b.spec())

@@ -108,6 +108,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.add(c)
 		}
 		places = append([]place{{"engine", f.RootDir}}, places...)
+	case localHost:
+		hostKernel = localKernel()
+		rep.add(judgeLocal(e, hostKernel))
+		places = append([]place{{"state", e.StateDir()}}, places...)
+		if runtime == "" {
+			// What the sandbox must show: gVisor under runsc.
+			runtime = e.RuntimeName()
+		}
 	case clusterHost:
 		f := e.ClusterFacts(ctx)
 		hostKernel = f.NodeKernel

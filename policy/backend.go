@@ -14,6 +14,7 @@ import (
 const (
 	BackendDocker     = "docker"
 	BackendKubernetes = "kubernetes"
+	BackendOCI        = "oci"
 )
 
 // BackendRules choose where sandboxes run:
@@ -40,6 +41,8 @@ type BackendRules struct {
 	Backend    Backend         `yaml:"backend" json:"backend"`
 	Kubernetes KubernetesRules `yaml:"kubernetes" json:"kubernetes"`
 	Docker     DockerRules     `yaml:"docker" json:"docker"`
+	// OCI is read only with backend: oci (oci.go).
+	OCI OCIRules `yaml:"oci" json:"oci"`
 }
 
 // DockerRules tune the Docker backend.
@@ -157,8 +160,8 @@ func (b *Backend) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&v); err != nil {
 		return fmt.Errorf("line %d: backend: %w", n.Line, err)
 	}
-	if v != BackendDocker && v != BackendKubernetes {
-		return fmt.Errorf("line %d: backend %q: use %s or %s", n.Line, v, BackendDocker, BackendKubernetes)
+	if v != BackendDocker && v != BackendKubernetes && v != BackendOCI {
+		return fmt.Errorf("line %d: backend %q: use %s, %s or %s", n.Line, v, BackendDocker, BackendKubernetes, BackendOCI)
 	}
 	b.Name, b.Line = v, n.Line
 	return nil

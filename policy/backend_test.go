@@ -28,7 +28,7 @@ func TestBackendRules(t *testing.T) {
 		{name: "warm not a number", yaml: "kubernetes:\n  warm: many\n", err: "line 2: kubernetes:"},
 		{name: "warm idle too long", yaml: "kubernetes:\n  warm_idle: 2h\n", err: "kubernetes.warm_idle 7200s: use at most 1h0m0s"},
 		{name: "warm idle zero", yaml: "kubernetes:\n  warm_idle: 0\n", err: "is not a duration"},
-		{name: "unknown backend", yaml: "backend: podman\n", err: `line 1: backend "podman": use docker or kubernetes`},
+		{name: "unknown backend", yaml: "backend: podman\n", err: `line 1: backend "podman": use docker, kubernetes or oci`},
 		{name: "unknown key", yaml: "kubernetes:\n  context: x\n", err: `line 2: kubernetes: unknown key "context"`},
 		{name: "relative kubeconfig", yaml: "kubernetes:\n  kubeconfig: k.yaml\n", err: "must be an absolute path"},
 		{name: "bad namespace", yaml: "kubernetes:\n  namespace: Sand_Box\n", err: "is not a namespace name"},

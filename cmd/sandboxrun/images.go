@@ -23,7 +23,7 @@ func newImagesCmd(g *globals, s streams) *cobra.Command {
 starts from, the Debian base it is built on when no registry is reachable, and
 the per-skill images of skills that declare packages (see 'sandboxrun build').`,
 	}
-	cmd.AddCommand(newImagesBuildCmd(g, s), newImagesListCmd(s), newImagesPruneCmd(g, s))
+	cmd.AddCommand(newImagesBuildCmd(g, s), newImagesListCmd(s), newImagesPruneCmd(g, s), newImagesUnpackCmd(g, s))
 	return cmd
 }
 
