@@ -40,6 +40,8 @@ func statusOf(res *sandbox.Result, err error) int {
 	// Arguments that cannot be an argv (a NUL byte, over the bounds) are a
 	// malformed request rather than a policy decision, though the Service
 	// refuses (and audits) them like one.
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errBadRequest), errors.Is(err, policy.ErrBadArgv):
 		return http.StatusBadRequest
 	case errors.Is(err, skill.ErrSkillNotFound):

@@ -95,14 +95,8 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *sessi
 			Snapshot string `json:"snapshot"`
 		} `json:"from"`
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
-	if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&body)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
+	if err := readSmallJSON(w, r, &body); err != nil {
+		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
 		return
 	}
 	if body.From != nil && body.From.Session == "" {
