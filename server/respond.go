@@ -50,9 +50,13 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusForbidden
 	case errors.Is(err, errBusy):
 		return http.StatusTooManyRequests
+	// The engine going away mid-run is the engine's state, not the
+	// server's fault: 503, with the run's Result in the body.
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	case res != nil && res.Started:
 		return http.StatusInternalServerError // the sandbox failed mid-run
-	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrImageNotFound),
+	case errors.Is(err, sandbox.ErrImageNotFound),
 		errors.Is(err, images.ErrNotFound), errors.Is(err, sandboxrun.ErrNeedsBuild):
 		return http.StatusServiceUnavailable
 	default:
@@ -61,13 +65,16 @@ func statusOf(res *sandbox.Result, err error) int {
 }
 
 func newErrorBody(res *sandbox.Result, err error) errorBody {
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		err = engineAway(err)
+	}
 	b := errorBody{Error: err.Error()}
 	var denied *policy.DeniedError
 	if errors.As(err, &denied) {
 		b.Part, b.Reason, b.Suggest = denied.Part, denied.Reason, denied.Suggest
 	}
 	if res != nil && res.Started {
-		if res.Error == "" {
+		if res.Error == "" || errors.Is(err, sandbox.ErrUnavailable) {
 			res.Error = err.Error()
 		}
 		b.Result = res
@@ -84,6 +91,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", retryEngine)
+	}
 	writeJSON(w, status, newErrorBody(nil, err))
 }
 
@@ -192,11 +202,64 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 		}
 	}
 	if err != nil {
-		if status == http.StatusTooManyRequests {
+		switch status {
+		case http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", "1")
+		case http.StatusServiceUnavailable:
+			w.Header().Set("Retry-After", retryEngine)
 		}
 		writeJSON(w, status, newErrorBody(res, err))
 		return
 	}
 	writeJSON(w, status, res)
+}
+
+// retryEngine is the Retry-After of a 503: long enough for an engine that
+// restarts to answer again, short enough for a caller to barely notice.
+const retryEngine = "5"
+
+// engineAway is what a caller is told of an unreachable engine: the
+// backend's own words ("docker daemon unreachable"), never the error's
+// cause, which names the host's socket or kubeconfig (the server's log
+// has it).
+func engineAway(err error) error {
+	var already engineAwayError
+	if errors.As(err, &already) {
+		return already
+	}
+	which := sandbox.ErrUnavailable.Error()
+	for e := err; e != nil; {
+		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(sandbox.ErrUnavailable) {
+			which = e.Error()
+			break
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			e = nextMatching(u.Unwrap())
+		default:
+			e = nil
+		}
+	}
+	return engineAwayError{which}
+}
+
+// engineAwayError matches sandbox.ErrUnavailable.
+type engineAwayError struct{ which string }
+
+func (e engineAwayError) Error() string {
+	return "the sandbox engine cannot be reached (" + e.which + "); retry after a few seconds, and tell the operator if it lasts (the server's log has the cause)"
+}
+
+func (engineAwayError) Is(target error) bool { return target == sandbox.ErrUnavailable }
+
+// nextMatching is the first of errs that leads to sandbox.ErrUnavailable.
+func nextMatching(errs []error) error {
+	for _, e := range errs {
+		if errors.Is(e, sandbox.ErrUnavailable) {
+			return e
+		}
+	}
+	return nil
 }
