@@ -59,6 +59,13 @@ func startServerAt(t *testing.T, addr, root string, args ...string) *liveServer 
 // startServerEnv is startServerAt with env added to the test's environment.
 func startServerEnv(t *testing.T, env []string, addr, root string, args ...string) *liveServer {
 	t.Helper()
+	return startServerProbe(t, "/readyz", env, addr, root, args...)
+}
+
+// startServerProbe is startServerEnv waiting for probe (/readyz, or
+// /healthz, which never asks the engine) to answer 200.
+func startServerProbe(t *testing.T, probe string, env []string, addr, root string, args ...string) *liveServer {
+	t.Helper()
 	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
 	cmd := exec.Command(sandboxrunBin(t), all...)
 	cmd.Env = append(os.Environ(), env...)
@@ -77,7 +84,7 @@ func startServerEnv(t *testing.T, env []string, addr, root string, args ...strin
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(s.url + "/readyz")
+		resp, err := http.Get(s.url + probe)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
