@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
@@ -54,6 +55,8 @@ func statusOf(res *sandbox.Result, err error) int {
 	// server's fault: 503, with the run's Result in the body.
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case diskFull(err):
+		return http.StatusInsufficientStorage
 	case res != nil && res.Started:
 		return http.StatusInternalServerError // the sandbox failed mid-run
 	case errors.Is(err, sandbox.ErrImageNotFound),
@@ -65,8 +68,11 @@ func statusOf(res *sandbox.Result, err error) int {
 }
 
 func newErrorBody(res *sandbox.Result, err error) errorBody {
-	if errors.Is(err, sandbox.ErrUnavailable) {
+	switch {
+	case errors.Is(err, sandbox.ErrUnavailable):
 		err = engineAway(err)
+	case diskFull(err):
+		err = errDiskFull
 	}
 	b := errorBody{Error: err.Error()}
 	var denied *policy.DeniedError
@@ -74,7 +80,7 @@ func newErrorBody(res *sandbox.Result, err error) errorBody {
 		b.Part, b.Reason, b.Suggest = denied.Part, denied.Reason, denied.Suggest
 	}
 	if res != nil && res.Started {
-		if res.Error == "" || errors.Is(err, sandbox.ErrUnavailable) {
+		if res.Error == "" || errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, errDiskFull) {
 			res.Error = err.Error()
 		}
 		b.Result = res
@@ -262,4 +268,15 @@ func nextMatching(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// errDiskFull is what a caller is told when the server's file system is
+// out of space (507): nothing of the failed write is kept, and the cause
+// (a host path) stays in the server's log.
+var errDiskFull = errors.New("the server's disk is full: no space left for session files; nothing of this request was kept. Delete files you no longer need, or ask the operator to free space, then retry")
+
+// diskFull reports whether err comes from a file system out of space or
+// out of its disk quota.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, errDiskFull)
 }

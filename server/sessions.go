@@ -54,6 +54,8 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 func sessionStatus(err error) int {
 	var lim *session.LimitError
 	switch {
+	case diskFull(err):
+		return http.StatusInsufficientStorage // before ErrBadTar: a tar cut short by the disk is not the caller's
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
