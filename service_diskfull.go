@@ -13,7 +13,7 @@ import (
 // nothing of its changes kept, rather than a failure of the service. The
 // cause, which names host paths, is for the operator's log.
 func (s *Service) handBackFull(res *sandbox.Result, err error) (*sandbox.Result, error) {
-	if res == nil || !res.Started || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+	if res == nil || !res.Started || !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
 		return res, err
 	}
 	s.log.Warn("a run's changes could not be handed back: the sessions folder's file system is full", "run_id", res.ID, "err", err)

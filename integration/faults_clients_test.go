@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -91,7 +92,8 @@ func TestFaultsSlowHeaders(t *testing.T) {
 			defer wg.Done()
 			_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
 			_, err := io.Copy(io.Discard, c)
-			if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
 				closed.Add(1)
 			}
 		}()

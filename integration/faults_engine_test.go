@@ -190,6 +190,7 @@ func TestFaultsEngineGoesAway(t *testing.T) {
 			body   []byte
 		}
 		got := make(chan answer, 1)
+		begun := make(chan struct{})
 		go func() {
 			req, _ := http.NewRequest("POST", srv.url+"/v1/skills/"+name+"/run", strings.NewReader(`{"script": "scripts/wait.py"}`))
 			if stream {
@@ -197,15 +198,36 @@ func TestFaultsEngineGoesAway(t *testing.T) {
 			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
+				close(begun)
 				got <- answer{status: -1, body: []byte(err.Error())}
 				return
 			}
 			defer resp.Body.Close()
-			b, _ := io.ReadAll(bufio.NewReader(resp.Body))
-			got <- answer{resp.StatusCode, resp.Header, b}
+			br := bufio.NewReader(resp.Body)
+			var first string
+			if stream {
+				first, _ = br.ReadString('\n')
+			}
+			close(begun)
+			b, _ := io.ReadAll(br)
+			got <- answer{resp.StatusCode, resp.Header, append([]byte(first), b...)}
 		}()
-		require.Eventually(t, func() bool { return len(skillContainers(t, name)) > 0 }, time.Minute, 50*time.Millisecond)
-		time.Sleep(500 * time.Millisecond) // attached and started
+		if stream {
+			// The script's first line came: the run is under way.
+			select {
+			case <-begun:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("the streamed run did not start; stderr: %s", srv.stderr)
+			}
+		} else {
+			// Running, as far as the engine says; the run may still be
+			// starting, which is a cut before the run too.
+			require.Eventually(t, func() bool {
+				list, err := sandboxesOf(name)
+				return err == nil && len(list) > 0 && list[0].State == "running"
+			}, 2*time.Minute, 50*time.Millisecond)
+			time.Sleep(time.Second)
+		}
 		proxy.cut()
 		var a answer
 		select {
@@ -230,8 +252,10 @@ func TestFaultsEngineGoesAway(t *testing.T) {
 			requireEngineDown(t, reply{StatusCode: a.status, Header: a.header}, a.body)
 			var e errorReply
 			require.NoError(t, json.Unmarshal(a.body, &e))
-			require.NotNil(t, e.Result, "a clear Result")
-			require.False(t, e.Result.Success)
+			if e.Result != nil { // the run had begun
+				require.False(t, e.Result.Success)
+				require.Contains(t, e.Result.Error, "engine")
+			}
 		}
 		proxy.up(t)
 		// The engine is back: the cut run's sandbox goes, by the server's

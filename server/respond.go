@@ -235,11 +235,11 @@ func engineAway(err error) error {
 	}
 	which := sandbox.ErrUnavailable.Error()
 	for e := err; e != nil; {
-		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(sandbox.ErrUnavailable) {
+		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(sandbox.ErrUnavailable) { //nolint:errorlint // as above
 			which = e.Error()
 			break
 		}
-		switch u := e.(type) {
+		switch u := e.(type) { //nolint:errorlint // walking the chain by hand is the point: errors.As finds no backend's own sentinel
 		case interface{ Unwrap() error }:
 			e = u.Unwrap()
 		case interface{ Unwrap() []error }:

@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -145,7 +146,7 @@ func soak(bin string, d time.Duration, clients int, every time.Duration) error {
 }
 
 func client(ctx context.Context, srv *server, ids []string, n int, t *tally) {
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n)))
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n))) //nolint:gosec // load generation, not secrets
 	total := 0
 	for _, o := range ops {
 		total += o.weight
@@ -172,10 +173,7 @@ func client(ctx context.Context, srv *server, ids []string, n int, t *tally) {
 			status, _ = srv.call("POST", "/v1/skills/soak/python", []byte(`{"session": "`+id+`", "code": "import os\nopen('out.txt', 'w').write(str(len(os.listdir('.'))))"}`))
 		case "upload 64KiB":
 			for j := 0; j < len(data); j += 8 {
-				v := rng.Uint64()
-				for k := range 8 {
-					data[j+k] = byte(v >> (8 * k))
-				}
+				binary.LittleEndian.PutUint64(data[j:], rng.Uint64())
 			}
 			status, _ = srv.call("PUT", "/v1/sessions/"+id+"/files/"+file, data)
 		case "download":
