@@ -38,11 +38,11 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusOK
 	case isSessionError(err):
 		return sessionStatus(err)
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge
 	// Arguments that cannot be an argv (a NUL byte, over the bounds) are a
 	// malformed request rather than a policy decision, though the Service
 	// refuses (and audits) them like one.
-	case errors.Is(err, errTooLarge):
-		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errBadRequest), errors.Is(err, policy.ErrBadArgv):
 		return http.StatusBadRequest
 	case errors.Is(err, skill.ErrSkillNotFound):
@@ -97,7 +97,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
-	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+	if errors.Is(err, sandbox.ErrUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryEngine)
 	}
 	writeJSON(w, status, newErrorBody(nil, err))
@@ -212,7 +212,9 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 		case http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", "1")
 		case http.StatusServiceUnavailable:
-			w.Header().Set("Retry-After", retryEngine)
+			if errors.Is(err, sandbox.ErrUnavailable) {
+				w.Header().Set("Retry-After", retryEngine)
+			}
 		}
 		writeJSON(w, status, newErrorBody(res, err))
 		return
@@ -220,7 +222,7 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 	writeJSON(w, status, res)
 }
 
-// retryEngine is the Retry-After of a 503: long enough for an engine that
+// retryEngine is the Retry-After of a 503 for an engine away: long enough for an engine that
 // restarts to answer again, short enough for a caller to barely notice.
 const retryEngine = "5"
 
