@@ -310,7 +310,7 @@ func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts contai
 	if f.removeAway > 0 {
 		f.removeAway--
 		f.mu.Unlock()
-		return client.ErrorConnectionFailed("unix:///gone/docker.sock")
+		return client.ErrorConnectionFailed("unix:///gone/docker.sock") //nolint:staticcheck // the only way to build the error the client returns for an unreachable daemon
 	}
 	if err := f.removeErrOnce; err != nil {
 		f.removeErrOnce = nil
