@@ -13,6 +13,8 @@
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
 #                and what a session adds to a run; file upload and download MiB/s
+#   make soak    serve under mixed load at concurrency 8 for SOAK_DURATION (10m):
+#                p50/p99 per operation, answers by status, RSS/fds/goroutines
 #   make bench-storage  the bench on the engine's storage driver and on overlay2
 #                (a second, temporary dockerd; the running engine is untouched)
 #   make crun    install crun, register it in daemon.json and reload dockerd
@@ -26,7 +28,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -181,6 +183,7 @@ fuzz:
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
 	$(GO) test ./session/ -run '^$$' -fuzz FuzzIDReplica -fuzztime $(FUZZTIME)
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzReplicasDecide -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzRunBody -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzScanReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzMaskReader -fuzztime $(FUZZTIME)
 	$(GO) test ./egress/ -run '^$$' -fuzz FuzzApplySecrets -fuzztime $(FUZZTIME)
@@ -211,6 +214,13 @@ bench: images
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 	$(GO) test ./server/ -run '^$$' -bench Forward -benchtime 200x
 	$(GO) run ./bench/tracing -n $(BENCH_N)
+
+# A soak of serve (bench/soak), not in CI: mixed operations at concurrency
+# SOAK_C for SOAK_DURATION; docs/operating.md ("Faults") has its figures.
+SOAK_DURATION ?= 10m
+SOAK_C ?= 8
+soak: images
+	$(GO) run ./bench/soak -bin $(SANDBOXRUN) -d $(SOAK_DURATION) -c $(SOAK_C)
 
 # crun can start containers faster than runc (how it fared on this machine:
 # docs/speed.md, "Usr volumes"). This installs Debian's crun package when

@@ -20,13 +20,14 @@ var (
 	ErrBusy             = errors.New("too many requests; retry later")        // 429
 	ErrServer           = errors.New("the server or the sandbox failed")      // 5xx
 	ErrUnavailable      = errors.New("the engine or an image is unavailable") // 503
+	ErrDiskFull         = errors.New("the server's disk is full")             // 507
 )
 
 // Error is an answer other than success: the status and what the server
 // said. For a denied command Part, Reason and Suggest say which part was
 // denied and which allowed-tools entry would allow it; for a sandbox that
-// failed mid-run Result holds what is known; for a 429 RetryAfter is the
-// delay the server asked for.
+// failed mid-run Result holds what is known; for a 429 or a 503 RetryAfter
+// is the delay the server asked for.
 type Error struct {
 	Status  int     `json:"-"`
 	Message string  `json:"error"`
@@ -48,7 +49,8 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("sandboxrun server: %d: %s", e.Status, msg)
 }
 
-// Is matches the sentinel of e's status; a 503 is also an ErrServer.
+// Is matches the sentinel of e's status; a 503 or a 507 is also an
+// ErrServer.
 func (e *Error) Is(target error) bool {
 	switch e.Status {
 	case http.StatusBadRequest:
@@ -69,6 +71,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrBusy
 	case http.StatusServiceUnavailable:
 		return target == ErrUnavailable || target == ErrServer
+	case http.StatusInsufficientStorage:
+		return target == ErrDiskFull || target == ErrServer
 	}
 	return e.Status >= 500 && target == ErrServer
 }

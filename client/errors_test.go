@@ -44,7 +44,12 @@ func TestErrorMapping(t *testing.T) {
 				require.NotNil(t, e.Result)
 				require.Equal(t, "partial", e.Result.Stdout)
 			}},
-		{503, `{"error":"the engine is unreachable"}`, nil, ErrUnavailable,
+		{503, `{"error":"the engine is unreachable"}`, map[string]string{"Retry-After": "5"}, ErrUnavailable,
+			func(t *testing.T, e *Error) {
+				require.ErrorIs(t, e, ErrServer)
+				require.Equal(t, 5*time.Second, e.RetryAfter)
+			}},
+		{507, `{"error":"the server's disk is full"}`, nil, ErrDiskFull,
 			func(t *testing.T, e *Error) { require.ErrorIs(t, e, ErrServer) }},
 		{502, `bad gateway from a proxy`, nil, ErrServer,
 			func(t *testing.T, e *Error) { require.Equal(t, "bad gateway from a proxy", e.Message) }},

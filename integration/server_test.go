@@ -53,8 +53,22 @@ func startServer(t *testing.T, root string, args ...string) *liveServer {
 // startServerAt is startServer on a given address.
 func startServerAt(t *testing.T, addr, root string, args ...string) *liveServer {
 	t.Helper()
+	return startServerEnv(t, nil, addr, root, args...)
+}
+
+// startServerEnv is startServerAt with env added to the test's environment.
+func startServerEnv(t *testing.T, env []string, addr, root string, args ...string) *liveServer {
+	t.Helper()
+	return startServerProbe(t, "/readyz", env, addr, root, args...)
+}
+
+// startServerProbe is startServerEnv waiting for probe (/readyz, or
+// /healthz, which never asks the engine) to answer 200.
+func startServerProbe(t *testing.T, probe string, env []string, addr, root string, args ...string) *liveServer {
+	t.Helper()
 	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
 	cmd := exec.Command(sandboxrunBin(t), all...)
+	cmd.Env = append(os.Environ(), env...)
 	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: s.stderr}
 	require.NoError(t, cmd.Start())
@@ -70,7 +84,7 @@ func startServerAt(t *testing.T, addr, root string, args ...string) *liveServer 
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(s.url + "/readyz")
+		resp, err := http.Get(s.url + probe)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -151,7 +151,9 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 	defer cancel()
 	// The SDK lets in-flight calls finish when the input ends; a host that
 	// went away wants no answer, so its runs stop at once.
-	src := in
+	w := &syncWriter{w: out}
+	src := screen(in, w)
+	defer src.Close()
 	in = readerFunc(func(p []byte) (int, error) {
 		n, err := src.Read(p)
 		if err != nil {
@@ -159,7 +161,7 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 		}
 		return n, err
 	})
-	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}, MaxLineLength: MaxMessageBytes}
+	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: w, MaxLineLength: MaxMessageBytes + 1}
 	ss, err := NewServer(svc, append(opts, WithBaseContext(ctx))...).Connect(ctx, t, nil)
 	if err != nil {
 		return err
@@ -206,7 +208,3 @@ func HTTPHandler(svc *sandboxrun.Service, opts ...Option) http.Handler {
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -46,21 +45,17 @@ func badRequest(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, a...))
 }
 
-// decodeBody reads one JSON object, bounded, with no unknown field, and
+// decodeBody reads one JSON object, bounded (413 past it), UTF-8, with no
+// unknown field and keys spelled exactly (decodeStrict), and
 // checks that it carries exactly the field its endpoint needs.
 func decodeBody(w http.ResponseWriter, r *http.Request, need string) (execBody, error) {
 	var b execBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return b, badRequest("the body is over %d bytes", maxBodyBytes)
-		}
-		return b, badRequest("the body is not the JSON object this endpoint takes: %v", err)
+	raw, err := readBody(w, r, maxBodyBytes)
+	if err != nil {
+		return b, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return b, badRequest("the body holds more than one JSON value")
+	if err := decodeStrict(raw, &b); err != nil {
+		return b, badRequest("the body is not the JSON object this endpoint takes: %v", err)
 	}
 	given := map[string]bool{"script": b.Script != "", "command": b.Command != "", "code": b.Code != ""}
 	if need == anyAction {

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 // Listen opens the address serve was given: "unix:/path" for a unix socket
@@ -63,4 +66,27 @@ func listenUnix(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("restrict socket %s: %w", path, err)
 	}
 	return ln, nil
+}
+
+// The bounds of a connection, whatever its client does: a client has
+// ReadHeaderTimeout to send a request's headers, which may hold at most
+// MaxHeaderBytes (431 past it), and an idle keep-alive connection is closed
+// after IdleTimeout. Bodies have no time bound (an upload of a large file on
+// a slow link is legitimate); they are bounded in size by each endpoint.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
+
+// HTTPServer is the http.Server serve runs h with: the bounds above, and
+// base as every request's parent context.
+func HTTPServer(h http.Handler, base func(net.Listener) context.Context) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		BaseContext:       base,
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
@@ -37,6 +38,8 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusOK
 	case isSessionError(err):
 		return sessionStatus(err)
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge
 	// Arguments that cannot be an argv (a NUL byte, over the bounds) are a
 	// malformed request rather than a policy decision, though the Service
 	// refuses (and audits) them like one.
@@ -48,9 +51,15 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusForbidden
 	case errors.Is(err, errBusy):
 		return http.StatusTooManyRequests
+	// The engine going away mid-run is the engine's state, not the
+	// server's fault: 503, with the run's Result in the body.
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case diskFull(err):
+		return http.StatusInsufficientStorage
 	case res != nil && res.Started:
 		return http.StatusInternalServerError // the sandbox failed mid-run
-	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrImageNotFound),
+	case errors.Is(err, sandbox.ErrImageNotFound),
 		errors.Is(err, images.ErrNotFound), errors.Is(err, sandboxrun.ErrNeedsBuild):
 		return http.StatusServiceUnavailable
 	default:
@@ -59,13 +68,19 @@ func statusOf(res *sandbox.Result, err error) int {
 }
 
 func newErrorBody(res *sandbox.Result, err error) errorBody {
+	switch {
+	case errors.Is(err, sandbox.ErrUnavailable):
+		err = engineAway(err)
+	case diskFull(err):
+		err = errDiskFull
+	}
 	b := errorBody{Error: err.Error()}
 	var denied *policy.DeniedError
 	if errors.As(err, &denied) {
 		b.Part, b.Reason, b.Suggest = denied.Part, denied.Reason, denied.Suggest
 	}
 	if res != nil && res.Started {
-		if res.Error == "" {
+		if res.Error == "" || errors.Is(err, sandbox.ErrUnavailable) || errors.Is(err, errDiskFull) {
 			res.Error = err.Error()
 		}
 		b.Result = res
@@ -82,6 +97,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {
+	if errors.Is(err, sandbox.ErrUnavailable) && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", retryEngine)
+	}
 	writeJSON(w, status, newErrorBody(nil, err))
 }
 
@@ -190,11 +208,77 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 		}
 	}
 	if err != nil {
-		if status == http.StatusTooManyRequests {
+		switch status {
+		case http.StatusTooManyRequests:
 			w.Header().Set("Retry-After", "1")
+		case http.StatusServiceUnavailable:
+			if errors.Is(err, sandbox.ErrUnavailable) {
+				w.Header().Set("Retry-After", retryEngine)
+			}
 		}
 		writeJSON(w, status, newErrorBody(res, err))
 		return
 	}
 	writeJSON(w, status, res)
+}
+
+// retryEngine is the Retry-After of a 503 for an engine away: long enough for an engine that
+// restarts to answer again, short enough for a caller to barely notice.
+const retryEngine = "5"
+
+// engineAway is what a caller is told of an unreachable engine: the
+// backend's own words ("docker daemon unreachable"), never the error's
+// cause, which names the host's socket or kubeconfig (the server's log
+// has it).
+func engineAway(err error) error {
+	var already engineAwayError
+	if errors.As(err, &already) {
+		return already
+	}
+	which := sandbox.ErrUnavailable.Error()
+	for e := err; e != nil; {
+		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(sandbox.ErrUnavailable) { //nolint:errorlint // as above
+			which = e.Error()
+			break
+		}
+		switch u := e.(type) { //nolint:errorlint // walking the chain by hand is the point: errors.As finds no backend's own sentinel
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			e = nextMatching(u.Unwrap())
+		default:
+			e = nil
+		}
+	}
+	return engineAwayError{which}
+}
+
+// engineAwayError matches sandbox.ErrUnavailable.
+type engineAwayError struct{ which string }
+
+func (e engineAwayError) Error() string {
+	return "the sandbox engine cannot be reached (" + e.which + "); retry after a few seconds, and tell the operator if it lasts (the server's log has the cause)"
+}
+
+func (engineAwayError) Is(target error) bool { return target == sandbox.ErrUnavailable }
+
+// nextMatching is the first of errs that leads to sandbox.ErrUnavailable.
+func nextMatching(errs []error) error {
+	for _, e := range errs {
+		if errors.Is(e, sandbox.ErrUnavailable) {
+			return e
+		}
+	}
+	return nil
+}
+
+// errDiskFull is what a caller is told when the server's file system is
+// out of space (507): nothing of the failed write is kept, and the cause
+// (a host path) stays in the server's log.
+var errDiskFull = errors.New("the server's disk is full: no space left for session files; nothing of this request was kept. Delete files you no longer need, or ask the operator to free space, then retry")
+
+// diskFull reports whether err comes from a file system out of space or
+// out of its disk quota.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, errDiskFull)
 }

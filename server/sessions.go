@@ -54,6 +54,8 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 func sessionStatus(err error) int {
 	var lim *session.LimitError
 	switch {
+	case diskFull(err):
+		return http.StatusInsufficientStorage // before ErrBadTar: a tar cut short by the disk is not the caller's
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
@@ -99,14 +101,8 @@ type createSessionBody struct {
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	var body createSessionBody
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
-	if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&body)
-	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
+	if err := readSmallJSON(w, r, &body); err != nil {
+		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
 		return
 	}
 	if body.From != nil && body.From.Session == "" {

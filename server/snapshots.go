@@ -1,25 +1,29 @@
 package server
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
-// readSmallJSON decodes a small optional JSON body into v, refusing
-// unknown keys; an empty body leaves v as it is.
+// readSmallJSON decodes a small optional JSON body into v as decodeStrict
+// does; an empty body leaves v as it is.
 func readSmallJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSessionBody))
-	if err != nil || len(strings.TrimSpace(string(raw))) == 0 {
+	raw, err := readBody(w, r, maxSessionBody)
+	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
 		return err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	return decodeStrict(raw, v)
+}
+
+// smallBodyStatus is 413 for a body over its bound, else 400.
+func smallBodyStatus(err error) int {
+	if errors.Is(err, errTooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
 }
 
 func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
@@ -27,7 +31,7 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *sess
 		Label string `json:"label"`
 	}
 	if err := readSmallJSON(w, r, &body); err != nil {
-		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"label\": \"...\"} or empty: %v", err))
+		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"label\": \"...\"} or empty: %v", err))
 		return
 	}
 	snap, err := st.Snapshot(owner(r), r.PathValue("id"), body.Label)
@@ -65,7 +69,7 @@ func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, st *ses
 		err = errNoSnapshot
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, badRequest("the body is not {\"snapshot\": SNAP}: %v", err))
+		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"snapshot\": SNAP}: %v", err))
 		return
 	}
 	info, err := st.Restore(owner(r), r.PathValue("id"), body.Snapshot)

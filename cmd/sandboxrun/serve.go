@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -60,8 +59,9 @@ removed when idle past their TTL. Without a session a run gets an empty
 read-only /workspace. The operator policy (--policy) governs every
 request. On SIGTERM or SIGINT the server stops accepting, lets running
 executions finish for up to --drain, cancels the rest (their containers are
-removed), removes its warm containers and exits 0. Containers left by a
-server that was killed are removed when the next one starts.
+removed), removes its warm containers and exits 0. Containers and workspace
+volumes left by a server that was killed are removed when the next one
+starts, and every minute while it runs.
 
 Warm pool (on by default): a configuration (skill, image, limits, workspace)
 run lately keeps containers started ahead of its next runs, as many as its
@@ -176,13 +176,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if err != nil {
 		return withCode(exitRefused, err)
 	}
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(_ net.Listener) context.Context { return runCtx },
-	}
+	hs := server.HTTPServer(srv.Handler(), func(net.Listener) context.Context { return runCtx })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	go server.KeepReaping(runCtx, svc, server.ReapEvery, logger)
 	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty(), "replica", f.replica)
 	select {
 	case err := <-errc:

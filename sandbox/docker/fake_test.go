@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -46,6 +47,9 @@ type fakeClient struct {
 	removeGate chan struct{}
 	// removeErrOnce fails the first removal only.
 	removeErrOnce error
+	// removeAway fails that many removals as an engine that cannot be
+	// reached.
+	removeAway int
 	// waitBlocks makes ContainerWait wait until its context ends, as for
 	// a container that does not stop.
 	waitBlocks bool
@@ -303,6 +307,11 @@ func (f *fakeClient) ContainerRemove(ctx context.Context, id string, opts contai
 		return errors.New("remove without force or volumes")
 	}
 	f.mu.Lock()
+	if f.removeAway > 0 {
+		f.removeAway--
+		f.mu.Unlock()
+		return client.ErrorConnectionFailed("unix:///gone/docker.sock") //nolint:staticcheck // the only way to build the error the client returns for an unreachable daemon
+	}
 	if err := f.removeErrOnce; err != nil {
 		f.removeErrOnce = nil
 		f.mu.Unlock()

@@ -174,6 +174,8 @@ type Runner struct {
 	// teardowns bounds the finished runs whose containers are removed in
 	// the background.
 	teardowns chan struct{}
+	// retry removes what runs left while the engine was unreachable.
+	retry *retrier
 }
 
 var _ sandbox.Runner = (*Runner)(nil)
@@ -193,6 +195,7 @@ func New(opts ...Option) (*Runner, error) {
 		log:            s.Logger,
 		sem:            make(chan struct{}, s.MaxConcurrent),
 		teardowns:      make(chan struct{}, s.MaxConcurrent),
+		retry:          newRetrier(),
 		image:          s.DefaultImage(),
 		version:        s.Version,
 		backstopMargin: s.BackstopMargin,
@@ -234,6 +237,7 @@ func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
 // containers behind for Reap.
 func (d *Runner) Close() error {
 	d.pool.close()
+	d.retry.close()
 	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
 	if d.ownClient == nil {
 		return nil

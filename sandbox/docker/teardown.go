@@ -24,8 +24,28 @@ type teardown struct {
 }
 
 // run removes what the run left. It runs detached from ctx's
-// cancellation, each step with its own timeout.
-func (t *teardown) run(ctx context.Context) (err error) {
+// cancellation, each step with its own timeout. What could not be removed
+// because the engine was unreachable is tried again when it answers
+// (retrier).
+func (t *teardown) run(ctx context.Context) error {
+	err := t.remove(ctx)
+	if errors.Is(err, ErrUnavailable) {
+		t.exits = false
+		t.d.retry.add(t.d, t)
+	}
+	return err
+}
+
+// runID names the run t tears down, for logs.
+func (t *teardown) runID() string {
+	if t.box != nil {
+		return t.box.runID
+	}
+	return ""
+}
+
+// remove is one attempt at the teardown.
+func (t *teardown) remove(ctx context.Context) (err error) {
 	// In the background this outlives the run's span: its own span, a
 	// child that ends later.
 	ctx, sp := telemetry.Start(ctx, "container.remove")
@@ -34,6 +54,7 @@ func (t *teardown) run(ctx context.Context) (err error) {
 	if b := t.box; b != nil {
 		if b.s != nil {
 			b.s.close()
+			b.s = nil
 		}
 		if t.exits {
 			t.d.awaitExit(ctx, b.id)
