@@ -163,30 +163,11 @@ $(GOLANGCI):
 	GOBIN=$(BIN)/.golangci $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VER)
 	mv $(BIN)/.golangci/golangci-lint $@
 
-# Runs each fuzz target for FUZZTIME (the seed corpora already run in `make unit`).
+# Runs each fuzz target for FUZZTIME, every one hack/fuzz.sh finds in the
+# sources (the seed corpora already run in `make unit`).
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseFrontmatter -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzParseAllowedTools -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzCheckCommand -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzApprove -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/bashcheck/ -run '^$$' -fuzz FuzzResolveScriptWords -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/ -run '^$$' -fuzz FuzzParsePolicy -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/egressrule/ -run '^$$' -fuzz FuzzParseDomainRule -fuzztime $(FUZZTIME)
-	$(GO) test ./policy/egressrule/ -run '^$$' -fuzz FuzzParseHost -fuzztime $(FUZZTIME)
-	$(GO) test ./skill/ -run '^$$' -fuzz FuzzParseInlineMetadata -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/frame/ -run '^$$' -fuzz FuzzRoundTrip -fuzztime $(FUZZTIME)
-	$(GO) test ./session/ -run '^$$' -fuzz FuzzCheckPath -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
-	$(GO) test ./session/ -run '^$$' -fuzz FuzzPutTar -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
-	$(GO) test ./session/ -run '^$$' -fuzz FuzzApplyChanges -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzSessionFileURL -fuzztime $(FUZZTIME)
-	$(GO) test ./session/ -run '^$$' -fuzz FuzzIDReplica -fuzztime $(FUZZTIME)
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzReplicasDecide -fuzztime $(FUZZTIME)
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzRunBody -fuzztime $(FUZZTIME)
-	$(GO) test ./egress/ -run '^$$' -fuzz FuzzScanReader -fuzztime $(FUZZTIME)
-	$(GO) test ./egress/ -run '^$$' -fuzz FuzzMaskReader -fuzztime $(FUZZTIME)
-	$(GO) test ./egress/ -run '^$$' -fuzz FuzzApplySecrets -fuzztime $(FUZZTIME)
+	GO=$(GO) hack/fuzz.sh $(FUZZTIME)
 
 # BENCH_N samples per method; BENCH_C the concurrencies of the throughput
 # table. The machine's other work shows up as noise: the table prints the

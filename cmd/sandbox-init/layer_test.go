@@ -16,7 +16,7 @@ import (
 
 // tarOf builds a tar stream of dirs (names ending in /), files and links
 // ("name -> target").
-func tarOf(t *testing.T, entries map[string]string) []byte {
+func tarOf(t testing.TB, entries map[string]string) []byte {
 	t.Helper()
 	names := make([]string, 0, len(entries))
 	for n := range entries {
@@ -146,4 +146,35 @@ func TestExtractRefusesNamesThatLeave(t *testing.T) {
 	require.Error(t, extract(bytes.NewReader(in), dir))
 	_, err := os.Stat(filepath.Join(outside, "x"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// FuzzExtract: whatever tar stream arrives, extract writes nothing outside
+// its folder, and what it leaves inside diffs against itself to nothing.
+func FuzzExtract(f *testing.F) {
+	f.Add(tarOf(f, map[string]string{"a/": "", "a/b": "x", "l": "-> a"}))
+	f.Add(tarOf(f, map[string]string{"l": "-> ..", "l/x": "out"}))
+	f.Add(tarOf(f, map[string]string{"../x": "out"}))
+	f.Add([]byte("not a tar"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "ws")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		_ = extract(bytes.NewReader(b), dir)
+		entries, err := os.ReadDir(parent)
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "nothing is written beside the folder")
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o755) // so that TempDir's cleanup can remove it
+			}
+			return nil
+		})
+		before, err := snapshotTree(dir)
+		if err != nil {
+			return
+		}
+		var layer bytes.Buffer
+		require.NoError(t, writeLayer(&layer, dir, before))
+		require.Empty(t, layerEntries(t, layer.Bytes()), "an untouched tree has no changes")
+	})
 }
