@@ -25,7 +25,7 @@ func New(cfg sandboxrun.Config) (sandboxrun.Engine, error) {
 	}
 	switch pol.Backend.Kind() {
 	case policy.BackendKubernetes:
-		return newKube(pol, log, cfg.MaxConcurrent)
+		return newKube(pol, log, cfg.MaxConcurrent, cfg.Replica)
 	case policy.BackendOCI:
 		return newOCI(pol, log, cfg.MaxConcurrent, cfg.OCIRuntime)
 	}

@@ -50,6 +50,17 @@ current-context: c
 		require.Equal(t, 2, k.PoolStats().Size, "the policy's warm pool")
 		require.NoError(t, k.Close())
 	})
+	t.Run("a replica owns its Pods by its name", func(t *testing.T) {
+		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+"\n"))
+		require.NoError(t, err)
+		e, err := backends.New(sandboxrun.Config{Policy: pol, Replica: "sbx-1"})
+		require.NoError(t, err)
+		require.Equal(t, "sbx-1", e.(*kube.Kube).Owner()[sandbox.LabelOwnerHost])
+		e, err = backends.New(sandboxrun.Config{Policy: pol})
+		require.NoError(t, err)
+		host, _ := os.Hostname()
+		require.Equal(t, host, e.(*kube.Kube).Owner()[sandbox.LabelOwnerHost], "a single server: the host's name")
+	})
 	t.Run("claims name folders as the skills' paths will", func(t *testing.T) {
 		dir := t.TempDir()
 		real := filepath.Join(dir, "skills")

@@ -15,7 +15,12 @@ var _ sandboxrun.Engine = (*kube.Kube)(nil)
 
 // newKube builds the Kubernetes backend the policy's kubernetes section
 // describes. It does not contact the cluster.
-func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*kube.Kube, error) {
+//
+// A replica of several (Config.Replica) names itself as its Pods' owner
+// host: replicas may share a host name (the node's, with hostNetwork) and
+// each is PID 1 of its container, so only the name tells one replica's
+// Pods from another's, and Reap leaves a sibling's alone.
+func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica string) (*kube.Kube, error) {
 	k8s := pol.Kubernetes
 	cfg, err := kube.RESTConfig(k8s.Kubeconfig)
 	if err != nil {
@@ -40,6 +45,9 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int) (*kube.K
 	}
 	if maxConcurrent > 0 {
 		opts = append(opts, kube.WithMaxConcurrent(maxConcurrent))
+	}
+	if replica != "" {
+		opts = append(opts, kube.WithOwnerHost(replica))
 	}
 	k, err := kube.New(opts...)
 	if err != nil {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"maps"
 
 	"context"
 	"errors"
@@ -134,6 +135,10 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 
 // Image returns the default image.
 func (k *Kube) Image() string { return k.image }
+
+// Owner is a copy of the labels that name this runner's process as the
+// owner of its Pods, which Reap reads.
+func (k *Kube) Owner() map[string]string { return maps.Clone(k.owner) }
 
 // Namespace returns the namespace of the runner's Pods.
 func (k *Kube) Namespace() string { return k.namespace }
