@@ -16,10 +16,10 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
-// session is the attached stream of one container: the job goes in on
+// attachment is the attached stream of one container: the job goes in on
 // stdin; on stdout come frames, decoded into bounded captures and the
 // caller's live writers; on stderr come init's own diagnostics.
-type session struct {
+type attachment struct {
 	hj types.HijackedResponse
 	// out is set by bind, before decoding starts.
 	out *sandbox.Output
@@ -45,7 +45,7 @@ type session struct {
 
 // bind sets where a run's output goes. It must come before the job: init
 // writes nothing on stdout until it has one, and decoding waits for it.
-func (s *session) bind(spec *sandbox.Spec) {
+func (s *attachment) bind(spec *sandbox.Spec) {
 	s.bindOnce.Do(func() {
 		s.out = sandbox.NewOutput(spec)
 		close(s.ready)
@@ -54,7 +54,7 @@ func (s *session) bind(spec *sandbox.Spec) {
 
 // alive reports whether the stream is still open: a container waiting for
 // its job that died meanwhile (killed, reaped) must not be used.
-func (s *session) alive() bool {
+func (s *attachment) alive() bool {
 	select {
 	case <-s.copied:
 		return false
@@ -65,7 +65,7 @@ func (s *session) alive() bool {
 
 // attachAndStart attaches to the container's streams before starting it,
 // so no output can be missed, and starts reading.
-func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error) {
+func (d *Runner) attachAndStart(ctx context.Context, id string) (*attachment, error) {
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	sctx, sp := telemetry.Start(cctx, "container.attach")
 	hj, err := d.client.ContainerAttach(sctx, id, container.AttachOptions{
@@ -76,7 +76,7 @@ func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error
 	if err != nil {
 		return nil, apiError("attach to sandbox container", err)
 	}
-	s := &session{
+	s := &attachment{
 		hj:      hj,
 		initErr: sandbox.NewInitLog(),
 		ready:   make(chan struct{}),
@@ -100,7 +100,7 @@ func (d *Runner) attachAndStart(ctx context.Context, id string) (*session, error
 }
 
 // read starts demultiplexing the attach stream and decoding frames.
-func (s *session) read() {
+func (s *attachment) read() {
 	pr, pw := io.Pipe()
 	go func() {
 		defer close(s.copied)
@@ -126,7 +126,7 @@ var errStopped = errors.New("frame decoding stopped")
 // send writes the job and closes stdin, so init sees the end of the job.
 // It runs in its own goroutine: a container that never reads its stdin
 // must not block the host.
-func (s *session) send(job []byte, keepOpen bool) {
+func (s *attachment) send(job []byte, keepOpen bool) {
 	s.sending = true
 	go func() {
 		defer close(s.sent)
@@ -139,13 +139,13 @@ func (s *session) send(job []byte, keepOpen bool) {
 	}()
 }
 
-func (s *session) hear() { s.heardOnce.Do(func() { close(s.heard) }) }
+func (s *attachment) hear() { s.heardOnce.Do(func() { close(s.heard) }) }
 
 // release closes stdin, which ends a held sandbox-init.
-func (s *session) release() { _ = s.hj.CloseWrite() }
+func (s *attachment) release() { _ = s.hj.CloseWrite() }
 
-// close ends the stream and waits for every goroutine of the session.
-func (s *session) close() {
+// close ends the stream and waits for every goroutine of the attachment.
+func (s *attachment) close() {
 	s.bindOnce.Do(func() { close(s.ready) }) // never bound: nothing to keep
 	s.closeOnce.Do(func() { s.hj.Close() })
 	<-s.copied

@@ -171,7 +171,7 @@ type box struct {
 	vol     *workspaceVolume // a warm container's own workspace volume, or nil
 	warm    bool
 	imageID string // the image the container runs, by id; empty until known
-	s       *session
+	s       *attachment
 }
 
 // startContainer creates, attaches to and starts a container for spec; the

@@ -31,7 +31,7 @@ type warmPod struct {
 	name    string
 	created time.Time // before the create call, so its age is never underestimated
 	imageID string
-	sess    *session // nil when the start failed
+	sess    *attachment // nil when the start failed
 }
 
 func newWarmPool(k *Kube, sizer *warm.Sizer, maxIdle time.Duration) *warmPool {

@@ -84,7 +84,7 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 // read frames until the report, delete the Pod.
 func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, wp *warmPod) (err error) {
 	began := time.Now()
-	name, sess, imageID := podName(spec.RunID), (*session)(nil), ""
+	name, sess, imageID := podName(spec.RunID), (*attachment)(nil), ""
 	if wp != nil {
 		name, sess, imageID = wp.name, wp.sess, wp.imageID
 	}
@@ -101,7 +101,7 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 		if imageID, err = k.startPod(ctx, podFor(spec, k.podParams(spec))); err != nil {
 			return err
 		}
-		sess = k.openSession(name)
+		sess = k.attach(name)
 	}
 	res.Started = true
 	sp := trace.SpanFromContext(ctx)
@@ -174,11 +174,11 @@ type streamed struct {
 	err    error
 }
 
-// stream sends the job over the session and reads frames until the
+// stream sends the job over the attachment and reads frames until the
 // report, the end of the stream, the backstop or ctx. Without a report it
 // waits for the container to end and reads what it wrote from the Pod's
 // log.
-func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *session, log *slog.Logger) (s streamed) {
+func (k *Kube) stream(ctx context.Context, spec *sandbox.Spec, name string, sess *attachment, log *slog.Logger) (s streamed) {
 	defer sess.stop()
 	s = streamed{Outcome: sandbox.Outcome{InitExit: -1}, out: sandbox.NewOutput(spec)}
 	jf, ch, err := k.jobFor(spec, log)

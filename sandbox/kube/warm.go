@@ -76,7 +76,7 @@ func (p *warmPool) start(ctx context.Context, tmpl sandbox.Spec) (*warmPod, erro
 	if w.imageID, err = p.k.startPod(ctx, pod); err != nil {
 		return w, err
 	}
-	w.sess = p.k.openSession(pod.Name)
+	w.sess = p.k.attach(pod.Name)
 	if msg, ok := sandbox.Prelude(&tmpl, p.k.version); ok {
 		// Written before any job: the run that takes the Pod writes
 		// its job after this returns. The write waits for the attach.

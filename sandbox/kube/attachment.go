@@ -8,12 +8,12 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// session is one attach to a sandbox Pod's container: the job goes in on
+// attachment is one attach to a sandbox Pod's container: the job goes in on
 // stdin, the frames come out on stdout, sandbox-init's own stderr is kept
 // apart. A cold run opens it once its container runs; a warm Pod holds it
 // open while sandbox-init waits for a job, so the run that takes the Pod
 // skips the attach handshake as well as the Pod's start.
-type session struct {
+type attachment struct {
 	stdin   *io.PipeWriter
 	frames  *io.PipeReader
 	initLog *sandbox.InitLog
@@ -22,15 +22,15 @@ type session struct {
 	err     error         // why it ended; read after done
 }
 
-// openSession attaches to the Pod's container in the background. The
+// attach attaches to the Pod's container in the background. The
 // attach lives until the container closes its streams or stop is called;
 // it does not depend on any caller's context, as a warm Pod's outlives the
 // refill that opened it.
-func (k *Kube) openSession(name string) *session {
+func (k *Kube) attach(name string) *attachment {
 	ctx, stop := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &session{stdin: inW, frames: outR, initLog: sandbox.NewInitLog(), stop: stop, done: make(chan struct{})}
+	s := &attachment{stdin: inW, frames: outR, initLog: sandbox.NewInitLog(), stop: stop, done: make(chan struct{})}
 	go func() {
 		err := k.attacher.Attach(ctx, k.namespace, name, containerName, inR, outW, s.initLog)
 		s.err = err
@@ -44,7 +44,7 @@ func (k *Kube) openSession(name string) *session {
 }
 
 // alive reports whether the attach is still up.
-func (s *session) alive() bool {
+func (s *attachment) alive() bool {
 	select {
 	case <-s.done:
 		return false
@@ -57,7 +57,7 @@ func (s *session) alive() bool {
 // reads it, and fails once the attach has ended. Then, with then nil, it
 // closes stdin; else it leaves stdin open and calls then, which carries
 // the job's side channel on it.
-func (s *session) send(job []byte, then func()) {
+func (s *attachment) send(job []byte, then func()) {
 	go func() {
 		if _, err := s.stdin.Write(job); err != nil {
 			return
@@ -71,7 +71,7 @@ func (s *session) send(job []byte, then func()) {
 }
 
 // close ends the attach and waits until it has.
-func (s *session) close() {
+func (s *attachment) close() {
 	s.stop()
 	<-s.done
 }
@@ -79,7 +79,7 @@ func (s *session) close() {
 // await waits until the attach ends by itself, as it does once the Pod's
 // container is gone, and ends it after d. Cutting a live attach short
 // makes client-go log what its stream copies lost.
-func (s *session) await(d time.Duration) {
+func (s *attachment) await(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
