@@ -10,10 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -77,16 +75,6 @@ func (u *upstreams) requests() []string {
 // caPEM is the HTTPS server's certificate, for the sandbox's clients.
 func (u *upstreams) caPEM() string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: u.secure.Certificate().Raw}))
-}
-
-// names is a resolver table: no test asks a real DNS server.
-type names map[string]string
-
-func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if ip, ok := n[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(ip)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 // fetchPy is a prelude for scripts: fetch(url) through the proxy variables,
@@ -204,3 +192,6 @@ func startTestProxy(t *testing.T, spec *sandbox.Spec, table names) *egress.Proxy
 	spec.EgressSocket = p.Socket()
 	return p
 }
+
+// names is a resolver table: no test asks a real DNS server.
+type names = egress.HostTable

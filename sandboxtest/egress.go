@@ -1,13 +1,10 @@
 package sandboxtest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -26,16 +23,6 @@ import (
 // a resolver table gives (no DNS server is asked). The run's proxy lives in
 // the test's process, as in sandboxrun's; the sandbox reaches it however
 // the backend carries it (a mounted socket, the Pod's attach stream).
-
-// resolverTable resolves the case's names to loopback.
-type resolverTable map[string]string
-
-func (n resolverTable) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if ip, ok := n[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(ip)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 // upstream is the case's HTTP server; it answers "hello PATH".
 func upstream(t *testing.T) (port string) {
@@ -74,7 +61,7 @@ type fetchResult struct {
 // egressRun runs spec with an allowlist of allowed, through a proxy of
 // its own; the names in table resolve to loopback, which the operator's
 // CIDRs allow.
-func (e Env) egressRun(t *testing.T, spec sandbox.Spec, table resolverTable, allowed ...string) *sandbox.Result {
+func (e Env) egressRun(t *testing.T, spec sandbox.Spec, table egress.HostTable, allowed ...string) *sandbox.Result {
 	t.Helper()
 	spec.Limits.Egress = &policy.Egress{Allow: allowed, AllowCIDRs: []string{"127.0.0.1/32"}, MaxConnections: 50, MaxBytes: 16 << 20, IdleTimeoutSec: 30}
 	runner := e.Runner
@@ -87,7 +74,7 @@ func (e Env) egressRun(t *testing.T, spec sandbox.Spec, table resolverTable, all
 // proxy's record of it, and that the sandbox still has loopback only.
 func EgressAllowlist(t *testing.T, e Env) {
 	port := upstream(t)
-	table := resolverTable{"allowed.test": "127.0.0.1", "other.test": "127.0.0.1"}
+	table := egress.HostTable{"allowed.test": "127.0.0.1", "other.test": "127.0.0.1"}
 	spec := e.spec(t, fetchScript+`
 import os
 print(json.dumps(sorted(os.listdir("/sys/class/net"))), file=sys.stderr)
@@ -111,7 +98,7 @@ print(json.dumps(sorted(os.listdir("/sys/class/net"))), file=sys.stderr)
 // fails.
 func EgressProxyGone(t *testing.T, e Env) {
 	port := upstream(t)
-	table := resolverTable{"allowed.test": "127.0.0.1"}
+	table := egress.HostTable{"allowed.test": "127.0.0.1"}
 	spec := e.spec(t, `import json, sys, time, urllib.request
 def get():
     try:

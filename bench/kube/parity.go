@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,15 +50,6 @@ for u in sys.argv[2:]:
     out.append({"ms": (time.monotonic() - t) * 1000, "bytes": n})
 print(json.dumps(out))
 `
-
-type resolver map[string]string
-
-func (r resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if ip, ok := r[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(ip)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 // parity prints both tables for the cold rows.
 func parity(ctx context.Context, rows []row, n int, out io.Writer) error {
@@ -136,7 +125,7 @@ func egressRow(ctx context.Context, r row, dir, port string, n int, out io.Write
 		return err
 	}
 	defer func() { _ = pr.Close() }()
-	er := egressrun.Runner{Runner: pr, Options: []egress.Option{egress.WithResolver(resolver{"example.com": "127.0.0.1"})}}
+	er := egressrun.Runner{Runner: pr, Options: []egress.Option{egress.WithResolver(egress.HostTable{"example.com": "127.0.0.1"})}}
 	lim := limits()
 	lim.Egress = &policy.Egress{Allow: []string{"example.com:" + port}, AllowCIDRs: []string{"127.0.0.1/32"},
 		MaxConnections: 50, MaxBytes: 2 * downloadBytes, IdleTimeoutSec: 60}
