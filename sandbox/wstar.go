@@ -191,3 +191,18 @@ func WorkspaceSize(spec *Spec) (int64, error) {
 	}
 	return size + MinFree, nil
 }
+
+// WorkspaceRoom is what a copy-on-write workspace's upper layer may hold:
+// the write cap less the workspace's files (in whole pages), and never
+// less than MinFree, so a workspace at its cap still runs (reads work,
+// writes fail with ENOSPC). Copies of the files a run updates count
+// against it until the run's changes are applied. files is what the
+// workspace's files take.
+func WorkspaceRoom(spec *Spec) (room, files int64, err error) {
+	limit := spec.Limits.WorkspaceWriteBytes
+	files, err = TreeSize(spec.Workspace, math.MaxInt64)
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(limit-files, MinFree), files, nil
+}

@@ -78,6 +78,9 @@ func (m *messages) next() (*frame.Job, *frame.Prelude, error) {
 	if err := validate(&job); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errBadJob, err)
 	}
+	if err := checkView(&job); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errBadJob, err)
+	}
 	return &job, nil, nil
 }
 

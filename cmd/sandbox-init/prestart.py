@@ -20,6 +20,12 @@ def _sandboxrun_job():
     fields = b"".join(chunks).split(b"\0")
     if len(fields) < 3:
         os._exit(0)  # discarded before a job came
+    # The workspace may be the host's copy-on-write view, mounted over the
+    # folder this interpreter started in: enter it again by its name.
+    try:
+        os.chdir(os.getcwd())
+    except OSError:
+        pass
     path, argc = fields[0], int(fields[1])
     argv, env = fields[2:2 + argc], fields[2 + argc:-1]
 

@@ -24,6 +24,11 @@ type Job struct {
 	// closes, so the host can copy the folder out of a volume that ends
 	// with the container.
 	HoldDir string `json:"hold_dir,omitempty"`
+	// HoldView says HoldDir is the host's copy-on-write view of the
+	// workspace, mounted after the container started: init refuses the
+	// job if HoldDir is not an overlay then (the view did not reach the
+	// container), rather than run the script on an empty folder.
+	HoldView bool `json:"hold_view,omitempty"`
 	// Egress, when set, has init relay connections to Listen (inside the
 	// sandbox, on loopback) to the unix socket Socket, the run's egress
 	// proxy. The relay is up before the child starts.
@@ -101,3 +106,7 @@ type Report struct {
 	// failure); ExitCode is then 127 for "not found", 126 otherwise.
 	Error string `json:"error,omitempty"`
 }
+
+// ViewMissing begins init's refusal of a job whose HoldView is set but
+// whose HoldDir is not the host's view.
+const ViewMissing = "the workspace view did not reach the sandbox"

@@ -32,6 +32,9 @@ type runParams struct {
 	ociRuntime string
 	// workspaceVolume, when set, is mounted at /workspace (writable runs).
 	workspaceVolume string
+	// workspaceSlot, when set, is the host folder bound at /workspace,
+	// where the run's copy-on-write view will be mounted (wsview.go).
+	workspaceSlot string
 	// usr, when it names a volume, is mounted read-only over /usr, and the
 	// container is created from the image id the volume was copied from.
 	usr usrMount
@@ -102,6 +105,12 @@ func containerConfig(spec *sandbox.Spec, p runParams) (*container.Config, *conta
 	case spec.Workspace == "":
 	case p.workspaceVolume != "":
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: p.workspaceVolume, Target: sandbox.WorkspaceDir})
+	case p.workspaceSlot != "":
+		// rslave: the view mounted on the slot later reaches the
+		// container; nothing mounted inside goes back to the host.
+		slot := bindMount(p.workspaceSlot, sandbox.WorkspaceDir, false)
+		slot.BindOptions.Propagation = mount.PropagationRSlave
+		mounts = append(mounts, slot)
 	default:
 		// Writes go only through a capped volume, never a bind mount.
 		mounts = append(mounts, bindMount(spec.Workspace, sandbox.WorkspaceDir, true))

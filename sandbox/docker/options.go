@@ -26,6 +26,7 @@ type settings struct {
 	prestart        bool
 	ociRuntime      string
 	usrVolumes      bool
+	viewDir         string
 }
 
 func defaultSettings() settings {
@@ -36,8 +37,16 @@ func defaultSettings() settings {
 		ownerPID:      os.Getpid(),
 		prestart:      true,
 		usrVolumes:    true,
+		viewDir:       DefaultViewDir,
 	}
 }
+
+// WithViewDir sets the host folder under which writable workspaces are
+// mounted as copy-on-write views (wsview.go); "" turns views off, and
+// writable workspaces are then copied in and out. Default:
+// DefaultViewDir. Views need root in the engine's mount namespace; without
+// it the runner copies, and logs why once.
+func WithViewDir(dir string) Option { return func(s *settings) { s.viewDir = dir } }
 
 // WithClient sets the Docker client. Default: a client configured from the
 // environment (DOCKER_HOST...) with API version negotiation.
@@ -176,6 +185,7 @@ type Runner struct {
 	teardowns chan struct{}
 	// retry removes what runs left while the engine was unreachable.
 	retry *retrier
+	views *viewDir // copy-on-write workspaces (wsview.go)
 }
 
 var _ sandbox.Runner = (*Runner)(nil)
@@ -208,6 +218,13 @@ func New(opts ...Option) (*Runner, error) {
 		ids:            sandbox.CurrentIdentity(),
 		now:            time.Now,
 		hosts:          newHostsFile(),
+		views:          newViewDir(s.viewDir, s.Logger),
+	}
+	if s.viewDir != "" && os.Geteuid() == 0 {
+		// Views of runners killed before their Close: their mounts go.
+		if err := reapViewDirs(s.viewDir); err != nil {
+			d.log.Warn("remove the workspace views of dead runners", "dir", s.viewDir, "error", err)
+		}
 	}
 	d.pool = newWarmPool(d, s.Sizer(func() time.Time { return d.now() }), s.WarmMaxIdle, s.prestart)
 	if d.client == nil {
@@ -239,6 +256,7 @@ func (d *Runner) Close() error {
 	d.pool.close()
 	d.retry.close()
 	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
+	d.views.close()
 	if d.ownClient == nil {
 		return nil
 	}

@@ -58,8 +58,14 @@ func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
 		// A writable workspace is a volume of the run's own, filled after
 		// the start: which folder fills it is not the container's
 		// configuration, the volume's size is.
-		tmpl.Workspace, params.workspaceVolume = "held", "held"
-		writeCap = spec.Limits.WorkspaceWriteBytes
+		tmpl.Workspace = "held"
+		if p.d.views.ready() {
+			// A view's room is set when it is mounted, for the run.
+			params.workspaceSlot = "held"
+		} else {
+			params.workspaceVolume = "held"
+			writeCap = spec.Limits.WorkspaceWriteBytes
+		}
 	}
 	cfg, hc := containerConfig(&tmpl, params)
 	b, err := json.Marshal([]any{cfg, hc, writeCap})

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -54,7 +56,15 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 		return nil, err
 	}
 	defer end(&err)
-	return res, d.execute(ctx, &spec, res, generatedID, log)
+	first, began := spec, *res
+	err = d.execute(ctx, &spec, res, generatedID, log)
+	if errors.Is(err, errNoView) {
+		// Nothing ran: the same run again, its workspace copied.
+		log.Warn("copy-on-write workspace unavailable; copying it", "error", err)
+		spec, *res = first, began
+		err = d.execute(ctx, &spec, res, generatedID, log)
+	}
+	return res, err
 }
 
 // execute is one container's life: create, attach, start (or take a warm
@@ -84,7 +94,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		if volSize, err = sandbox.WorkspaceSize(spec); err != nil {
 			return err
 		}
-		if volSize != spec.Limits.WorkspaceWriteBytes {
+		if volSize != spec.Limits.WorkspaceWriteBytes && !d.views.ready() {
 			key = "" // a warm container's volume has the cap's size
 		}
 	}
@@ -131,7 +141,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		if err := d.copyIn(ctx, b.id, spec, t.vol); err != nil {
 			return err
 		}
-		jf.HoldDir = sandbox.WorkspaceDir
+		jf.HoldDir, jf.HoldView = sandbox.WorkspaceDir, t.vol.view != nil
 		handBack = func() error { return d.copyOut(ctx, b.id, spec, t.vol) }
 	}
 	job, err := json.Marshal(jf)
@@ -148,12 +158,17 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	}
 	o, err := d.await(ctx, b, spec, log, handBack)
 	answered = o.Report != nil
+	if held && answered && strings.Contains(o.Report.Error, frame.ViewMissing) {
+		// The script never started: run it again with a copy.
+		d.views.disable("reach the container", errors.New(o.Report.Error))
+		return fmt.Errorf("%w: %s", errNoView, o.Report.Error)
+	}
 	o.Duration = time.Since(began)
 	b.s.out.Finish(res, o)
 	telemetry.EventAt(sp, "first output byte", b.s.out.FirstOutputAt())
 	telemetry.EventAt(sp, "result frame", b.s.out.ReportAt())
 	if held && o.Report != nil {
-		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes
+		res.WorkspaceUsedBytes = o.Report.HoldUsedBytes + t.vol.files
 		res.WorkspaceFull = o.Report.HoldFreeBytes < sandbox.PageSize
 		res.Files = t.vol.changes
 	}
@@ -180,7 +195,7 @@ type box struct {
 func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *workspaceVolume, usr usrMount) (*box, error) {
 	params := d.runParams(spec, d.now(), usr)
 	if vol != nil {
-		params.workspaceVolume = vol.name
+		params.workspaceVolume, params.workspaceSlot = vol.name, vol.slot
 	}
 	hosts, err := d.hosts.ensure()
 	if err != nil {

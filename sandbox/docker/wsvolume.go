@@ -2,6 +2,7 @@ package docker
 
 import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/cow"
 
 	"context"
 	"errors"
@@ -32,9 +33,17 @@ import (
 // still runs: its volume holds the files and sandbox.MinFree more, so the script
 // reads them, and its writes fail with ENOSPC.
 
-// workspaceVolume is the per-run volume behind a writable /workspace.
+// workspaceVolume is what is behind a writable /workspace: a per-run
+// tmpfs volume the files are copied into, or a slot a view is mounted on
+// (wsview.go).
 type workspaceVolume struct {
-	name string
+	name string // the engine's volume; empty for a slot
+	slot string // the host folder bound at /workspace; empty for a volume
+	view *cow.View
+	// scratch is the view's own folder (cow.Options.Scratch).
+	scratch string
+	// files is what the workspace's files take (a view's lower layer).
+	files int64
 	// before are the workspace's entries when sandbox.Copied in, to tell what the
 	// script changed.
 	before map[string]sandbox.Copied
@@ -53,6 +62,9 @@ func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID 
 // newWorkspaceVolume makes an empty tmpfs volume of size bytes for the run
 // runID, owned by the sandbox user.
 func (d *Runner) newWorkspaceVolume(ctx context.Context, runID string, size int64) (*workspaceVolume, error) {
+	if d.views.ready() {
+		return d.newSlot(runID)
+	}
 	v := &workspaceVolume{name: workspaceVolumeName(runID)}
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
@@ -96,6 +108,9 @@ func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 	if v == nil {
 		return nil
 	}
+	if v.slot != "" {
+		return v.removeSlot()
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.removeTimeout)
 	defer cancel()
 	if err := d.client.VolumeRemove(cctx, v.name, true); err != nil && !cerrdefs.IsNotFound(err) {
@@ -106,6 +121,9 @@ func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 
 // copyIn puts the workspace's files into the started container's volume.
 func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
+	if v.slot != "" {
+		return d.mountView(spec, v)
+	}
 	v.copiedAt = time.Now()
 	if empty, err := emptyDir(spec.Workspace); err == nil && empty {
 		// Nothing to copy: the volume is empty already (an engine call
@@ -137,6 +155,9 @@ func (d *Runner) copyOut(ctx context.Context, id string, spec *sandbox.Spec, v *
 	// bounded by the cap's size.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handBackTimeout)
 	defer cancel()
+	if v.view != nil {
+		return v.handBackView(cctx, spec)
+	}
 	rc, _, err := d.client.CopyFromContainer(cctx, id, sandbox.WorkspaceDir+"/.")
 	if err != nil {
 		return fmt.Errorf("%w: copy the workspace out of the sandbox: %w", sandbox.ErrWorkspace, err)

@@ -14,6 +14,8 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/sandbox/cow"
 )
 
 // A bundle is one run's folder under bundles/: config.json; points/, the
@@ -35,6 +37,7 @@ func containerID(runID string) string { return containerPrefix + runID }
 type bundle struct {
 	id, dir string
 	mounts  []string // what is mounted in the bundle, in mount order
+	view    *cow.View // a writable workspace's, mounted before the others
 }
 
 // mount mounts and records the mount, for remove.
@@ -121,8 +124,15 @@ func (r *Runner) remove(ctx context.Context, b *bundle, deleteIt bool) error {
 	// A bundle found by the reaper has no record of its mounts: every
 	// place one may be is tried.
 	targets := b.mounts
-	if targets == nil {
-		for _, m := range []string{rootfsDir, filepath.Join(wsDir, wsTmpfs), filepath.Join(wsDir, wsMerged)} {
+	if targets == nil && b.view == nil {
+		for _, m := range []string{cow.LowerDir, cow.UpDir, "/", rootfsDir} {
+			if m == "/" {
+				targets = append(targets, filepath.Join(b.dir, wsMerged))
+				continue
+			}
+			if m != rootfsDir {
+				m = filepath.Join(wsDir, m)
+			}
 			targets = append(targets, filepath.Join(b.dir, m))
 		}
 	}
@@ -131,6 +141,12 @@ func (r *Runner) remove(ctx context.Context, b *bundle, deleteIt bool) error {
 		err := unix.Unmount(targets[i], unix.MNT_DETACH)
 		if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", targets[i], err))
+			unmounted = false
+		}
+	}
+	if b.view != nil {
+		if err := b.view.Close(); err != nil {
+			errs = append(errs, err)
 			unmounted = false
 		}
 	}

@@ -148,7 +148,7 @@ func (r *Runner) create(ctx context.Context, b *bundle, spec *sandbox.Spec, imag
 	params := r.params(spec)
 	if spec.WorkspaceWritable {
 		var err error
-		if params.workspace, err = b.prepareWorkspace(ctx, spec); err != nil {
+		if params.workspace, err = b.prepareWorkspace(spec); err != nil {
 			return nil, err
 		}
 	}

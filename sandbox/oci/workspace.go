@@ -1,80 +1,44 @@
 package oci
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/cow"
 )
 
-// A writable workspace is an overlay in the bundle, bound read-write at
-// /workspace: its lower layer is a copy of the caller's folder owned by
-// the sandbox user (the caller's files are never written, and are never
-// the sandbox user's), its upper layer lives on a tmpfs of the write cap,
-// so the run's writes are bounded by construction, and once the script
-// has ended that upper layer is the change list: it goes to Spec.Changes
-// as a layer, overlay whiteouts as OCI whiteouts.
+// A writable workspace is a copy-on-write view (package cow) bound
+// read-write at /workspace: its lower layer is the caller's folder itself,
+// never written, its upper layer a tmpfs of the room the run may use, and
+// once the script has ended that upper layer goes to Spec.Changes as a
+// layer. A run's cost does not grow with the files it leaves alone.
 const (
-	wsDir     = "ws"
-	wsLower   = "lower"
-	wsTmpfs   = "up"
-	wsUpper   = "up/upper"
-	wsWork    = "up/work"
-	wsMerged  = "merged"
-	opaqueKey = "trusted.overlay.opaque"
+	wsDir    = "ws"     // the view's scratch folder, in the bundle
+	wsMerged = "merged" // where the view is mounted, in the bundle
 )
 
-// prepareWorkspace copies spec's workspace into the bundle and mounts the
-// overlay; it returns what to bind at /workspace. Every mount is recorded
-// in b, which unmounts it.
-func (b *bundle) prepareWorkspace(ctx context.Context, spec *sandbox.Spec) (string, error) {
-	ws := filepath.Join(b.dir, wsDir)
-	lower, up := filepath.Join(ws, wsLower), filepath.Join(ws, wsTmpfs)
-	for _, d := range []string{lower, up, filepath.Join(ws, wsMerged)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return "", fmt.Errorf("workspace: %w", err)
-		}
-	}
-	pr, pw := io.Pipe()
-	go func() {
-		_, err := sandbox.WriteTree(pw, spec.Workspace, sandbox.SandboxUID, sandbox.SandboxGID)
-		pw.CloseWithError(err)
-	}()
-	err := untar(ctx, pr, lower)
-	pr.CloseWithError(errors.New("copy ended")) // a writer still going stops
+// prepareWorkspace mounts spec's workspace view in the bundle and returns
+// what to bind at /workspace. The bundle's remove unmounts it.
+func (b *bundle) prepareWorkspace(spec *sandbox.Spec) (string, error) {
+	room, _, err := sandbox.WorkspaceRoom(spec)
 	if err != nil {
-		return "", fmt.Errorf("%w: copy the workspace for the sandbox: %w", sandbox.ErrWorkspace, err)
+		return "", err
 	}
-	opts := fmt.Sprintf("size=%d,mode=0700", spec.Limits.WorkspaceWriteBytes)
-	if err := b.mount("tmpfs", up, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return "", fmt.Errorf("workspace write layer: %w", err)
+	merged := filepath.Join(b.dir, wsMerged)
+	if err := os.Mkdir(merged, 0o700); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
 	}
-	upper, work := filepath.Join(ws, wsUpper), filepath.Join(ws, wsWork)
-	for _, d := range []string{upper, work} {
-		if err := os.Mkdir(d, 0o755); err != nil { //nolint:gosec // the workspace's root, for the sandbox user
-			return "", fmt.Errorf("workspace write layer: %w", err)
-		}
-	}
-	// The merged root takes the upper folder's owner: the sandbox user's.
-	for _, d := range []string{upper, lower} {
-		if err := os.Chown(d, sandbox.SandboxUID, sandbox.SandboxGID); err != nil {
-			return "", fmt.Errorf("workspace: %w", err)
-		}
-	}
-	merged := filepath.Join(ws, wsMerged)
-	opts = "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
-	if err := b.mount("overlay", merged, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return "", fmt.Errorf("workspace overlay: %w", err)
+	b.view, err = cow.Mount(cow.Options{
+		Lower: spec.Workspace, Scratch: filepath.Join(b.dir, wsDir), Target: merged,
+		Room: room, UID: sandbox.SandboxUID, GID: sandbox.SandboxGID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", sandbox.ErrWorkspace, err)
 	}
 	return merged, nil
 }
@@ -85,7 +49,7 @@ func (b *bundle) handBack(ctx context.Context, spec *sandbox.Spec) ([]sandbox.Fi
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := writeLayer(pw, filepath.Join(b.dir, wsDir, wsUpper))
+		err := b.view.WriteLayer(pw)
 		pw.CloseWithError(err)
 		done <- err
 	}()
@@ -98,81 +62,4 @@ func (b *bundle) handBack(ctx context.Context, spec *sandbox.Spec) ([]sandbox.Fi
 		return nil, fmt.Errorf("the run's changes to its workspace were not kept: %w", err)
 	}
 	return files, nil
-}
-
-// writeLayer writes the overlay's upper folder as an OCI layer. The
-// sandbox made everything in it: each entry is opened through an os.Root,
-// without following a last symlink and without blocking on a fifo, and
-// checked for its type once open. Fifos, sockets and devices other than
-// whiteouts stay behind.
-func writeLayer(w io.Writer, upper string) error {
-	root, err := os.OpenRoot(upper)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = root.Close() }()
-	tw := tar.NewWriter(w)
-	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || name == "." {
-			return err
-		}
-		return layerEntry(tw, root, name, d)
-	})
-	if err != nil {
-		return fmt.Errorf("read the workspace's changes: %w", err)
-	}
-	return tw.Close()
-}
-
-func layerEntry(tw *tar.Writer, root *os.Root, name string, d fs.DirEntry) error {
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return err
-	}
-	switch {
-	case fi.Mode()&fs.ModeCharDevice != 0:
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || st.Rdev != 0 {
-			return nil
-		}
-		dir, base := path.Split(name)
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: dir + sandbox.WhiteoutPrefix + base, Mode: 0o644})
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := root.Readlink(name)
-		if err != nil {
-			return err
-		}
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, ModTime: fi.ModTime()})
-	case d.IsDir():
-		f, err := root.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
-		if err != nil {
-			return err
-		}
-		opaque := make([]byte, 1)
-		n, _ := unix.Fgetxattr(int(f.Fd()), opaqueKey, opaque) // absent: not opaque
-		_ = f.Close()
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime()}); err != nil {
-			return err
-		}
-		if n == 1 && opaque[0] == 'y' {
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name + "/" + sandbox.WhiteoutOpaque, Mode: 0o644})
-		}
-		return nil
-	case fi.Mode().IsRegular():
-		f, err := root.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			return err // swapped meanwhile: left behind
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(st.Mode().Perm()), ModTime: st.ModTime(), Size: st.Size()}); err != nil {
-			return err
-		}
-		_, err = io.CopyN(tw, f, st.Size())
-		return err
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package oci
+package cow
 
 import (
 	"archive/tar"
