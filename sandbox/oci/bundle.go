@@ -36,7 +36,7 @@ func containerID(runID string) string { return containerPrefix + runID }
 
 type bundle struct {
 	id, dir string
-	mounts  []string // what is mounted in the bundle, in mount order
+	mounts  []string  // what is mounted in the bundle, in mount order
 	view    *cow.View // a writable workspace's, mounted before the others
 }
 
