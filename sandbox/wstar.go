@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 	"strings"
 	"time"
 )
@@ -192,17 +193,52 @@ func WorkspaceSize(spec *Spec) (int64, error) {
 	return size + MinFree, nil
 }
 
-// WorkspaceRoom is what a copy-on-write workspace's upper layer may hold:
-// the write cap less the workspace's files (in whole pages), and never
-// less than MinFree, so a workspace at its cap still runs (reads work,
-// writes fail with ENOSPC). Copies of the files a run updates count
-// against it until the run's changes are applied. files is what the
-// workspace's files take.
-func WorkspaceRoom(spec *Spec) (room, files int64, err error) {
-	limit := spec.Limits.WorkspaceWriteBytes
-	files, err = TreeSize(spec.Workspace, math.MaxInt64)
-	if err != nil {
-		return 0, 0, err
-	}
-	return max(limit-files, MinFree), files, nil
+// WorkspaceFacts are what a copy-on-write view of a workspace needs to
+// know of its files.
+type WorkspaceFacts struct {
+	// Bytes is what the files take in a tmpfs (TreeSize).
+	Bytes int64
+	// UID and GID own the workspace's root folder; Uniform says they own
+	// every entry in it too. Only then is a view the same as a copy: the
+	// view shows that owner as the sandbox user, and an entry of another
+	// owner would keep the permissions it has on the host.
+	UID, GID int
+	Uniform  bool
 }
+
+// MeasureWorkspace walks the workspace dir once for its WorkspaceFacts.
+func MeasureWorkspace(dir string) (WorkspaceFacts, error) {
+	var f WorkspaceFacts
+	var st syscall.Stat_t
+	if err := syscall.Lstat(dir, &st); err != nil {
+		return f, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, dir, err)
+	}
+	f.UID, f.GID, f.Uniform = int(st.Uid), int(st.Gid), true
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if s, ok := fi.Sys().(*syscall.Stat_t); !ok || int(s.Uid) != f.UID || int(s.Gid) != f.GID {
+			f.Uniform = false
+		}
+		if d.Type().IsRegular() {
+			f.Bytes += (fi.Size() + PageSize - 1) / PageSize * PageSize
+		}
+		return nil
+	})
+	if err != nil {
+		return f, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, dir, err)
+	}
+	return f, nil
+}
+
+// Room is what a copy-on-write view's upper layer may hold under the write
+// cap limit: the cap less the files, and never less than MinFree, so a
+// workspace at its cap still runs (reads work, writes fail with ENOSPC).
+// Copies of the files a run updates count against it until the run's
+// changes are applied.
+func (f WorkspaceFacts) Room(limit int64) int64 { return max(limit-f.Bytes, MinFree) }

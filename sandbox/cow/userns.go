@@ -21,21 +21,21 @@ func init() {
 	}
 }
 
-type idPair struct{ uid, gid int }
+// idMap shows on-disk owner fromUID:fromGID as toUID:toGID.
+type idMap struct{ fromUID, toUID, fromGID, toGID int }
 
 var (
 	nsMu    sync.Mutex
-	nsCache = map[idPair]*os.File{}
+	nsCache = map[idMap]*os.File{}
 )
 
-// userNS returns a user namespace mapping uid and gid 0 to uid and gid of
-// the host. It is made once per pair and kept open for the process's life:
-// an id-mapped mount only needs the namespace while it is being set up, but
-// every run of a backend uses the same pair.
-func userNS(uid, gid int) (*os.File, error) {
+// userNS returns a user namespace whose mapping is k's (an id-mapped mount
+// shows a file of on-disk owner k.fromUID as k.toUID). It is made once per
+// mapping and kept open for the process's life: a mount only needs it
+// while it is set up, and a backend's runs use one or a few mappings.
+func userNS(k idMap) (*os.File, error) {
 	nsMu.Lock()
 	defer nsMu.Unlock()
-	k := idPair{uid, gid}
 	if f := nsCache[k]; f != nil {
 		return f, nil
 	}
@@ -51,8 +51,8 @@ func userNS(uid, gid int) (*os.File, error) {
 	cmd.Env = []string{holderEnv + "=1"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}},
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: k.fromUID, HostID: k.toUID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: k.fromGID, HostID: k.toGID, Size: 1}},
 		Pdeathsig:   syscall.SIGKILL,
 	}
 	stdin, err := cmd.StdinPipe()

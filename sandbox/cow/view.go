@@ -23,9 +23,10 @@ type Options struct {
 	// Room is the tmpfs's size: what the run may write, copies of the
 	// files it updates included.
 	Room int64
-	// UID and GID are the sandbox user's: the store's files (owned by 0)
-	// appear as theirs, and the view's root is theirs.
-	UID, GID int
+	// UID and GID are the sandbox user's: the files of FromUID and
+	// FromGID (on disk) appear as theirs, and the view's root is theirs.
+	UID, GID         int
+	FromUID, FromGID int
 }
 
 // The folders below Options.Scratch where the view mounts the mapped
@@ -67,7 +68,7 @@ func Mount(o Options) (v *View, err error) {
 			return v, fmt.Errorf("copy-on-write workspace: %w", err)
 		}
 	}
-	if err := v.bindMapped(o.Lower, lower, o.UID, o.GID); err != nil {
+	if err := v.bindMapped(o.Lower, lower, o); err != nil {
 		return v, fmt.Errorf("copy-on-write workspace: map %s for the sandbox user: %w", o.Lower, err)
 	}
 	opts := "size=" + strconv.FormatInt(o.Room, 10) + ",mode=0700"
@@ -91,10 +92,10 @@ func Mount(o Options) (v *View, err error) {
 	return v, nil
 }
 
-// bindMapped binds src read-only at dst, with files owned by 0 shown as
-// uid and gid's.
-func (v *View) bindMapped(src, dst string, uid, gid int) error {
-	ns, err := userNS(uid, gid)
+// bindMapped binds src read-only at dst, with the files of o.FromUID and
+// o.FromGID shown as o.UID and o.GID's.
+func (v *View) bindMapped(src, dst string, o Options) error {
+	ns, err := userNS(idMap{o.FromUID, o.UID, o.FromGID, o.GID})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func TestWarmPoolSkipsEgressRuns(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { d.pool.close() })
 	spec := egressSpec(t)
-	require.Empty(t, d.pool.key(&spec, usrMount{}), "a run's egress socket is its own")
+	require.Empty(t, d.pool.key(&spec, usrMount{}, false), "a run's egress socket is its own")
 	spec.EgressSocket, spec.Limits.Egress = "", nil
-	require.NotEmpty(t, d.pool.key(&spec, usrMount{}))
+	require.NotEmpty(t, d.pool.key(&spec, usrMount{}, false))
 }

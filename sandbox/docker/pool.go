@@ -45,7 +45,7 @@ func newWarmPool(d *Runner, sizer *warm.Sizer, maxIdle time.Duration, prestart b
 
 // key identifies a container configuration: runs with equal keys can use
 // each other's warm containers. Empty when the pool is off.
-func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
+func (p *warmPool) key(spec *sandbox.Spec, usr usrMount, view bool) string {
 	if p == nil || spec.EgressSocket != "" {
 		// The socket is the run's own: no other run can use the container.
 		return ""
@@ -59,7 +59,7 @@ func (p *warmPool) key(spec *sandbox.Spec, usr usrMount) string {
 		// the start: which folder fills it is not the container's
 		// configuration, the volume's size is.
 		tmpl.Workspace = "held"
-		if p.d.views.ready() {
+		if view {
 			// A view's room is set when it is mounted, for the run.
 			params.workspaceSlot = "held"
 		} else {
@@ -94,7 +94,7 @@ func (p *warmPool) take(ctx context.Context, key string) *box {
 }
 
 // refill tops the pool up for spec's configuration (warm.Pool.Refill).
-func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
+func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount, view bool) {
 	if p == nil {
 		return
 	}
@@ -109,7 +109,7 @@ func (p *warmPool) refill(spec *sandbox.Spec, key string, usr usrMount) {
 	}
 	p.Refill(key, func(context.Context) (*box, error) {
 		t := tmpl
-		b, err := p.start(&t, usr)
+		b, err := p.start(&t, usr, view)
 		if err != nil {
 			if usr.volume != "" {
 				p.d.forgetUsr(usr.imageID)
@@ -129,7 +129,7 @@ func (p *warmPool) counts(key string, hit bool) {
 
 // start creates, attaches and starts a container for tmpl. Starts run
 // under a context of their own: the runner's Close waits for them.
-func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
+func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount, view bool) (*box, error) {
 	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (p *warmPool) start(tmpl *sandbox.Spec, usr usrMount) (*box, error) {
 	ctx := context.Background()
 	var vol *workspaceVolume
 	if holdsWorkspace(tmpl) {
-		if vol, err = p.d.newWorkspaceVolume(ctx, id, tmpl.Limits.WorkspaceWriteBytes); err != nil {
+		if vol, err = p.d.newWorkspaceVolume(ctx, id, wsPlan{view: view, size: tmpl.Limits.WorkspaceWriteBytes}); err != nil {
 			return nil, err
 		}
 	}

@@ -98,7 +98,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 
 	other := spec
 	other.Limits.MemoryBytes *= 2
-	require.NotEqual(t, d.pool.key(&spec, usrMount{}), d.pool.key(&other, usrMount{}))
+	require.NotEqual(t, d.pool.key(&spec, usrMount{}, false), d.pool.key(&other, usrMount{}, false))
 	warm := f.RunIDs()[1]
 	res, err := d.Run(context.Background(), other)
 	require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 	same.Stdin = []byte("other args")
 	same.Argv = []string{"node", "x.js"}
 	same.Limits.Timeout = time.Second
-	require.Equal(t, d.pool.key(&spec, usrMount{}), d.pool.key(&same, usrMount{}))
+	require.Equal(t, d.pool.key(&spec, usrMount{}, false), d.pool.key(&same, usrMount{}, false))
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live())
 }

@@ -74,7 +74,6 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, generatedID bool, log *slog.Logger) (err error) {
 	began := time.Now()
 	usr := d.usrFor(ctx, spec.Image)
-	key := d.pool.key(spec, usr)
 	held := holdsWorkspace(spec)
 	t := &teardown{d: d, log: log}
 	answered := false
@@ -86,17 +85,18 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		}
 		err = errors.Join(err, t.run(ctx))
 	}()
-	var volSize int64
+	var ws wsPlan
 	if held {
 		if spec.Changes == nil {
 			return fmt.Errorf("%w: a writable workspace needs Spec.Changes, the applier of the run's changes", sandbox.ErrInvalidSpec)
 		}
-		if volSize, err = sandbox.WorkspaceSize(spec); err != nil {
+		if ws, err = d.planWorkspace(spec); err != nil {
 			return err
 		}
-		if volSize != spec.Limits.WorkspaceWriteBytes && !d.views.ready() {
-			key = "" // a warm container's volume has the cap's size
-		}
+	}
+	key := d.pool.key(spec, usr, ws.view)
+	if held && !ws.view && ws.size != spec.Limits.WorkspaceWriteBytes {
+		key = "" // a warm container's volume has the cap's size
 	}
 	t.box = d.pool.take(ctx, key)
 	d.pool.counts(key, t.box != nil)
@@ -107,7 +107,7 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		// empty volume; it goes when the container does.
 		t.vol = t.box.vol
 	} else if held {
-		if t.vol, err = d.newWorkspaceVolume(ctx, spec.RunID, volSize); err != nil {
+		if t.vol, err = d.newWorkspaceVolume(ctx, spec.RunID, ws); err != nil {
 			return err
 		}
 	}
@@ -132,13 +132,13 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	// The next run with this configuration finds a container waiting. It
 	// starts once this run has its Result, so that it does not compete
 	// with the script for the CPUs.
-	defer d.pool.refill(spec, key, usr)
+	defer d.pool.refill(spec, key, usr, ws.view)
 	log = log.With("run_id", spec.RunID, "container_id", stringid.TruncateID(b.id), "warm", b.warm)
 
 	jf := sandbox.JobFor(spec, d.version, d.initGrace)
 	var handBack func() error
 	if held {
-		if err := d.copyIn(ctx, b.id, spec, t.vol); err != nil {
+		if err := d.copyIn(ctx, b.id, spec, t.vol, ws); err != nil {
 			return err
 		}
 		jf.HoldDir, jf.HoldView = sandbox.WorkspaceDir, t.vol.view != nil

@@ -191,17 +191,39 @@ func (d *Runner) newSlot(runID string) (*workspaceVolume, error) {
 	return &workspaceVolume{slot: slot, scratch: d.views.scratch(runID)}, nil
 }
 
+// wsPlan is how a run's writable workspace is shared with its container.
+type wsPlan struct {
+	view  bool                   // a copy-on-write view; else a copy
+	facts sandbox.WorkspaceFacts // a view's
+	size  int64                  // a copy's volume size
+}
+
+// planWorkspace measures spec's workspace once and chooses: a view when
+// views are on and one owner has every file (then the view shows what a
+// copy would), else a copy.
+func (d *Runner) planWorkspace(spec *sandbox.Spec) (wsPlan, error) {
+	if d.views.ready() {
+		f, err := sandbox.MeasureWorkspace(spec.Workspace)
+		if err != nil {
+			return wsPlan{}, err
+		}
+		if f.Uniform {
+			return wsPlan{view: true, facts: f}, nil
+		}
+	}
+	size, err := sandbox.WorkspaceSize(spec)
+	return wsPlan{size: size}, err
+}
+
 // mountView mounts spec's workspace on the slot; the container sees it at
 // once.
-func (d *Runner) mountView(spec *sandbox.Spec, v *workspaceVolume) error {
-	room, files, err := sandbox.WorkspaceRoom(spec)
-	if err != nil {
-		return err
-	}
-	v.files = files
+func (d *Runner) mountView(spec *sandbox.Spec, v *workspaceVolume, ws wsPlan) error {
+	v.files = ws.facts.Bytes
+	var err error
 	v.view, err = cow.Mount(cow.Options{
 		Lower: spec.Workspace, Scratch: v.scratch, Target: v.slot,
-		Room: room, UID: int(d.ids.UID()), GID: int(d.ids.GID()),
+		Room: ws.facts.Room(spec.Limits.WorkspaceWriteBytes),
+		UID:  int(d.ids.UID()), GID: int(d.ids.GID()), FromUID: ws.facts.UID, FromGID: ws.facts.GID,
 	})
 	if err != nil {
 		d.views.disable("mount a workspace view", err)

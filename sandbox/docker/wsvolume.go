@@ -44,6 +44,8 @@ type workspaceVolume struct {
 	scratch string
 	// files is what the workspace's files take (a view's lower layer).
 	files int64
+	// ws is how the run's workspace is shared (set when the run takes it).
+	ws wsPlan
 	// before are the workspace's entries when sandbox.Copied in, to tell what the
 	// script changed.
 	before map[string]sandbox.Copied
@@ -61,10 +63,11 @@ func workspaceVolumeName(runID string) string { return "sandboxrun-ws-" + runID 
 
 // newWorkspaceVolume makes an empty tmpfs volume of size bytes for the run
 // runID, owned by the sandbox user.
-func (d *Runner) newWorkspaceVolume(ctx context.Context, runID string, size int64) (*workspaceVolume, error) {
-	if d.views.ready() {
+func (d *Runner) newWorkspaceVolume(ctx context.Context, runID string, ws wsPlan) (*workspaceVolume, error) {
+	if ws.view {
 		return d.newSlot(runID)
 	}
+	size := ws.size
 	v := &workspaceVolume{name: workspaceVolumeName(runID)}
 	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
@@ -120,9 +123,9 @@ func (d *Runner) removeWorkspaceVolume(ctx context.Context, v *workspaceVolume) 
 }
 
 // copyIn puts the workspace's files into the started container's volume.
-func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume) error {
+func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *workspaceVolume, ws wsPlan) error {
 	if v.slot != "" {
-		return d.mountView(spec, v)
+		return d.mountView(spec, v, ws)
 	}
 	v.copiedAt = time.Now()
 	if empty, err := emptyDir(spec.Workspace); err == nil && empty {

@@ -25,7 +25,7 @@ const (
 // prepareWorkspace mounts spec's workspace view in the bundle and returns
 // what to bind at /workspace. The bundle's remove unmounts it.
 func (b *bundle) prepareWorkspace(spec *sandbox.Spec) (string, error) {
-	room, _, err := sandbox.WorkspaceRoom(spec)
+	facts, err := sandbox.MeasureWorkspace(spec.Workspace)
 	if err != nil {
 		return "", err
 	}
@@ -35,7 +35,8 @@ func (b *bundle) prepareWorkspace(spec *sandbox.Spec) (string, error) {
 	}
 	b.view, err = cow.Mount(cow.Options{
 		Lower: spec.Workspace, Scratch: filepath.Join(b.dir, wsDir), Target: merged,
-		Room: room, UID: sandbox.SandboxUID, GID: sandbox.SandboxGID,
+		Room: facts.Room(spec.Limits.WorkspaceWriteBytes),
+		UID:  sandbox.SandboxUID, GID: sandbox.SandboxGID, FromUID: facts.UID, FromGID: facts.GID,
 	})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", sandbox.ErrWorkspace, err)
