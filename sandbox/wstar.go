@@ -199,9 +199,10 @@ type WorkspaceFacts struct {
 	// Bytes is what the files take in a tmpfs (TreeSize).
 	Bytes int64
 	// UID and GID own the workspace's root folder; Uniform says they own
-	// every entry in it too. Only then is a view the same as a copy: the
-	// view shows that owner as the sandbox user, and an entry of another
-	// owner would keep the permissions it has on the host.
+	// every entry in it too and no file has a set-id bit. Only then is a
+	// view the same as a copy: the view shows that owner as the sandbox
+	// user, where an entry of another owner would keep the permissions it
+	// has on the host, and a copy shares set-id files read-only (WriteTree).
 	UID, GID int
 	Uniform  bool
 }
@@ -222,7 +223,8 @@ func MeasureWorkspace(dir string) (WorkspaceFacts, error) {
 		if err != nil {
 			return err
 		}
-		if s, ok := fi.Sys().(*syscall.Stat_t); !ok || int(s.Uid) != f.UID || int(s.Gid) != f.GID {
+		if s, ok := fi.Sys().(*syscall.Stat_t); !ok || int(s.Uid) != f.UID || int(s.Gid) != f.GID ||
+			fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
 			f.Uniform = false
 		}
 		if d.Type().IsRegular() {
