@@ -159,7 +159,9 @@ func (d *Runner) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	o, err := d.await(ctx, b, spec, log, handBack)
 	answered = o.Report != nil
 	if held && answered && strings.Contains(o.Report.Error, frame.ViewMissing) {
-		// The script never started: run it again with a copy.
+		// The script never started: run it again with a copy, once this
+		// container (which has the run's name) is gone.
+		answered = false
 		d.views.disable("reach the container", errors.New(o.Report.Error))
 		return fmt.Errorf("%w: %s", errNoView, o.Report.Error)
 	}
