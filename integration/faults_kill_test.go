@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
 
 // ownedBy lists the managed containers whose owner is pid, in any state.
@@ -125,7 +127,27 @@ func TestFaultsKilledUnderLoad(t *testing.T) {
 				return cerrdefs.IsNotFound(err)
 			}, time.Minute, 100*time.Millisecond, "round %d: the killed run's workspace volume is removed", round+1)
 		}
+		require.Eventually(t, func() bool { return len(viewMounts(t, pid)) == 0 }, time.Minute, 100*time.Millisecond,
+			"round %d: the killed server's workspace views are unmounted at start; left: %v", round+1, viewMounts(t, pid))
 	}
+}
+
+// viewMounts are the mounts and folders left of the workspace views of
+// the server with pid (sandbox/docker/wsview.go).
+func viewMounts(t *testing.T, pid int) []string {
+	t.Helper()
+	prefix := filepath.Join(docker.DefaultViewDir, strconv.Itoa(pid)+"-")
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	var left []string
+	for _, line := range strings.Split(string(info), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], prefix) {
+			left = append(left, f[4])
+		}
+	}
+	dirs, err := filepath.Glob(prefix + "*")
+	require.NoError(t, err)
+	return append(left, dirs...)
 }
 
 // load uploads, downloads and runs in the sessions until ctx ends (the
