@@ -27,6 +27,7 @@ const viewProbe = `
 import os
 print(os.popen("stat -f -c %T /workspace").read().strip())
 print(os.path.getsize("big"))
+print(os.popen("./hello.sh").read().strip())
 with open("big", "r+b") as f:
     f.seek(0)
     f.write(b"changed")
@@ -44,6 +45,7 @@ func viewWorkspace(t *testing.T) (ws, snapshotLink string) {
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(512<<20))
 	require.NoError(t, f.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755))
 	snapshotLink = filepath.Join(t.TempDir(), "big")
 	require.NoError(t, os.Link(big, snapshotLink))
 	return ws, snapshotLink
@@ -61,7 +63,7 @@ func TestWorkspaceIsAView(t *testing.T) {
 	writable(t, &spec, ws)
 	res := run(t, spec)
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
-	require.Equal(t, "overlayfs\n536870912\n", res.Stdout)
+	require.Equal(t, "overlayfs\n536870912\nhello\n", res.Stdout, "the view shows the files as they are, programs runnable")
 
 	b := make([]byte, 7)
 	f, err := os.Open(filepath.Join(ws, "big"))
