@@ -44,8 +44,6 @@ type workspaceVolume struct {
 	scratch string
 	// files is what the workspace's files take (a view's lower layer).
 	files int64
-	// ws is how the run's workspace is shared (set when the run takes it).
-	ws wsPlan
 	// before are the workspace's entries when sandbox.Copied in, to tell what the
 	// script changed.
 	before map[string]sandbox.Copied
