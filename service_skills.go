@@ -32,6 +32,9 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 			return nil, refused(err)
 		}
 	}
+	if s.loaded != nil {
+		s.loaded()
+	}
 	loc, err := skill.Locate(s.cfg.SkillRoots, ref)
 	if err != nil {
 		if !errors.Is(err, skill.ErrSkillNotFound) {
@@ -69,20 +72,31 @@ func (s *Service) warn(msg string) {
 // with {baseDir} resolved to the skill's sandbox folder, its scripts,
 // references and assets, and its allowed tools with the operator's grants.
 func (s *Service) Activate(ref string) (*skill.Activation, error) {
+	_, a, err := s.activate(ref)
+	return a, err
+}
+
+// activate is Activate with the skill it loaded (nil when none loaded).
+func (s *Service) activate(ref string) (*skill.Skill, *skill.Activation, error) {
 	sk, err := s.Skill(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := sk.Activate()
 	if err != nil {
-		return nil, err
+		return sk, nil, err
 	}
-	// The skill's entries as the activation resolved them ({baseDir} and
-	// plugin placeholders), then what the operator grants.
+	a.AllowedTools = s.withGrants(sk, a.AllowedTools)
+	return sk, a, nil
+}
+
+// withGrants are a skill's entries as its activation resolved them
+// ({baseDir} and plugin placeholders), then what the operator grants it.
+func (s *Service) withGrants(sk *skill.Skill, tools bashcheck.Tools) bashcheck.Tools {
 	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
-		a.AllowedTools = append(append(bashcheck.Tools{}, a.AllowedTools...), extra...)
+		return append(append(bashcheck.Tools{}, tools...), extra...)
 	}
-	return a, nil
+	return tools
 }
 
 // checkSkillName refuses what could make a remote caller's skill reference
