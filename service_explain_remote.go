@@ -57,15 +57,15 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 	if e == nil {
 		return nil, err
 	}
+	// Composed from the plan's in-sandbox facts: the argv and the command
+	// name the skill's files by their sandbox paths (/skills/<name>), the
+	// workspace is /workspace, the session is the caller's id.
 	r := &RemoteExplanation{
-		Skill: e.Skill, Action: actionName(a), Command: hide.Replace(e.Command),
+		Skill: e.Skill, Action: actionName(a), Argv: e.Argv, Command: e.Command,
 		Limits: e.Limits, Image: e.Image, SkillImage: e.SkillImage, Runner: e.Runner,
 		Session: req.Session, WorkspaceWritable: e.WorkspaceWritable,
 		WriteGranted: e.WriteGranted, Writable: e.Writable, PolicyDigest: e.PolicyDigest,
 		AllowedTools: make([]string, 0, len(e.Tools)),
-	}
-	for _, arg := range e.Argv {
-		r.Argv = append(r.Argv, hide.Replace(arg))
 	}
 	if e.Workspace != "" {
 		r.Workspace = layout.WorkspaceDir
