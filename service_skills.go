@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -127,4 +128,23 @@ func (s *Service) BuildImage(ctx context.Context, ref string, o BuildOptions) (i
 		o.Pip = s.cfg.Pip
 	}
 	return s.imageEnv().Build(ctx, sk, o)
+}
+
+// ErrNeedsBuild means a skill's image is missing and building it was not
+// allowed (--no-build). The message names the command that builds it.
+var ErrNeedsBuild = skillimage.ErrNeedsBuild
+
+// ErrNoDependencies means a skill declares no packages, so it has no image
+// of its own: it runs in the runner image.
+var ErrNoDependencies = skillimage.ErrNoDependencies
+
+// BuildOptions configure how a skill's image is found and built
+// (Service.BuildImage).
+type BuildOptions = skillimage.Options
+
+// imageEnv names the images, the runner (and its profiles) and the
+// version skill images record, on the Service's image engine: every skill
+// image question (which image, build, prune) is internal/skillimage's.
+func (s *Service) imageEnv() skillimage.Env {
+	return skillimage.Env{RunnerImage: RunnerImage(), Version: Version, Images: s.cfg.Images}
 }
