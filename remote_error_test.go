@@ -12,6 +12,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // A remote answer's error hides every host folder a remote caller could be
@@ -59,6 +60,30 @@ func TestRemoteError(t *testing.T) {
 		require.Equal(t, "Bash(cat:*)", d.Suggest)
 		require.NotContains(t, remote.Error(), skills)
 		require.Equal(t, "cat "+hello+"/x", denied.Part, "the Service's own error is left as it was")
+	})
+
+	t.Run("a skill's load errors' fields", func(t *testing.T) {
+		md := filepath.Join(skills, "broken", "SKILL.md")
+		parse := &skill.ParseError{Path: md, Line: 2, Msg: "see " + md}
+		manifest := &skill.ManifestError{Path: md, Problems: []string{"name unlike " + filepath.Dir(md)}}
+		for _, err := range []error{parse, manifest} {
+			_, remote := sandboxrun.RemoteOf(svc, "broken", nil, fmt.Errorf("%w: %w", sandboxrun.ErrRefused, err))
+			require.NotContains(t, remote.Error(), skills)
+			var pe *skill.ParseError
+			var me *skill.ManifestError
+			switch {
+			case errors.As(remote, &pe):
+				require.Equal(t, "the skills folder/broken/SKILL.md", pe.Path)
+				require.Equal(t, "see the skills folder/broken/SKILL.md", pe.Msg)
+				require.Equal(t, 2, pe.Line)
+			case errors.As(remote, &me):
+				require.Equal(t, "the skills folder/broken/SKILL.md", me.Path)
+				require.Equal(t, []string{"name unlike the skills folder/broken"}, me.Problems)
+			default:
+				t.Fatalf("%T is not found in the remote error", err)
+			}
+		}
+		require.Equal(t, "see "+md, parse.Msg, "the Service's own error is left as it was")
 	})
 
 	t.Run("a bare word is not a path", func(t *testing.T) {
