@@ -52,3 +52,27 @@ func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
 		require.Equal(t, perLoad, count(), "one load for %s: %s", a.Script, strings.Join(warnings, "; "))
 	}
 }
+
+// A remote explanation's argv and command are composed from the plan's
+// sandbox paths: no host folder, however the skill root was named (here
+// through a link the host path rewrite would not know).
+func TestExplainRemoteComposesSandboxPaths(t *testing.T) {
+	skills, err := filepath.Abs("skills")
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), "linked-skills")
+	require.NoError(t, os.Symlink(skills, link))
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{link}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+
+	e, err := svc.ExplainRemote(context.Background(), "hello", sandboxrun.Action{Command: "python3 {baseDir}/scripts/echo.py"}, sandboxrun.Request{})
+	require.NoError(t, err)
+	require.Equal(t, "python3 /skills/hello/scripts/echo.py", e.Command)
+	e, err = svc.ExplainRemote(context.Background(), "hello", sandboxrun.Action{Script: "scripts/echo.py"}, sandboxrun.Request{})
+	require.NoError(t, err)
+	require.Contains(t, e.Argv, "/skills/hello/scripts/echo.py")
+	for _, arg := range append(e.Argv, e.Command) {
+		require.NotContains(t, arg, link)
+		require.NotContains(t, arg, skills)
+	}
+}

@@ -2,11 +2,13 @@ package sandboxrun
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -75,4 +77,19 @@ func BuildSkillImage(ctx context.Context, sk *skill.Skill, o BuildOptions) (imag
 
 func SkillImageOptions(sk *skill.Skill, o BuildOptions) (images.SkillOptions, error) {
 	return (&Service{}).imageEnv().SkillOptions(sk, o)
+}
+
+// CountSkillLoads counts from now on the skills s loads (Service.Skill,
+// which every request goes through): the count so far.
+func CountSkillLoads(s *Service) func() int64 {
+	var n atomic.Int64
+	s.loaded = func() { n.Add(1) }
+	return n.Load
+}
+
+// RemoteOf is res and err as Execution.Remote tells them after a run of
+// the skill named ref (loaded here; not found, none).
+func RemoteOf(s *Service, ref string, res *sandbox.Result, err error) (*sandbox.Result, error) {
+	sk, _ := s.Skill(ref)
+	return (&Execution{svc: s, skill: sk, Result: res, Err: err}).Remote()
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // Outcome is how a request ended, in the words metrics and front ends use.
@@ -41,6 +43,27 @@ func OutcomeOf(res *sandbox.Result, err error) Outcome {
 		return OutcomeFailure
 	}
 }
+
+// Execution is one run as the Service carried it out (Service.Execute):
+// what it returned, with the skill and the plan it was decided with, so
+// that a front end answers from them (Remote) and nothing downstream
+// loads the skill or decides the request again.
+type Execution struct {
+	// Result and Err are what RunScript and the like return.
+	Result *sandbox.Result
+	Err    error
+
+	svc   *Service
+	skill *skill.Skill // nil: refused before the skill loaded
+	plan  *plan.Plan   // nil: refused before the plan was made
+}
+
+// Ended is the Result and the error, as RunScript and the like return
+// them.
+func (x *Execution) Ended() (*sandbox.Result, error) { return x.Result, x.Err }
+
+// Outcome classifies how the run ended (OutcomeOf).
+func (x *Execution) Outcome() Outcome { return OutcomeOf(x.Result, x.Err) }
 
 // PythonResult is the answer agent tools expect from a run-Python call.
 // Refusals and failures answer in the same shape, with ReturnCode -1 and

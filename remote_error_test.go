@@ -12,12 +12,13 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
-// InSandboxError hides every host folder a remote caller could be told of,
-// and leaves the error's classification as it was, a denial's fields
-// included.
-func TestInSandboxError(t *testing.T) {
+// A remote answer's error hides every host folder a remote caller could be
+// told of, and leaves the error's classification as it was, a denial's
+// fields included.
+func TestRemoteError(t *testing.T) {
 	dir := t.TempDir()
 	polPath := filepath.Join(dir, "operator-policy.yaml")
 	require.NoError(t, os.WriteFile(polPath, []byte("limits:\n  timeout: {max: 20s}\n"), 0o600))
@@ -32,9 +33,9 @@ func TestInSandboxError(t *testing.T) {
 	hello := filepath.Join(skills, "hello")
 
 	t.Run("a refusal from the policy", func(t *testing.T) {
-		_, err := svc.RunPython(t.Context(), "hello", []byte("print(1)"), sandboxrun.Request{Timeout: 100e9})
-		require.ErrorContains(t, err, polPath, "the operator's own error names the file")
-		remote := svc.InSandboxError("hello", err)
+		x := svc.Execute(t.Context(), "hello", sandboxrun.Action{Code: []byte("print(1)"), Python: true}, sandboxrun.Request{Timeout: 100e9})
+		require.ErrorContains(t, x.Err, polPath, "the operator's own error names the file")
+		_, remote := x.Remote()
 		require.NotContains(t, remote.Error(), dir)
 		require.Contains(t, remote.Error(), "operator policy line 2")
 		require.ErrorIs(t, remote, sandboxrun.ErrRefused)
@@ -43,13 +44,14 @@ func TestInSandboxError(t *testing.T) {
 
 	t.Run("every folder", func(t *testing.T) {
 		err := fmt.Errorf("%w: %s/scripts/x.py, %s/other, %s/ws/abc, %s line 3", sandboxrun.ErrRefused, hello, skills, sessions, polPath)
-		got := svc.InSandboxError("hello", err).Error()
+		_, remote := sandboxrun.RemoteOf(svc, "hello", nil, err)
+		got := remote.Error()
 		require.Equal(t, "refused: /skills/hello/scripts/x.py, the skills folder/other, the sessions folder/ws/abc, operator policy line 3", got)
 	})
 
 	t.Run("a denial's fields", func(t *testing.T) {
 		denied := &policy.DeniedError{Command: "cat " + hello + "/x", Part: "cat " + hello + "/x", Reason: "see " + polPath, Suggest: "Bash(cat:*)"}
-		remote := svc.InSandboxError("hello", fmt.Errorf("%w: %w", sandboxrun.ErrRefused, denied))
+		_, remote := sandboxrun.RemoteOf(svc, "hello", nil, fmt.Errorf("%w: %w", sandboxrun.ErrRefused, denied))
 		var d *policy.DeniedError
 		require.ErrorAs(t, remote, &d)
 		require.Equal(t, "cat /skills/hello/x", d.Part)
@@ -60,18 +62,44 @@ func TestInSandboxError(t *testing.T) {
 		require.Equal(t, "cat "+hello+"/x", denied.Part, "the Service's own error is left as it was")
 	})
 
+	t.Run("a skill's load errors' fields", func(t *testing.T) {
+		md := filepath.Join(skills, "broken", "SKILL.md")
+		parse := &skill.ParseError{Path: md, Line: 2, Msg: "see " + md}
+		manifest := &skill.ManifestError{Path: md, Problems: []string{"name unlike " + filepath.Dir(md)}}
+		for _, err := range []error{parse, manifest} {
+			_, remote := sandboxrun.RemoteOf(svc, "broken", nil, fmt.Errorf("%w: %w", sandboxrun.ErrRefused, err))
+			require.NotContains(t, remote.Error(), skills)
+			var pe *skill.ParseError
+			var me *skill.ManifestError
+			switch {
+			case errors.As(remote, &pe):
+				require.Equal(t, "the skills folder/broken/SKILL.md", pe.Path)
+				require.Equal(t, "see the skills folder/broken/SKILL.md", pe.Msg)
+				require.Equal(t, 2, pe.Line)
+			case errors.As(remote, &me):
+				require.Equal(t, "the skills folder/broken/SKILL.md", me.Path)
+				require.Equal(t, []string{"name unlike the skills folder/broken"}, me.Problems)
+			default:
+				t.Fatalf("%T is not found in the remote error", err)
+			}
+		}
+		require.Equal(t, "see "+md, parse.Msg, "the Service's own error is left as it was")
+	})
+
 	t.Run("a bare word is not a path", func(t *testing.T) {
 		// The skill root was given as "skills": the word stays a word.
 		err := errors.New("the folder holds no skills")
-		require.Equal(t, err.Error(), svc.InSandboxError("hello", err).Error())
+		_, remote := sandboxrun.RemoteOf(svc, "hello", nil, err)
+		require.Equal(t, err.Error(), remote.Error())
 	})
 
-	require.NoError(t, svc.InSandboxError("hello", nil))
+	_, remote := sandboxrun.RemoteOf(svc, "hello", nil, nil)
+	require.NoError(t, remote)
 }
 
 // A policy file named relative to the server's folder is hidden by that
 // name too.
-func TestInSandboxErrorRelativePolicy(t *testing.T) {
+func TestRemoteErrorRelativePolicy(t *testing.T) {
 	skills, err := filepath.Abs("skills")
 	require.NoError(t, err)
 	t.Chdir(t.TempDir())
@@ -81,17 +109,17 @@ func TestInSandboxErrorRelativePolicy(t *testing.T) {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close() })
-	_, err = svc.RunPython(t.Context(), "hello", []byte("print(1)"), sandboxrun.Request{Timeout: 100e9})
-	require.ErrorContains(t, err, "strict.yaml")
-	remote := svc.InSandboxError("hello", err)
+	x := svc.Execute(t.Context(), "hello", sandboxrun.Action{Code: []byte("print(1)"), Python: true}, sandboxrun.Request{Timeout: 100e9})
+	require.ErrorContains(t, x.Err, "strict.yaml")
+	_, remote := x.Remote()
 	require.NotContains(t, remote.Error(), "strict.yaml")
 	require.Contains(t, remote.Error(), "operator policy line 2")
 }
 
-// InSandboxResult shows a run's limits as a remote caller may see them: a
+// A remote answer shows a run's limits as a remote caller may see them: a
 // source naming the policy file in sandbox terms, the operator's CA file
 // by what it is. The Service's own Result keeps the paths.
-func TestInSandboxResult(t *testing.T) {
+func TestRemoteResult(t *testing.T) {
 	dir := t.TempDir()
 	polPath := filepath.Join(dir, "operator-policy.yaml")
 	require.NoError(t, os.WriteFile(polPath, []byte("limits:\n  timeout: {default: 20s}\n"), 0o600))
@@ -106,10 +134,13 @@ func TestInSandboxResult(t *testing.T) {
 		Sources: map[string]string{"timeout": "policy limits.timeout.default (" + polPath + " line 2)"},
 		Egress:  &policy.Egress{UpstreamCA: ca},
 	}}
-	remote := svc.InSandboxResult("hello", res)
+	remote, err := sandboxrun.RemoteOf(svc, "hello", res, nil)
+	require.NoError(t, err)
 	require.Equal(t, "policy limits.timeout.default (operator policy line 2)", remote.Limits.Sources["timeout"])
 	require.Equal(t, "operator CA", remote.Limits.Egress.UpstreamCA)
 	require.Contains(t, res.Limits.Sources["timeout"], polPath, "the operator's Result is untouched")
 	require.Equal(t, ca, res.Limits.Egress.UpstreamCA)
-	require.Nil(t, svc.InSandboxResult("hello", nil))
+	remote, err = sandboxrun.RemoteOf(svc, "hello", nil, nil)
+	require.NoError(t, err)
+	require.Nil(t, remote)
 }

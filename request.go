@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/refusal"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/session"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -94,7 +95,7 @@ func (s *Service) makePlan(sk *skill.Skill, a Action, req Request) (*plan.Plan, 
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,
 		AllowDomains: req.AllowDomains, Image: req.Image, DockerHost: os.Getenv("DOCKER_HOST"),
 		Stdout: req.Stdout, Stderr: req.Stderr,
-		Build: plan.BuildInputs{Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version},
+		Build: skillimage.BuildInputs{Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version},
 	}
 	if req.lease != nil {
 		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining}

@@ -127,6 +127,9 @@ type Service struct {
 	sessions  *session.Store // nil when the Service keeps none
 	sessErr   error          // why sessions are refused, when they are
 	stopSweep chan struct{}
+
+	// loaded, when set (by the tests), is called at every skill load.
+	loaded func()
 }
 
 // New checks the configuration and returns a Service. It does not contact

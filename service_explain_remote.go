@@ -8,6 +8,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -45,22 +46,26 @@ type RemoteExplanation struct {
 // refusal comes with what was decided before it, as Explain's does.
 func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, req Request) (*RemoteExplanation, error) {
 	e, sk, err := s.explain(ctx, skillRef, a, req)
-	hide := s.hostPaths(sk, e)
+	ws := ""
+	if e != nil {
+		ws = e.Workspace
+	}
+	hide := s.hostPaths(sk, ws)
 	if err != nil {
 		err = rewriteError(hide, err)
 	}
 	if e == nil {
 		return nil, err
 	}
+	// Composed from the plan's in-sandbox facts: the argv and the command
+	// name the skill's files by their sandbox paths (/skills/<name>), the
+	// workspace is /workspace, the session is the caller's id.
 	r := &RemoteExplanation{
-		Skill: e.Skill, Action: actionName(a), Command: hide.Replace(e.Command),
+		Skill: e.Skill, Action: actionName(a), Argv: e.Argv, Command: e.Command,
 		Limits: e.Limits, Image: e.Image, SkillImage: e.SkillImage, Runner: e.Runner,
 		Session: req.Session, WorkspaceWritable: e.WorkspaceWritable,
 		WriteGranted: e.WriteGranted, Writable: e.Writable, PolicyDigest: e.PolicyDigest,
 		AllowedTools: make([]string, 0, len(e.Tools)),
-	}
-	for _, arg := range e.Argv {
-		r.Argv = append(r.Argv, hide.Replace(arg))
 	}
 	if e.Workspace != "" {
 		r.Workspace = layout.WorkspaceDir
@@ -91,44 +96,56 @@ func remoteLimits(hide *strings.Replacer, l policy.Limits) policy.Limits {
 	return l
 }
 
-// InSandboxResult is res as a remote caller is shown it: a copy whose
-// limits speak in sandbox terms (remoteLimits). nil stays nil.
-func (s *Service) InSandboxResult(skillRef string, res *sandbox.Result) *sandbox.Result {
-	if res == nil {
+// Remote is the Execution as a remote caller (the HTTP API, an MCP
+// client) is told it, in sandbox terms from the skill and the plan the run
+// was decided with: a copy of the Result whose limits name no host file
+// (remoteLimits), and the error with its message, and a command denial's
+// fields, naming no host folder. The error classifies as Err does; the
+// CLI, whose user is the operator, shows Err itself. nil stays nil.
+func (x *Execution) Remote() (*sandbox.Result, error) {
+	hide := x.hostPaths()
+	var res *sandbox.Result
+	if x.Result != nil {
+		r := *x.Result
+		r.Limits = remoteLimits(hide, x.Result.Limits)
+		res = &r
+	}
+	if x.Err == nil {
+		return res, nil
+	}
+	return res, rewriteError(hide, x.Err)
+}
+
+// AllowedTools are the skill's allowed-tools with the operator's grants,
+// as Activate lists them; nil when the skill did not load.
+func (x *Execution) AllowedTools() bashcheck.Tools {
+	if x.skill == nil {
 		return nil
 	}
-	out := *res
-	out.Limits = remoteLimits(s.hostPaths(s.skillOrNil(skillRef), nil), res.Limits)
-	return &out
+	return x.svc.withGrants(x.skill, x.skill.Manifest.AllowedTools.ForSkill(x.skill.Refs()))
 }
 
-// InSandboxTerms rewrites in msg the host folders a request about the
-// skill may name (the skill's folder, the skill roots, the sessions root,
-// the policy file) as a remote caller knows them.
-func (s *Service) InSandboxTerms(skillRef, msg string) string {
-	return s.hostPaths(s.skillOrNil(skillRef), nil).Replace(msg)
-}
-
-// InSandboxError is err as a remote caller (the HTTP API, an MCP client)
-// is told it: its message, and a command denial's fields, in sandbox terms
-// (InSandboxTerms). It classifies as err does; the CLI, whose user is the
-// operator, shows err itself. nil stays nil.
-func (s *Service) InSandboxError(skillRef string, err error) error {
-	if err == nil {
-		return nil
+func (x *Execution) hostPaths() *strings.Replacer {
+	ws := ""
+	if x.plan != nil {
+		ws = x.plan.Spec.Workspace
 	}
-	return rewriteError(s.hostPaths(s.skillOrNil(skillRef), nil), err)
+	return x.svc.hostPaths(x.skill, ws)
 }
 
-// skillOrNil loads the skill a front end names again, to put its answer in
-// sandbox terms; nil when it does not load (its folder is then not named
-// to hide). ExplainRemote carries the one it loaded instead.
-func (s *Service) skillOrNil(ref string) *skill.Skill {
-	sk, err := s.Skill(ref)
+// Stopped is an Execution that stopped before the Service was asked to
+// run: a front end's own failure err (a workspace it could not give),
+// answered as the Service's are, through Remote.
+func (s *Service) Stopped(err error) *Execution { return &Execution{svc: s, Err: err} }
+
+// ActivateRemote is Activate for a remote caller: its error in sandbox
+// terms (Execution.Remote), from the skill it loaded.
+func (s *Service) ActivateRemote(ref string) (*skill.Activation, error) {
+	sk, a, err := s.activate(ref)
 	if err != nil {
-		return nil
+		return nil, rewriteError(s.hostPaths(sk, ""), err)
 	}
-	return sk
+	return a, nil
 }
 
 // hostPaths replaces the skill's folder (as given and with its links
@@ -137,7 +154,7 @@ func (s *Service) skillOrNil(ref string) *skill.Skill {
 // the policy file by the words "operator policy". A folder comes before
 // the roots that hold it: the replacer takes the first match in this
 // order.
-func (s *Service) hostPaths(sk *skill.Skill, e *Explanation) *strings.Replacer {
+func (s *Service) hostPaths(sk *skill.Skill, workspace string) *strings.Replacer {
 	var pairs []string
 	// add replaces a path in its absolute and link-free forms, then as
 	// given when that is relative: a relative name is the operator's too,
@@ -162,9 +179,7 @@ func (s *Service) hostPaths(sk *skill.Skill, e *Explanation) *strings.Replacer {
 	if sk != nil {
 		add(sk.Dir, policy.SandboxDir(sk.Manifest.Name))
 	}
-	if e != nil {
-		add(e.Workspace, layout.WorkspaceDir)
-	}
+	add(workspace, layout.WorkspaceDir)
 	if s.sessions != nil {
 		add(s.sessions.Root(), "the sessions folder")
 	}
@@ -189,13 +204,16 @@ func actionName(a Action) string {
 }
 
 // inSandboxError is an error whose message was rewritten for a remote
-// caller; what it wraps still decides how it is classified, but a command
-// denial is found (errors.As) as rewritten, so that its fields, which a
-// front end shows apart from the message, say no more than the message.
+// caller; what it wraps still decides how it is classified, but the typed
+// errors whose fields a front end shows apart from the message (a command
+// denial, a skill's load errors) are found (errors.As) rewritten, so that
+// their fields say no more than the message.
 type inSandboxError struct {
-	msg    string
-	denied *policy.DeniedError // rewritten; nil when err holds none
-	err    error
+	msg      string
+	denied   *policy.DeniedError  // rewritten; nil when err holds none
+	parse    *skill.ParseError    // likewise
+	manifest *skill.ManifestError // likewise
+	err      error
 }
 
 func rewriteError(hide *strings.Replacer, err error) error {
@@ -205,18 +223,35 @@ func rewriteError(hide *strings.Replacer, err error) error {
 		e.denied = &policy.DeniedError{Command: hide.Replace(d.Command), Part: hide.Replace(d.Part),
 			Reason: hide.Replace(d.Reason), Suggest: hide.Replace(d.Suggest)}
 	}
+	var pe *skill.ParseError
+	if errors.As(err, &pe) {
+		e.parse = &skill.ParseError{Path: hide.Replace(pe.Path), Line: pe.Line, Msg: hide.Replace(pe.Msg), Err: pe.Err}
+	}
+	var me *skill.ManifestError
+	if errors.As(err, &me) {
+		e.manifest = &skill.ManifestError{Path: hide.Replace(me.Path), Problems: make([]string, len(me.Problems))}
+		for i, p := range me.Problems {
+			e.manifest.Problems[i] = hide.Replace(p)
+		}
+	}
 	return e
 }
 
 func (e *inSandboxError) Error() string { return e.msg }
 func (e *inSandboxError) Unwrap() error { return e.err }
 
-// As hands out the rewritten denial in place of the one err holds.
+// As hands out the rewritten typed errors in place of the ones err holds.
 func (e *inSandboxError) As(target any) bool {
-	t, ok := target.(**policy.DeniedError)
-	if ok && e.denied != nil {
+	switch t := target.(type) {
+	case **policy.DeniedError:
 		*t = e.denied
-		return true
+		return e.denied != nil
+	case **skill.ParseError:
+		*t = e.parse
+		return e.parse != nil
+	case **skill.ManifestError:
+		*t = e.manifest
+		return e.manifest != nil
 	}
 	return false
 }

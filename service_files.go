@@ -72,11 +72,13 @@ func skillPath(skillName, ref string) (string, error) {
 // are refused, since an activation never lists them; symlinks are followed
 // only while they stay inside the skill folder; the file must be a regular
 // file of at most MaxSkillFileBytes. "SKILL.md" reads the skill's manifest
-// whichever spelling it has on disk.
+// whichever spelling it has on disk. Errors are in sandbox terms
+// (Execution.Remote).
 func (s *Service) ReadSkillFile(skillRef, ref string) (*SkillFile, error) {
 	sk, err := s.Skill(skillRef)
 	if err != nil {
-		return nil, err
+		// The skill did not load: its folder is not known to hide.
+		return nil, rewriteError(s.hostPaths(nil, ""), err)
 	}
 	rel, err := skillPath(sk.Manifest.Name, ref)
 	if err != nil {

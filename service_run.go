@@ -19,20 +19,38 @@ import (
 // or its sandbox path) with req's arguments and limits. Unless the Service
 // allows skill paths (a local front end), a host path is refused.
 func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Script: script}, asked{script: script})
+	return s.execute(ctx, skillRef, req, Action{Script: script}, asked{script: script}).Ended()
 }
 
 // RunCommand runs a Bash-tool command once every simple command in it is
 // allowed by the skill's allowed-tools and the operator's grants. A denial
 // matches ErrRefused and, with errors.As, *policy.DeniedError.
 func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: bashcheck.BashArgv(command)})
+	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: bashcheck.BashArgv(command)}).Ended()
 }
 
 // RunPython runs model-written Python code in the skill's sandbox; the code
 // reaches python3 on its stdin.
 func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code})
+	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code}).Ended()
+}
+
+// Execute runs a (a script, a command, or inline Python: RunScript,
+// RunCommand and RunPython are its shorthands) and returns the Execution,
+// which carries the skill and the plan the run was decided with, so that
+// a front end answers a remote caller from them (Execution.Remote)
+// without loading the skill again.
+func (s *Service) Execute(ctx context.Context, skillRef string, a Action, req Request) *Execution {
+	var ak asked
+	switch {
+	case a.Script != "":
+		ak.script = a.Script
+	case a.Command != "":
+		ak.argv = bashcheck.BashArgv(a.Command)
+	case a.Python:
+		ak.argv, ak.stdin = []string{"python3", "-"}, a.Code
+	}
+	return s.execute(ctx, skillRef, req, a, ak)
 }
 
 // CheckCommand is RunCommand's decision, for a request with no other
@@ -56,17 +74,30 @@ type asked struct {
 // execute is every run's sequence: load the skill, plan the request (the
 // policy's one decision), find or build the image the plan names, run,
 // audit, observe.
-func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) (res *sandbox.Result, err error) {
+// The Execution carries the skill once it loaded and the plan once it
+// was made, whatever happened next.
+func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
 	start := time.Now()
-	// Observed under the skill's name once it is known, "" before: a caller
-	// naming skills that do not exist must not grow the metrics' labels.
-	name := ""
+	x := &Execution{svc: s}
 	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
-		s.observe(name, res, err, time.Since(start))
-		endRun(span, name, res, err)
+		// Observed under the skill's name once it is known, "" before: a
+		// caller naming skills that do not exist must not grow the
+		// metrics' labels.
+		name := ""
+		if x.skill != nil {
+			name = x.skill.Manifest.Name
+		}
+		s.observe(name, x.Result, x.Err, time.Since(start))
+		endRun(span, name, x.Result, x.Err)
 	}()
+	x.Result, x.Err = s.run(ctx, ref, req, a, ak, x)
+	return x
+}
 
+// run is execute's sequence; it records the skill and the plan in x as
+// it gets them.
+func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak asked, x *Execution) (*sandbox.Result, error) {
 	ctx, release, err := s.sessionRun(ctx, &req)
 	if err != nil {
 		s.auditRefusal(ref, req, ak, err)
@@ -80,10 +111,12 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		s.auditRefusal(ref, req, ak, err)
 		return nil, err
 	}
-	name = sk.Manifest.Name
+	x.skill = sk
+	name := sk.Manifest.Name
 	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
 	p, err := s.planRun(sk, a, req)
 	endStep(decide, err)
+	x.plan = p
 	if err != nil {
 		s.auditRefusal(name, req, ak, err)
 		return nil, err
@@ -108,7 +141,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
-	res, err = egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
+	res, err := egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	res, err = s.handBackFull(res, err)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -31,6 +32,9 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 		if err := checkSkillName(ref); err != nil {
 			return nil, refused(err)
 		}
+	}
+	if s.loaded != nil {
+		s.loaded()
 	}
 	loc, err := skill.Locate(s.cfg.SkillRoots, ref)
 	if err != nil {
@@ -69,20 +73,31 @@ func (s *Service) warn(msg string) {
 // with {baseDir} resolved to the skill's sandbox folder, its scripts,
 // references and assets, and its allowed tools with the operator's grants.
 func (s *Service) Activate(ref string) (*skill.Activation, error) {
+	_, a, err := s.activate(ref)
+	return a, err
+}
+
+// activate is Activate with the skill it loaded (nil when none loaded).
+func (s *Service) activate(ref string) (*skill.Skill, *skill.Activation, error) {
 	sk, err := s.Skill(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := sk.Activate()
 	if err != nil {
-		return nil, err
+		return sk, nil, err
 	}
-	// The skill's entries as the activation resolved them ({baseDir} and
-	// plugin placeholders), then what the operator grants.
+	a.AllowedTools = s.withGrants(sk, a.AllowedTools)
+	return sk, a, nil
+}
+
+// withGrants are a skill's entries as its activation resolved them
+// ({baseDir} and plugin placeholders), then what the operator grants it.
+func (s *Service) withGrants(sk *skill.Skill, tools bashcheck.Tools) bashcheck.Tools {
 	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
-		a.AllowedTools = append(append(bashcheck.Tools{}, a.AllowedTools...), extra...)
+		return append(append(bashcheck.Tools{}, tools...), extra...)
 	}
-	return a, nil
+	return tools
 }
 
 // checkSkillName refuses what could make a remote caller's skill reference
@@ -113,4 +128,23 @@ func (s *Service) BuildImage(ctx context.Context, ref string, o BuildOptions) (i
 		o.Pip = s.cfg.Pip
 	}
 	return s.imageEnv().Build(ctx, sk, o)
+}
+
+// ErrNeedsBuild means a skill's image is missing and building it was not
+// allowed (--no-build). The message names the command that builds it.
+var ErrNeedsBuild = skillimage.ErrNeedsBuild
+
+// ErrNoDependencies means a skill declares no packages, so it has no image
+// of its own: it runs in the runner image.
+var ErrNoDependencies = skillimage.ErrNoDependencies
+
+// BuildOptions configure how a skill's image is found and built
+// (Service.BuildImage).
+type BuildOptions = skillimage.Options
+
+// imageEnv names the images, the runner (and its profiles) and the
+// version skill images record, on the Service's image engine: every skill
+// image question (which image, build, prune) is internal/skillimage's.
+func (s *Service) imageEnv() skillimage.Env {
+	return skillimage.Env{RunnerImage: RunnerImage(), Version: Version, Images: s.cfg.Images}
 }

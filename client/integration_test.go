@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 // These tests run the client against a real `sandboxrun serve` on
@@ -56,7 +57,7 @@ func testMain(m *testing.M) int {
 
 type liveServer struct {
 	url string
-	log *bytes.Buffer
+	log *testserve.Log
 }
 
 // startServer runs `sandboxrun serve` on a free loopback port (or the unix
@@ -65,41 +66,17 @@ type liveServer struct {
 // server's reason.
 func startServer(t *testing.T, ready bool, sock string, env []string, args ...string) *liveServer {
 	t.Helper()
-	listen, url := "unix:"+sock, "unix:"+sock
-	if sock == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		listen = ln.Addr().String()
-		url = "http://" + listen
-		require.NoError(t, ln.Close())
+	o := testserve.Options{Bin: cliPath, Args: append([]string{"serve"}, args...), Env: env, Token: testToken, Probe: "/healthz"}
+	if sock != "" {
+		o.Listen = "unix:" + sock
 	}
-	cmd := exec.Command(cliPath, append([]string{"serve", "--listen", listen}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var log bytes.Buffer
-	cmd.Stderr = &log
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	c, err := New(url, WithToken(testToken))
-	require.NoError(t, err)
-	probe := c.Healthz
 	if ready {
-		probe = c.Readyz
+		o.Probe = "/readyz"
 	}
-	var last error
-	for range 300 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, last = probe(ctx)
-		cancel()
-		if last == nil {
-			return &liveServer{url: url, log: &log}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("sandboxrun serve did not become ready: %v\n%s", last, log.String())
-	return nil
+	srv, err := testserve.Start(o)
+	require.NoError(t, err)
+	t.Cleanup(srv.Stop)
+	return &liveServer{url: srv.URL, log: srv.Log}
 }
 
 // writeSkill makes a skill folder under root with the given scripts.

@@ -17,7 +17,9 @@
 // so only the runner image, the package lists and the package sources decide
 // when it is rebuilt. Builds of one image are serialised in this process and,
 // with a lock file, across processes on the host. List and the skill-aware
-// pruning in the root package find every image by its io.sandboxrun labels.
+// pruning of internal/skillimage find every image by its io.sandboxrun
+// labels. Which options a skill's image gets (its packages with the
+// operator's grants, its runner) is internal/skillimage's.
 //
 // Every call to the Docker engine goes through the Engine a Client is made
 // with (New): a handful of image and build-container calls (package

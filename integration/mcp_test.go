@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends"
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -112,22 +112,7 @@ func (s *mcpServer) requireNoContainers(t *testing.T) {
 }
 
 // syncBuffer collects a subprocess's stderr while tests read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type syncBuffer = testserve.Log
 
 func (s *mcpServer) call(t *testing.T, tool string, args map[string]any) *mcpsdk.CallToolResult {
 	t.Helper()

@@ -4,12 +4,10 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +21,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -33,9 +32,9 @@ import (
 type liveServer struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	done   chan struct{} // closed when the process has ended; exit holds how
-	exit   error
+	stderr *testserve.Log
+	done   <-chan struct{} // closed when the process has ended; exit says how
+	exit   func() error
 	token  string
 }
 
@@ -43,14 +42,10 @@ type liveServer struct {
 // under root and waits until /readyz answers.
 func startServer(t *testing.T, root string, args ...string) *liveServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return startServerAt(t, addr, root, args...)
+	return startServerAt(t, "", root, args...)
 }
 
-// startServerAt is startServer on a given address.
+// startServerAt is startServer on a given address ("": a free port).
 func startServerAt(t *testing.T, addr, root string, args ...string) *liveServer {
 	t.Helper()
 	return startServerEnv(t, nil, addr, root, args...)
@@ -66,47 +61,14 @@ func startServerEnv(t *testing.T, env []string, addr, root string, args ...strin
 // /healthz, which never asks the engine) to answer 200.
 func startServerProbe(t *testing.T, probe string, env []string, addr, root string, args ...string) *liveServer {
 	t.Helper()
-	all := append([]string{"--skills", root, "serve", "--listen", addr}, args...)
-	cmd := exec.Command(sandboxrunBin(t), all...)
-	cmd.Env = append(os.Environ(), env...)
-	s := &liveServer{url: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: s.stderr}
-	require.NoError(t, cmd.Start())
-	trackOwner(t, cmd.Process.Pid)
-	go func() { s.exit = cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+	srv, err := testserve.Start(testserve.Options{
+		Bin: sandboxrunBin(t), Args: append([]string{"--skills", root, "serve"}, args...),
+		Env: env, Listen: addr, Probe: probe,
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.url + probe)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready: %v; stderr: %s", err, s.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	require.NoError(t, err)
+	trackOwner(t, srv.Cmd.Process.Pid)
+	t.Cleanup(srv.Stop)
+	return &liveServer{url: srv.URL, cmd: srv.Cmd, stderr: srv.Log, done: srv.Done(), exit: srv.Exit}
 }
 
 // reply is what post returns: the status, the headers and the whole body.
@@ -325,7 +287,7 @@ func TestServerDrainsOnSIGTERM(t *testing.T) {
 	require.NoError(t, srv.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case <-srv.done:
-		require.NoError(t, srv.exit, "serve exits 0 after draining; stderr: %s", srv.stderr)
+		require.NoError(t, srv.exit(), "serve exits 0 after draining; stderr: %s", srv.stderr)
 	case <-time.After(90 * time.Second):
 		t.Fatalf("serve did not exit after SIGTERM; stderr: %s", srv.stderr)
 	}

@@ -49,7 +49,13 @@ func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in 
 	}
 	e, err := h.svc.ExplainRemote(ctx, in.Skill, a, r)
 	if err != nil {
-		return nil, nil, h.toolError(in.Skill, err)
+		// The error is in sandbox terms, and a refusal comes with what was
+		// decided before it: the skill's allowed tools.
+		var f facts
+		if e != nil {
+			f.tools = e.AllowedTools
+		}
+		return nil, nil, h.toolError(in.Skill, err, f)
 	}
 	return textResult(explainText(e), false), e, nil
 }

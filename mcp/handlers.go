@@ -15,7 +15,6 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
-	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -52,9 +51,9 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 }
 
 func (h *handlers) activateSkill(_ context.Context, _ *mcpsdk.CallToolRequest, in SkillInput) (*mcpsdk.CallToolResult, ActivateOutput, error) {
-	a, err := h.svc.Activate(in.Skill)
+	a, err := h.svc.ActivateRemote(in.Skill)
 	if err != nil {
-		return nil, ActivateOutput{}, h.toolError(in.Skill, err)
+		return nil, ActivateOutput{}, h.toolError(in.Skill, err, facts{})
 	}
 	out := ActivateOutput{
 		Name:         a.Name,
@@ -85,10 +84,8 @@ func (h *handlers) runScript(ctx context.Context, req *mcpsdk.CallToolRequest, i
 		return nil, nil, err
 	}
 	r.Argv = in.Argv
-	res, err := h.run(ctx, req, in.Skill+" "+in.Script, r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
-		return h.svc.RunScript(ctx, in.Skill, in.Script, r)
-	})
-	return h.runResult(in.Skill, res, err)
+	x := h.run(ctx, req, in.Skill+" "+in.Script, in.Skill, sandboxrun.Action{Script: in.Script}, r)
+	return h.runResult(in.Skill, x)
 }
 
 func (h *handlers) runCommand(ctx context.Context, req *mcpsdk.CallToolRequest, in RunCommandInput) (*mcpsdk.CallToolResult, *RunOutput, error) {
@@ -96,10 +93,8 @@ func (h *handlers) runCommand(ctx context.Context, req *mcpsdk.CallToolRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := h.run(ctx, req, in.Skill+" command", r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
-		return h.svc.RunCommand(ctx, in.Skill, in.Command, r)
-	})
-	return h.runResult(in.Skill, res, err)
+	x := h.run(ctx, req, in.Skill+" command", in.Skill, sandboxrun.Action{Command: in.Command}, r)
+	return h.runResult(in.Skill, x)
 }
 
 func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, in RunPythonInput) (*mcpsdk.CallToolResult, *sandboxrun.PythonResult, error) {
@@ -108,39 +103,38 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 		return nil, nil, err
 	}
 	r.Argv = in.Argv
-	res, err := h.run(ctx, req, in.Skill+" python", r, func(ctx context.Context, r sandboxrun.Request) (*sandbox.Result, error) {
-		return h.svc.RunPython(ctx, in.Skill, []byte(in.Code), r)
-	})
+	x := h.run(ctx, req, in.Skill+" python", in.Skill, sandboxrun.Action{Code: []byte(in.Code), Python: true}, r)
+	res, err := x.Remote()
 	if err != nil && (res == nil || !res.Started) {
-		return nil, nil, h.toolError(in.Skill, err)
+		return nil, nil, h.toolError(in.Skill, err, runFacts(x))
 	}
-	pr := sandboxrun.NewPythonResult(in.Skill, res, h.svc.InSandboxError(in.Skill, err))
+	pr := sandboxrun.NewPythonResult(in.Skill, res, err)
 	return textResult(pythonText(&pr)+filesText(pr.Files), pr.ReturnCode != 0 || pr.Error != ""), &pr, nil
 }
 
 // run makes one Service call: cancelled when the request is (the client
 // cancelled it or went away) or the server stops, and reporting progress
 // while it lasts when the client asked for that.
-func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what string, r sandboxrun.Request,
-	call func(context.Context, sandboxrun.Request) (*sandbox.Result, error)) (*sandbox.Result, error) {
+func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what, skillName string, a sandboxrun.Action, r sandboxrun.Request) *sandboxrun.Execution {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.base, cancel)()
 	if err := h.files.runIn(req, &r); err != nil {
-		return nil, err
+		return h.svc.Stopped(err)
 	}
 	defer h.watch(ctx, req, what, &r)()
-	return call(ctx, r)
+	return h.svc.Execute(ctx, skillName, a, r)
 }
 
 // runResult answers a run of a script or a command: a run that never
 // started is a tool error saying why; one that started is its result,
 // marked as an error unless it succeeded.
-func (h *handlers) runResult(skillName string, res *sandbox.Result, err error) (*mcpsdk.CallToolResult, *RunOutput, error) {
+func (h *handlers) runResult(skillName string, x *sandboxrun.Execution) (*mcpsdk.CallToolResult, *RunOutput, error) {
+	res, err := x.Remote()
 	if err != nil && (res == nil || !res.Started) {
-		return nil, nil, h.toolError(skillName, err)
+		return nil, nil, h.toolError(skillName, err, runFacts(x))
 	}
-	out := runOutput(res, h.svc.InSandboxError(skillName, err))
+	out := runOutput(res, err)
 	return textResult(runText(out, res), !out.Success), out, nil
 }
 
@@ -166,8 +160,9 @@ func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, 
 // toolError words a failure for the model. The Service's words are kept,
 // except where they speak to an operator about host folders: a model names
 // skills, so it is told about skills, and of folders as the sandbox has them.
-func (h *handlers) toolError(skillName string, err error) error {
-	err = h.svc.InSandboxError(skillName, err)
+// err is in sandbox terms already, its typed errors' fields too (the
+// Service's remote answers); f names the skill's allowed tools.
+func (h *handlers) toolError(skillName string, err error, f facts) error {
 	var denied *policy.DeniedError
 	var parseErr *skill.ParseError
 	var manifestErr *skill.ManifestError
@@ -175,13 +170,13 @@ func (h *handlers) toolError(skillName string, err error) error {
 	case errors.Is(err, skill.ErrSkillNotFound):
 		return fmt.Errorf("no skill named %q: call list_skills for the names", skillName)
 	case errors.As(err, &parseErr):
-		return fmt.Errorf("skill %q does not load: its SKILL.md is invalid (%s); ask the operator to fix it", skillName, h.svc.InSandboxTerms(skillName, parseErr.Msg))
+		return fmt.Errorf("skill %q does not load: its SKILL.md is invalid (%s); ask the operator to fix it", skillName, parseErr.Msg)
 	case errors.As(err, &manifestErr):
-		return fmt.Errorf("skill %q does not load: %s; ask the operator to fix it", skillName, h.svc.InSandboxTerms(skillName, strings.Join(manifestErr.Problems, "; ")))
+		return fmt.Errorf("skill %q does not load: %s; ask the operator to fix it", skillName, strings.Join(manifestErr.Problems, "; "))
 	case errors.As(err, &denied):
 		msg := err.Error()
-		if a, aerr := h.svc.Activate(skillName); aerr == nil {
-			msg += fmt.Sprintf(". The skill's allowed-tools: %s", a.AllowedTools)
+		if f.tools != nil {
+			msg += ". The skill's allowed-tools: " + strings.Join(f.tools, ", ")
 		}
 		return errors.New(msg)
 	case errors.Is(err, sandboxrun.ErrRefused):
@@ -192,6 +187,26 @@ func (h *handlers) toolError(skillName string, err error) error {
 		h.log.Warn("run failed before its sandbox started", "skill", skillName, "err", err)
 		return errors.New("the sandbox could not be started: " + err.Error())
 	}
+}
+
+// facts are what toolError words a failure with besides its error, from
+// what the request loaded: the zero value when it loaded nothing.
+type facts struct {
+	// tools are the skill's allowed-tools with the operator's grants;
+	// nil when the skill did not load.
+	tools []string
+}
+
+// runFacts are the facts a run's Execution carries.
+func runFacts(x *sandboxrun.Execution) facts {
+	var f facts
+	if t := x.AllowedTools(); t != nil {
+		f.tools = make([]string, len(t))
+		for i, tool := range t {
+			f.tools[i] = tool.String()
+		}
+	}
+	return f
 }
 
 func textResult(text string, isError bool) *mcpsdk.CallToolResult {

@@ -107,7 +107,7 @@ func (h *handlers) readResource(_ context.Context, req *mcpsdk.ReadResourceReque
 	case errors.Is(err, skill.ErrSkillNotFound), errors.Is(err, sandboxrun.ErrSkillFileNotFound):
 		return nil, mcpsdk.ResourceNotFoundError(uri)
 	case errors.Is(err, sandboxrun.ErrRefused):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: h.toolError(u.Hostname(), err).Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: h.toolError(u.Hostname(), err, facts{}).Error()}
 	case err != nil:
 		h.log.Warn("reading a skill file failed", "uri", uri, "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "reading " + uri + " failed"}

@@ -10,7 +10,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.
@@ -96,14 +95,14 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /v1/openapi.json", auth(http.HandlerFunc(serveOpenAPI)))
 	s.mux.Handle("GET /v1/skills", auth(http.HandlerFunc(s.listSkills)))
 	s.mux.Handle("GET /v1/skills/{name}", auth(http.HandlerFunc(s.activate)))
-	s.mux.Handle("POST /v1/skills/{name}/run", auth(s.execute("script", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
-		return s.o.Service.RunScript(ctx, name, b.Script, req)
+	s.mux.Handle("POST /v1/skills/{name}/run", auth(s.execute("script", func(b execBody) sandboxrun.Action {
+		return sandboxrun.Action{Script: b.Script}
 	})))
-	s.mux.Handle("POST /v1/skills/{name}/exec", auth(s.execute("command", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
-		return s.o.Service.RunCommand(ctx, name, b.Command, req)
+	s.mux.Handle("POST /v1/skills/{name}/exec", auth(s.execute("command", func(b execBody) sandboxrun.Action {
+		return sandboxrun.Action{Command: b.Command}
 	})))
-	s.mux.Handle("POST /v1/skills/{name}/python", auth(s.execute("code", func(ctx context.Context, name string, b execBody, req sandboxrun.Request) (*sandbox.Result, error) {
-		return s.o.Service.RunPython(ctx, name, []byte(b.Code), req)
+	s.mux.Handle("POST /v1/skills/{name}/python", auth(s.execute("code", func(b execBody) sandboxrun.Action {
+		return sandboxrun.Action{Code: []byte(b.Code), Python: true}
 	})))
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
 	s.sessionRoutes(auth)
@@ -150,22 +149,22 @@ func (s *Server) listSkills(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
-	a, err := s.o.Service.Activate(r.PathValue("name"))
+	a, err := s.o.Service.ActivateRemote(r.PathValue("name"))
 	if err != nil {
-		err = s.o.Service.InSandboxError(r.PathValue("name"), err)
 		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, a)
 }
 
-type operation func(ctx context.Context, skill string, b execBody, req sandboxrun.Request) (*sandbox.Result, error)
+// action is what a run endpoint's body asks to run.
+type action func(b execBody) sandboxrun.Action
 
 // execute serves one run endpoint: decode, admit (or 429), run through the
 // Service, answer in one JSON document or as a stream. The request's
 // context is the run's: a client that disconnects cancels the run, and the
 // runner removes its container.
-func (s *Server) execute(need string, op operation) http.Handler {
+func (s *Server) execute(need string, act action) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := decodeBody(w, r, need)
 		if err != nil {
@@ -198,13 +197,13 @@ func (s *Server) execute(need string, op operation) http.Handler {
 			st = newStreamer(w, media)
 			req.Stdout, req.Stderr = chunks{st, "stdout"}, chunks{st, "stderr"}
 		}
-		res, err := op(r.Context(), r.PathValue("name"), b, req)
-		if res != nil {
-			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)
+		x := s.o.Service.Execute(r.Context(), r.PathValue("name"), act(b), req)
+		if x.Result != nil {
+			annotate(r, "run_id", x.Result.ID, "exit_code", x.Result.ExitCode)
 		}
 		// The Service speaks to the operator; the caller is told of the
 		// sandbox's folders, never the host's.
-		name := r.PathValue("name")
-		finish(w, st, s.o.Service.InSandboxResult(name, res), s.o.Service.InSandboxError(name, err))
+		res, err := x.Remote()
+		finish(w, st, res, err)
 	})
 }

@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,11 +25,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 const script = "import json, sys\nprint(json.dumps({'hello': json.load(sys.stdin)}))\n"
@@ -206,42 +205,18 @@ func dockerRun(ctx context.Context, image string) error {
 }
 
 type server struct {
-	url  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	*testserve.Server
+	url string
+	cmd *exec.Cmd
 }
 
 func startServer(bin, root string, args ...string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := testserve.Start(testserve.Options{Bin: bin,
+		Args: append([]string{"--skills", root, "serve", "--max-running", "16", "--max-queued", "64"}, args...)})
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, append([]string{"--skills", root, "serve", "--listen", addr,
-		"--max-running", "16", "--max-queued", "64"}, args...)...)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("server not ready: %w: %s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s := &server{Server: srv, url: srv.URL, cmd: srv.Cmd}
 	// One run so images are looked up and, with a pool, the pool has seen
 	// the configuration: the rows are of the second and later runs.
 	if err := s.run(context.Background()); err != nil {
@@ -276,14 +251,7 @@ func (s *server) run(ctx context.Context) error {
 	return nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(60 * time.Second):
-		_ = s.cmd.Process.Kill()
-	}
-}
+func (s *server) stop() { s.Stop() }
 
 // rssKB reads a process's resident set from /proc.
 func rssKB(pid int) (int64, error) {

@@ -15,16 +15,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 const mib = 1 << 20
@@ -193,55 +191,24 @@ func random(n int) []byte {
 }
 
 type server struct {
+	*testserve.Server
 	url      string
-	cmd      *exec.Cmd
-	done     chan struct{}
-	logs     *bytes.Buffer
 	client   *http.Client
 	sessions string
 }
 
 func startServer(bin, root, sessions, policy string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := testserve.Start(testserve.Options{Bin: bin,
+		Args: []string{"--skills", root, "--policy", policy, "serve", "--sessions", sessions}})
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, "--skills", root, "--policy", policy, "serve", "--listen", addr, "--sessions", sessions)
-	s := &server{url: "http://" + addr, cmd: cmd, done: make(chan struct{}), logs: &bytes.Buffer{}, client: &http.Client{}, sessions: sessions}
-	cmd.Stderr = s.logs
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("server not ready: %w: %s", err, s.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s := &server{Server: srv, url: srv.URL, client: &http.Client{}, sessions: sessions}
 	// One run first, so the image lookups are not in the figures.
 	return s, s.run("")
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(60 * time.Second):
-		_ = s.cmd.Process.Kill()
-	}
-}
+func (s *server) stop() { s.Stop() }
 
 // send makes one call and returns the bytes of the answer's body; a status
 // that is not 2xx is an error. A media type "accept:X" is sent as Accept,

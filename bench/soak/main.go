@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,10 +24,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/bench/internal/stats"
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 func main() {
@@ -227,38 +226,21 @@ func report(t *tally, samples []sample, took time.Duration) {
 }
 
 type server struct {
+	*testserve.Server
 	url string
 	cmd *exec.Cmd
 }
 
 func start(bin, skills, sessions string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := testserve.Start(testserve.Options{Bin: bin, Args: []string{"--skills", skills, "serve", "--sessions", sessions},
+		Stderr: io.Discard, Wait: time.Minute})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (is the runner image built? make images)", err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, "--skills", skills, "serve", "--listen", addr, "--sessions", sessions)
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{url: "http://" + addr, cmd: cmd}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if st, _ := s.call("GET", "/readyz", nil); st == http.StatusOK {
-			return s, nil
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("serve not ready after a minute (is the runner image built? make images)")
-		}
-	}
+	return &server{Server: srv, url: srv.URL, cmd: srv.Cmd}, nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
-}
+func (s *server) stop() { s.Stop() }
 
 // call sends one request and reads the whole answer; -1 when the exchange
 // failed.

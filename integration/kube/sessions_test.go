@@ -3,11 +3,9 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/client"
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 // A session on a serve whose policy says backend: kubernetes works as on
@@ -44,26 +43,19 @@ sessions:
 	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sandboxrun").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := testserve.Start(testserve.Options{Bin: bin,
+		Args: []string{"--policy", pol, "--skills", skills, "serve", "--warm-pool", "0"}, Probe: "/healthz", Wait: time.Minute})
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	var logs bytes.Buffer
-	srv := exec.Command(bin, "--policy", pol, "--skills", skills, "serve", "--listen", addr, "--warm-pool", "0")
-	srv.Stdout, srv.Stderr = &logs, &logs
-	require.NoError(t, srv.Start())
 	t.Cleanup(func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		_ = srv.Wait()
+		srv.Stop()
 		if t.Failed() {
-			t.Logf("serve's log:\n%s", logs.String())
+			t.Logf("serve's log:\n%s", srv.Log)
 		}
 	})
-	c, err := client.New("http://" + addr)
+	c, err := client.New(srv.URL)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	require.Eventually(t, func() bool { _, err := c.Healthz(ctx); return err == nil }, time.Minute, 100*time.Millisecond)
 
 	s, err := c.CreateSession(ctx, 0)
 	require.NoError(t, err)

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 )
 
 // freePort is a loopback port nothing listens on now.
@@ -239,12 +241,19 @@ func TestTracesInJaeger(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
 	require.NoError(t, os.WriteFile(pol, []byte("network: allowlist\nallowed_domains: [\"allowed.invalid\"]\n"), 0o600))
 
-	start(t, bin, []string{
+	srv, err := testserve.Start(testserve.Options{Bin: bin, Env: []string{
 		fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", otlpPort),
 		"OTEL_SERVICE_NAME=sandboxrun-traces-test", "OTEL_BSP_SCHEDULE_DELAY=100",
-	}, "--trace", "--skills", "../../skills:"+extra, "--policy", pol, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", serverPort), "--warm-pool", "2")
-	api := fmt.Sprintf("http://127.0.0.1:%d", serverPort)
-	waitHTTP(t, api+"/healthz")
+	}, Args: []string{"--trace", "--skills", "../../skills:" + extra, "--policy", pol, "serve", "--warm-pool", "2"},
+		Listen: fmt.Sprintf("127.0.0.1:%d", serverPort), Probe: "/healthz", Wait: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		srv.Stop()
+		if t.Failed() {
+			t.Logf("serve's log:\n%s", srv.Log)
+		}
+	})
+	api := srv.URL
 
 	t.Run("success", func(t *testing.T) {
 		const id = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -64,7 +65,7 @@ type Input struct {
 	DockerHost     string
 	Stdout, Stderr io.Writer
 	// Build goes into a skill image's build options.
-	Build BuildInputs
+	Build skillimage.BuildInputs
 }
 
 // Plan is what a request will do. Spec is the sandbox's, complete but for
@@ -101,10 +102,6 @@ type Plan struct {
 	WriteGranted, Writable bool
 }
 
-// ErrNoDependencies means a skill declares no packages, so it has no image
-// of its own: it runs in the runner image.
-var ErrNoDependencies = errors.New("skill declares no packages")
-
 // Make computes the plan of in. Every error is a refusal: the request
 // broke a rule and nothing may start. The plan returned with an error
 // holds what was decided before it (the skill, the command as judged,
@@ -122,7 +119,7 @@ func Make(in Input) (*Plan, error) {
 	if in.Session != nil {
 		p.Writable = pol.Sessions.Write.Value
 	}
-	runner, err := Runner(pol, in.RunnerImage, name)
+	runner, err := skillimage.Runner(pol, in.RunnerImage, name)
 	if err != nil {
 		return p, err
 	}
@@ -238,9 +235,9 @@ func (p *Plan) image(in Input) error {
 		p.Spec.Image = in.Image
 		return nil
 	}
-	opts, err := SkillImageOptions(in.Skill, in.Policy, p.Runner, in.Build)
+	opts, err := skillimage.ImageOptions(in.Skill, in.Policy, p.Runner, in.Build)
 	switch {
-	case errors.Is(err, ErrNoDependencies):
+	case errors.Is(err, skillimage.ErrNoDependencies):
 		p.Spec.Image = p.Runner
 		return nil
 	case err != nil:
@@ -248,17 +245,6 @@ func (p *Plan) image(in Input) error {
 	}
 	p.SkillImage = &opts
 	return nil
-}
-
-// Runner is the image a skill runs in when it has no image of its own,
-// and the one its image is built on: runnerImage, or the runner profile
-// (documents, office) pol picks for the skill; pol nil picks none.
-func Runner(pol *policy.Operator, runnerImage, skillName string) (string, error) {
-	var profile string
-	if pol != nil {
-		profile = pol.Profile(skillName)
-	}
-	return images.ProfileRef(runnerImage, profile)
 }
 
 // Tools are the skill's allowed-tools with the policy's grants for it.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/refusal"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -32,10 +31,6 @@ func (e Env) ImageFor(ctx context.Context, sk *skill.Skill, o Options) (string, 
 // ErrNeedsBuild means a skill's image is missing and building it was not
 // allowed (--no-build). The message names the command that builds it.
 var ErrNeedsBuild = errors.New("skill image not built")
-
-// ErrNoDependencies means a skill declares no packages, so it has no image
-// of its own: it runs in the runner image.
-var ErrNoDependencies = plan.ErrNoDependencies
 
 // Env is what the images are named from, the runner image (profiles are
 // tagged from it) and sandboxrun's version, and the engine they are found,
@@ -82,7 +77,7 @@ func (e Env) RunnerFor(sk *skill.Skill, o Options) (string, error) {
 	if o.Runner != "" {
 		return o.Runner, nil
 	}
-	ref, err := plan.Runner(o.Policy, e.RunnerImage, sk.Manifest.Name)
+	ref, err := Runner(o.Policy, e.RunnerImage, sk.Manifest.Name)
 	if err != nil {
 		return "", refusal.Mark(err)
 	}
@@ -114,14 +109,14 @@ func isNotFound(err error) bool {
 }
 
 // SkillOptions collects a skill's dependencies, with the policy's
-// grants, into the options of its image (see plan.SkillImageOptions); a
+// grants, into the options of its image (ImageOptions); a
 // malformed declaration is refused.
 func (e Env) SkillOptions(sk *skill.Skill, o Options) (images.SkillOptions, error) {
 	runner, err := e.RunnerFor(sk, o)
 	if err != nil {
 		return images.SkillOptions{}, err
 	}
-	opts, err := plan.SkillImageOptions(sk, o.Policy, runner, plan.BuildInputs{
+	opts, err := ImageOptions(sk, o.Policy, runner, BuildInputs{
 		Pip: o.Pip, Progress: o.Progress, NoCache: o.NoCache, SourceBuilds: o.SourceBuilds, Version: e.Version,
 	})
 	if err != nil && !errors.Is(err, ErrNoDependencies) {

@@ -1,6 +1,7 @@
-package plan
+package skillimage
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,6 +10,21 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
+
+// ErrNoDependencies means a skill declares no packages, so it has no image
+// of its own: it runs in the runner image.
+var ErrNoDependencies = errors.New("skill declares no packages")
+
+// Runner is the image a skill runs in when it has no image of its own,
+// and the one its image is built on: runnerImage, or the runner profile
+// (documents, office) pol picks for the skill; pol nil picks none.
+func Runner(pol *policy.Operator, runnerImage, skillName string) (string, error) {
+	var profile string
+	if pol != nil {
+		profile = pol.Profile(skillName)
+	}
+	return images.ProfileRef(runnerImage, profile)
+}
 
 // BuildInputs are what a skill image's build takes besides the skill and
 // the policy.
@@ -25,12 +41,12 @@ type BuildInputs struct {
 	Version string
 }
 
-// SkillImageOptions collects a skill's dependencies, with the policy's
+// ImageOptions collects a skill's dependencies, with the policy's
 // package grants and default package source (pol nil: none), into the
 // options of its image, built on runner. A malformed PEP 723 block or
 // package name is an error naming the file and line; a skill without
 // packages gives ErrNoDependencies.
-func SkillImageOptions(sk *skill.Skill, pol *policy.Operator, runner string, b BuildInputs) (images.SkillOptions, error) {
+func ImageOptions(sk *skill.Skill, pol *policy.Operator, runner string, b BuildInputs) (images.SkillOptions, error) {
 	deps, err := sk.Dependencies()
 	if err != nil {
 		return images.SkillOptions{}, err
