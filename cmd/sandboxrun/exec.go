@@ -73,6 +73,9 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun {
+				if err := f.grant(g, args[0]); err != nil {
+					return err
+				}
 				req, err := f.request(cmd.InOrStdin(), g.pol)
 				if err != nil {
 					return err
@@ -90,7 +93,7 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 				}
 				return reportDecision(s, f.json, e, err)
 			}
-			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+			res, err := runThrough(cmd.Context(), g, s, f, args[0], cmd.InOrStdin(),
 				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
 					return svc.RunCommand(ctx, args[0], args[1], req)
 				})
