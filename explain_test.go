@@ -19,14 +19,16 @@ import (
 // One plan answers both questions: for every skill × policy × request,
 // what Explain says is what the run that follows asks of the engine
 // (limits, network, image, argv, workspace), and a refusal is the same
-// refusal. A recording engine stands in for Docker.
+// refusal, also where the engine's host (two CPUs, 4 GiB) cannot honour
+// the limits. A recording engine stands in for Docker.
 func TestExplainEqualsTheRun(t *testing.T) {
 	ctx := context.Background()
 	fetcher := tempSkill(t, "fetcher", []string{"metadata:", `  network_access: "true"`, `  allowed_domains: "api.example.com pypi.org"`},
 		map[string]string{"scripts/get.py": "print(1)\n"})
 	writer := tempSkill(t, "writer", []string{"allowed-tools: Write Read Bash(python3:*)"},
 		map[string]string{"scripts/w.py": "print(1)\n"})
-	roots := []string{"skills", filepath.Dir(fetcher.Dir), filepath.Dir(writer.Dir)}
+	greedy := tempSkill(t, "greedy", []string{"max_cpus: 4"}, map[string]string{"scripts/g.py": "print(1)\n"})
+	roots := []string{"skills", filepath.Dir(fetcher.Dir), filepath.Dir(writer.Dir), filepath.Dir(greedy.Dir)}
 	ws := t.TempDir()
 
 	parse := func(name, src string) *policy.Operator {
@@ -43,7 +45,7 @@ func TestExplainEqualsTheRun(t *testing.T) {
 			"network: declared\nworkspace:\n  write: declared\n  roots: ["+ws+"]\n"+
 			"skills:\n  hello:\n    allowed-tools: Write\n    system_packages: [python3-yaml]\n"),
 	}
-	scripts := map[string]string{"hello": "scripts/echo.py", "csv-report": "scripts/report.py", "fetcher": "scripts/get.py", "writer": "scripts/w.py"}
+	scripts := map[string]string{"hello": "scripts/echo.py", "csv-report": "scripts/report.py", "fetcher": "scripts/get.py", "writer": "scripts/w.py", "greedy": "scripts/g.py"}
 	type action struct {
 		name string
 		a    func(skillName string) sandboxrun.Action
@@ -63,11 +65,13 @@ func TestExplainEqualsTheRun(t *testing.T) {
 		"narrowed":  {AllowDomains: []string{"pypi.org"}},
 		"image":     {Image: "example/other:1"},
 		"bad env":   {Env: map[string]string{"PATH": "/evil"}},
+		"3 cpus":    {CPUs: 3},
 	}
 
-	var ran, refusedN, clamped, egress, skillImages, profiles int
+	var ran, refusedN, clamped, egress, skillImages, profiles, beyondHost int
 	for polName, pol := range policies {
 		svc, eng := newService(t, sandboxrun.Config{SkillRoots: roots, Policy: pol, AllowSkillPaths: false})
+		eng.host = sandbox.HostCapacity{CPUs: 2, MemoryBytes: 4 << 30}
 		eng.images[sandboxrun.RunnerImage()+"-documents"] = "sha256:documents"
 		for skillName := range scripts {
 			sk, err := svc.Skill(skillName)
@@ -91,11 +95,18 @@ func TestExplainEqualsTheRun(t *testing.T) {
 							require.Error(t, rerr, "Explain refused, the run must too")
 							require.Equal(t, eerr.Error(), rerr.Error())
 							require.Equal(t, errors.Is(eerr, sandboxrun.ErrRefused), errors.Is(rerr, sandboxrun.ErrRefused))
+							require.Equal(t, errors.Is(eerr, sandbox.ErrBeyondHost), errors.Is(rerr, sandbox.ErrBeyondHost))
 							require.Len(t, eng.specs, before, "nothing reached the engine")
 							refusedN++
+							if errors.Is(eerr, sandbox.ErrBeyondHost) {
+								require.True(t, e.Host.Checked)
+								require.ErrorContains(t, eerr, "beyond what the engine's host offers")
+								beyondHost++
+							}
 							return
 						}
 						require.NoError(t, rerr)
+						require.True(t, e.Host.Checked, "the engine's host was asked")
 						require.Len(t, eng.specs, before+1)
 						spec := eng.specs[before]
 						require.Equal(t, e.Limits, spec.Limits, "limits and network")
@@ -125,7 +136,7 @@ func TestExplainEqualsTheRun(t *testing.T) {
 		}
 	}
 	// The table reaches every branch it is meant to compare.
-	for what, n := range map[string]int{"ran": ran, "refused": refusedN, "clamped": clamped, "egress": egress, "skill image": skillImages, "profile": profiles} {
+	for what, n := range map[string]int{"ran": ran, "refused": refusedN, "clamped": clamped, "egress": egress, "skill image": skillImages, "profile": profiles, "beyond the host": beyondHost} {
 		require.Positive(t, n, what)
 	}
 }

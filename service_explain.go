@@ -44,14 +44,18 @@ type Explanation struct {
 	Tools bashcheck.Tools `json:"-"`
 	// PolicyDigest identifies the policy that decided.
 	PolicyDigest string `json:"policy_digest"`
+	// Host says whether the limits were held against the backend's host.
+	Host HostCheck `json:"host"`
 }
 
 // Explain decides req for the skill named skillRef and the action a, as
 // RunScript, RunCommand or RunPython would, and tells what the run would
-// be, starting nothing and contacting no engine. A refusal is returned as
-// the run would return it (matching ErrRefused), together with what was
-// decided before it; the Explanation is nil only when the skill itself
-// could not be loaded. A session named in req is taken for the moment, as
+// be, starting nothing. When the policy allows the run, the backend is
+// asked about its host as the run would ask it (Explanation.Host says
+// whether it could be). A refusal is returned as the run would return it
+// (matching ErrRefused, or sandbox.ErrBeyondHost for more than the host
+// offers), together with what was decided before it; the Explanation is
+// nil only when the skill itself could not be loaded. A session named in req is taken for the moment, as
 // a run would take it (waiting for a run in it to end).
 func (s *Service) Explain(ctx context.Context, skillRef string, a Action, req Request) (*Explanation, error) {
 	e, _, err := s.explain(ctx, skillRef, a, req)
@@ -74,7 +78,13 @@ func (s *Service) explain(ctx context.Context, skillRef string, a Action, req Re
 	if p == nil {
 		return nil, sk, err
 	}
-	return explanation(p), sk, err
+	e := explanation(p)
+	if err != nil {
+		e.Host.Reason = hostNotReached
+		return e, sk, err
+	}
+	e.Host, err = s.checkHost(ctx, p.Spec)
+	return e, sk, err
 }
 
 func explanation(p *plan.Plan) *Explanation {

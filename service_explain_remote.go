@@ -38,6 +38,9 @@ type RemoteExplanation struct {
 	Writable          bool     `json:"writable"`
 	AllowedTools      []string `json:"allowed_tools"`
 	PolicyDigest      string   `json:"policy_digest"`
+	// Host says whether the limits were held against the backend's host;
+	// why the engine could not be asked is the operator's to read.
+	Host HostCheck `json:"host"`
 }
 
 // ExplainRemote is Explain for a remote caller: the answer and the error's
@@ -66,6 +69,7 @@ func (s *Service) ExplainRemote(ctx context.Context, skillRef string, a Action, 
 		Session: req.Session, WorkspaceWritable: e.WorkspaceWritable,
 		WriteGranted: e.WriteGranted, Writable: e.Writable, PolicyDigest: e.PolicyDigest,
 		AllowedTools: make([]string, 0, len(e.Tools)),
+		Host:         HostCheck{Checked: e.Host.Checked, Reason: e.Host.Reason},
 	}
 	if e.Workspace != "" {
 		r.Workspace = layout.WorkspaceDir

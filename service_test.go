@@ -28,9 +28,24 @@ type fakeEngine struct {
 	images map[string]string // ref -> id; absent is not found
 	res    *sandbox.Result
 	err    error
+	// host is what the engine's host offers (zero: unknown, not checked);
+	// hostErr fails the asking, as an engine away does.
+	host    sandbox.HostCapacity
+	hostErr error
 }
 
-func (f *fakeEngine) Run(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+// CheckSpec is the check a backend makes before it starts anything.
+func (f *fakeEngine) CheckSpec(_ context.Context, spec sandbox.Spec) error {
+	if f.hostErr != nil {
+		return f.hostErr
+	}
+	return sandbox.CheckHost(&spec, f.host)
+}
+
+func (f *fakeEngine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	if err := f.CheckSpec(ctx, spec); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.specs = append(f.specs, spec)

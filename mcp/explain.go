@@ -84,5 +84,10 @@ func explainText(e *sandboxrun.RemoteExplanation) string {
 	if e.Workspace != "" {
 		fmt.Fprintf(&b, "workspace: %s (writable %t)\n", e.Workspace, e.WorkspaceWritable)
 	}
+	if e.Host.Checked {
+		b.WriteString("host: checked against the engine's host (CPUs, memory, runtimes)\n")
+	} else {
+		fmt.Fprintf(&b, "host: %s\n", e.Host.Reason)
+	}
 	return b.String()
 }

@@ -38,3 +38,11 @@ type ImagePreparer interface {
 	// PruneImageState removes the state of images that are gone.
 	PruneImageState(ctx context.Context, dryRun bool) ([]Reaped, error)
 }
+
+// SpecChecker is a backend that checks a Spec against what its host offers
+// (CPUs, memory, engine runtimes) before anything starts. Its Run makes
+// the same check, so CheckSpec refuses exactly what Run would refuse there
+// (matching ErrBeyondHost); an unreachable engine is its error.
+type SpecChecker interface {
+	CheckSpec(ctx context.Context, spec Spec) error
+}

@@ -8,8 +8,9 @@ import (
 
 // explain answers what a run with this body would be, decided by the plan
 // the run itself would follow. Nothing starts, so no execution slot is
-// taken; the engine is not asked. The answer names folders as the sandbox
-// mounts them, never the host's.
+// taken; the engine is asked only about its host (CPUs, memory), as the
+// run would ask it. The answer names folders as the sandbox mounts them,
+// never the host's.
 func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	b, err := decodeBody(w, r, anyAction)
 	if err != nil {

@@ -20,6 +20,9 @@ type decision struct {
 	Part    string `json:"part,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Suggest string `json:"suggest,omitempty"`
+	// Host says whether the engine's host was asked (its CPUs, memory,
+	// runtimes), as the run would ask it.
+	Host sandboxrun.HostCheck `json:"host"`
 }
 
 func newExecCmd(g *globals, s streams) *cobra.Command {
@@ -70,6 +73,9 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun {
+				if err := f.grant(g, args[0]); err != nil {
+					return err
+				}
 				req, err := f.request(cmd.InOrStdin(), g.pol)
 				if err != nil {
 					return err
@@ -85,9 +91,9 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 				if e == nil {
 					return err
 				}
-				return reportDecision(s, f.json, e.Skill, e.Command, err)
+				return reportDecision(s, f.json, e, err)
 			}
-			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+			res, err := runThrough(cmd.Context(), g, s, f, args[0], cmd.InOrStdin(),
 				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
 					return svc.RunCommand(ctx, args[0], args[1], req)
 				})
@@ -99,8 +105,9 @@ the start; 125 when the sandbox failed mid-run (--json still prints the Result).
 	return cmd
 }
 
-func reportDecision(s streams, asJSON bool, skillName, command string, err error) error {
-	d := decision{Allowed: err == nil, Skill: skillName, Command: command}
+func reportDecision(s streams, asJSON bool, e *sandboxrun.Explanation, err error) error {
+	command := e.Command
+	d := decision{Allowed: err == nil, Skill: e.Skill, Command: command, Host: hostView(e.Host)}
 	var denied *policy.DeniedError
 	if errors.As(err, &denied) {
 		d.Part, d.Reason, d.Suggest = denied.Part, denied.Reason, denied.Suggest
@@ -113,6 +120,7 @@ func reportDecision(s streams, asJSON bool, skillName, command string, err error
 		}
 	} else if d.Allowed {
 		fmt.Fprintf(s.out, "allowed: %s\n", command)
+		fmt.Fprintf(s.out, "host: %s\n", hostLine(d.Host))
 	} else {
 		fmt.Fprintf(s.out, "denied: %v\n", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,7 +75,8 @@ func TestExecDryRunDecisions(t *testing.T) {
 			r := cli(t, "", "exec", "--dry-run", "--skills", tt.skills, tt.skill, "--", tt.command)
 			if tt.allowed {
 				r.requireCode(t, exitOK)
-				require.Equal(t, "allowed: "+runs+"\n", r.stdout)
+				require.Equal(t, "allowed: "+runs, strings.SplitN(r.stdout, "\n", 2)[0])
+				require.Regexp(t, `\nhost: (checked|could not check|not checked).*\n$`, r.stdout)
 			} else {
 				r.requireCode(t, exitRefused)
 				require.Regexp(t, `^denied: .+`, r.stdout)
@@ -138,6 +140,8 @@ func TestExecDryRunJSONFields(t *testing.T) {
 		r.requireCode(t, exitOK)
 		var raw map[string]any
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &raw), r.stdout)
+		require.Contains(t, raw["host"], "checked", "whether the engine's host was asked")
+		delete(raw, "host")
 		require.Equal(t, map[string]any{"allowed": true, "skill": "git-helper", "command": "git status"}, raw)
 	})
 }

@@ -48,10 +48,14 @@ func openAudit(path string) (*audit.Log, error) {
 // serviceCall is one run/exec/python operation on a Service.
 type serviceCall func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error)
 
-// runThrough reads the request flags, runs call on a fresh Service and
+// runThrough reads the request flags (--grant-tools for the skill ref
+// names), runs call on a fresh Service and
 // returns what it returned. Output is relayed live unless --json asked for
 // the whole Result.
-func runThrough(ctx context.Context, g *globals, s streams, f *execFlags, stdin io.Reader, call serviceCall) (*sandbox.Result, error) {
+func runThrough(ctx context.Context, g *globals, s streams, f *execFlags, ref string, stdin io.Reader, call serviceCall) (*sandbox.Result, error) {
+	if err := f.grant(g, ref); err != nil {
+		return nil, err
+	}
 	req, err := f.request(stdin, g.pol)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ type execFlags struct {
 	// allowDomains narrows the egress allowlist (egress.go).
 	allowDomains []string
 	cwd          string
+	// grantTools are allowed-tools the operator (the CLI's user) grants
+	// the skill for this invocation (--grant-tools).
+	grantTools string
 	// argv are the script's command-line arguments, the words after --.
 	argv []string
 }
@@ -54,7 +57,32 @@ func (f *execFlags) register(fs *pflag.FlagSet, withArgs bool, jsonHelp string) 
 	fs.StringVar(&f.image, "image", "", "image to run (default: the skill's image when it declares packages, else "+sandboxrun.RunnerImage()+")")
 	fs.BoolVar(&f.noBuild, "no-build", false, "fail (exit 3) instead of building a missing skill image first")
 	registerAllowDomain(fs, f)
+	fs.StringVar(&f.grantTools, "grant-tools", "", "allowed-tools you grant the skill for this run, as the policy's skills.<name>.allowed-tools would, e.g. 'Bash(python:*)'; added to what the skill declares (for a framework that runs skills with a list of its own)")
 	fs.StringVar(&f.cwd, "cwd", "workspace", "working directory in the sandbox: workspace (/workspace) or skill (/skills/<name>, read-only; for instructions that say `python scripts/x.py`)")
+}
+
+// grant adds --grant-tools to the operator policy's grants for the skill
+// ref names: the CLI's user is the operator. Nothing from the skill or the
+// command widens it; without the flag the policy is left as it is.
+func (f *execFlags) grant(g *globals, ref string) error {
+	if f.grantTools == "" {
+		return nil
+	}
+	svc, err := g.skillService()
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	sk, err := svc.Skill(ref)
+	if err != nil {
+		return err
+	}
+	pol, err := g.pol.WithTools(sk.Manifest.Name, f.grantTools)
+	if err != nil {
+		return usageError("--grant-tools: %v", err)
+	}
+	g.pol = pol
+	return nil
 }
 
 // request turns the flags into a library request; stdin serves --args -.

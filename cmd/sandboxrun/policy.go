@@ -10,6 +10,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func newPolicyCmd(g *globals, s streams) *cobra.Command {
@@ -65,6 +66,8 @@ type skillCheck struct {
 	// Runner is the image the skill starts from: the runner or the runner
 	// profile the policy picks.
 	Runner string `json:"runner"`
+	// Host says whether the engine's host was asked, as the run would ask.
+	Host sandboxrun.HostCheck `json:"host"`
 }
 
 func newPolicyCheckCmd(g *globals, s streams) *cobra.Command {
@@ -128,11 +131,11 @@ refuse), 2 on usage errors.`,
 func checkSkill(pol *policy.Operator, e *sandboxrun.Explanation, err error) skillCheck {
 	name := e.Skill
 	c := skillCheck{Skill: name, Allowed: true, AllowedTools: e.Tools.String(), GrantedTools: pol.ExtraTools(name).String()}
-	c.Runner = e.Runner
+	c.Runner, c.Host = e.Runner, hostView(e.Host)
 	c.SystemPackages, c.PythonPackages = pol.ExtraPackages(name)
 	if err != nil {
 		c.Allowed, c.Error = false, err.Error()
-		if !errors.Is(err, policy.ErrLimit) {
+		if !errors.Is(err, policy.ErrLimit) && !errors.Is(err, sandbox.ErrBeyondHost) {
 			c.Error = "skill: " + c.Error
 		}
 	} else {
@@ -179,6 +182,7 @@ func printCheck(s streams, c skillCheck) {
 		}
 	}
 	fmt.Fprintf(s.out, "  runner: %s\n", c.Runner)
+	fmt.Fprintf(s.out, "  host: %s\n", hostLine(c.Host))
 	fmt.Fprintf(s.out, "  workspace: %s\n", c.Workspace)
 	fmt.Fprintf(s.out, "  allowed-tools: %s\n", orNone(c.AllowedTools))
 	if c.GrantedTools != "" {
@@ -194,4 +198,21 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// hostView is h as the operator is shown it: why the engine could not be
+// asked is part of the reason.
+func hostView(h sandboxrun.HostCheck) sandboxrun.HostCheck {
+	if h.Err != nil {
+		h.Reason += " (" + h.Err.Error() + ")"
+	}
+	return h
+}
+
+// hostLine says in one line whether the engine's host was asked.
+func hostLine(h sandboxrun.HostCheck) string {
+	if h.Checked {
+		return "checked against the engine's host (CPUs, memory, runtimes)"
+	}
+	return h.Reason
 }

@@ -73,7 +73,7 @@ func runPython(cmd *cobra.Command, g *globals, s streams, f *execFlags, ref, cod
 	if err != nil {
 		return nil, err
 	}
-	return runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+	return runThrough(cmd.Context(), g, s, f, ref, cmd.InOrStdin(),
 		func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
 			return svc.RunPython(ctx, ref, src, req)
 		})

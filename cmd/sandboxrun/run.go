@@ -46,7 +46,7 @@ start prints nothing on stdout and the reason on stderr.`,
 				return err
 			}
 			f.argv = scriptArgs
-			res, err := runThrough(cmd.Context(), g, s, f, cmd.InOrStdin(),
+			res, err := runThrough(cmd.Context(), g, s, f, args[0], cmd.InOrStdin(),
 				func(ctx context.Context, svc *sandboxrun.Service, req sandboxrun.Request) (*sandbox.Result, error) {
 					return svc.RunScript(ctx, args[0], args[1], req)
 				})

@@ -18,6 +18,7 @@ var (
 	_ sandbox.Reaper        = (*Runner)(nil)
 	_ sandbox.PoolReporter  = (*Runner)(nil)
 	_ sandbox.ImagePreparer = (*Runner)(nil)
+	_ sandbox.SpecChecker   = (*Runner)(nil)
 )
 
 // PrepareImage fills ref's usr volume (see PrepareUsr).

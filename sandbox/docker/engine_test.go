@@ -32,7 +32,9 @@ func TestRunRefusesWhatTheHostCannotHonour(t *testing.T) {
 			d := newTestDocker(t, f, tt.opts...)
 			spec := testSpec(t)
 			tt.edit(&spec)
+			checked := d.CheckSpec(context.Background(), spec)
 			res, err := d.Run(context.Background(), spec)
+			require.Equal(t, checked, err, "an explanation's check is the run's")
 			require.Nil(t, res)
 			require.ErrorIs(t, err, ErrBeyondHost)
 			require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
@@ -47,6 +49,7 @@ func TestRunRefusesWhatTheHostCannotHonour(t *testing.T) {
 	d := newTestDocker(t, f)
 	spec := testSpec(t)
 	spec.Limits.MemoryBytes, spec.Limits.CPUs = 4<<30, 2
+	require.NoError(t, d.CheckSpec(context.Background(), spec))
 	_, err := d.Run(context.Background(), spec)
 	require.NoError(t, err)
 }

@@ -41,7 +41,7 @@ func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 	if err != nil {
 		return nil, err
 	}
-	if err := d.checkEngine(ctx, &spec); err != nil {
+	if err := d.CheckSpec(ctx, spec); err != nil {
 		return nil, err
 	}
 	log := d.log.With("skill", spec.Skill)

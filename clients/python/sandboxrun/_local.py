@@ -78,8 +78,11 @@ class Local:
             raise _failure(code, err)
         return Activation.from_json(json.loads(out))
 
-    def check_command(self, skill: str, command: str) -> Dict[str, Any]:
-        code, out, err = self._cli(["exec", "--dry-run", "--json", skill, "--", command])
+    def check_command(self, skill: str, command: str, grant_tools: Optional[str] = None) -> Dict[str, Any]:
+        """The CLI's decision; ``grant_tools`` is the operator's grant for the
+        skill (``--grant-tools``), from the host's code, never a model's."""
+        grant = ["--grant-tools", grant_tools] if grant_tools else []
+        code, out, err = self._cli(["exec", "--dry-run", "--json", *grant, skill, "--", command])
         if code not in (0, EXIT_REFUSED) or not out.strip():
             raise _failure(code, err)
         doc: Dict[str, Any] = json.loads(out)
@@ -157,18 +160,18 @@ class Local:
         else:
             failure = _failure(code, err)
             if kind == "exec" and isinstance(failure, RefusedError):
-                self._explain_denial(failure, skill, target)
+                self._explain_denial(failure, skill, target, opts.get("grant_tools"))
             raise failure
         if code == EXIT_MIDRUN:
             raise ServerError(res.error or err.strip() or "the sandbox failed mid-run", result=res)
         return res
 
 
-    def _explain_denial(self, failure: RefusedError, skill: str, command: str) -> None:
+    def _explain_denial(self, failure: RefusedError, skill: str, command: str, grant_tools: Optional[str]) -> None:
         """Give a refused command the fields a server's 403 carries (part,
         reason, suggest): the CLI states them in words, its dry-run in JSON."""
         try:
-            decision = self.check_command(skill, command)
+            decision = self.check_command(skill, command, grant_tools)
         except SandboxrunError:
             return
         if not decision.get("allowed"):
@@ -188,6 +191,8 @@ def _request_flags(opts: Dict[str, Any]) -> List[str]:
         flags += ["--memory", f"{int(opts['memory_mib'])}m"]
     if opts.get("cpus"):
         flags += ["--cpus", f"{float(opts['cpus']):g}"]
+    if opts.get("grant_tools"):
+        flags += ["--grant-tools", str(opts["grant_tools"])]
     return flags
 
 

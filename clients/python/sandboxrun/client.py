@@ -105,6 +105,13 @@ class Client:
         """True when calls run the CLI on this host rather than a server."""
         return self._local is not None
 
+    def _local_cli(self) -> Local:
+        """The CLI behind a local-mode client, for the framework drop-in,
+        whose executor passes the host's grant (``--grant-tools``)."""
+        if self._local is None:
+            raise LocalModeError("the operator's grant goes to the local CLI; on a server its policy decides")
+        return self._local
+
     @property
     def url(self) -> str:
         return self._http.url if self._http else ""

@@ -23,9 +23,17 @@ What differs, and why:
   names (PATH, HOME, SKILL_*, ...) and code-loading ones (LD_*,
   PYTHONPATH, ...) are refused. ``SKILL_DIR`` and ``SCRIPTS_DIR`` are the
   sandbox's paths (``/skills/<name>``).
-- ``allowed_tools``, when given, can only narrow what the skill's
-  SKILL.md allows, never widen it; the attribute keeps the string as
-  given (sandboxrun parses it, not a second parser here); ``constraints.network_access`` cannot
+- ``allowed_tools``, when given, decide which commands run, as in the
+  guide: the code that builds an executor is the host's, not the model's.
+  Locally (the CLI) they are the operator's grant for that skill
+  (``--grant-tools``), so a skill whose SKILL.md declares none runs
+  ``python scripts/test.py`` under ``Bash(python:*)``; a command must
+  still match the executor's list, so a skill's own allowed-tools never
+  widen it. Over a server the server's operator policy decides: the list
+  can only narrow what it allows, and a refusal names the policy key that
+  would grant it (``skills.<name>.allowed-tools``). The attribute keeps
+  the string as given (sandboxrun parses it, not a second parser here);
+  ``constraints.network_access`` cannot
   grant a network the skill and the operator do not (it is ignored);
   ``max_execution_time`` and ``max_memory`` are held to the operator's
   ceilings.
@@ -167,10 +175,13 @@ class ScriptExecutor:
         try:
             client = self.client
             if client.local:
-                decision = self._local_checker().check_command(str(self.skill_directory.resolve()), command)
+                decision = self._local_checker()._local_cli().check_command(
+                    str(self.skill_directory.resolve()), command, self.allowed_tools)
             else:
                 decision = self._ask_server(client, command)
             if decision.get("allowed") and self.allowed_tools is not None:
+                # The executor's list decides: a command the skill's own
+                # allowed-tools allow must be in it too.
                 decision = self._local_checker().check_command(self._narrowing_skill(), command)
         except RefusedError as e:
             return {"allowed": False, "part": command, "reason": e.message}
@@ -183,7 +194,7 @@ class ScriptExecutor:
             e = client.explain(skill_ref(client, self.skill_directory, self.skill_name), command=command)
         except RefusedError as refusal:
             return {"allowed": False, "part": refusal.part or command, "reason": refusal.reason or refusal.message,
-                    "suggest": refusal.suggest}
+                    "suggest": refusal.suggest, "by_server": True}
         return {"allowed": True, "command": e.command}
 
     def validate_script_path(self, script_path: str) -> Path:
@@ -221,15 +232,23 @@ class ScriptExecutor:
                 error=error,
             )
 
-        def denied(part: str, reason: str, suggest: str) -> ExecutionResult:
-            detail = f" ({part!r} {reason}" + (f"; to allow it add {suggest}" if suggest else "") + ")" if part else ""
+        def denied(part: str, reason: str, suggest: str, by_server: bool = False) -> ExecutionResult:
+            fix = ""
+            if suggest and by_server:
+                # The server's operator policy decides, not this executor.
+                fix = (f"; the server's operator policy decides: to allow it, the server's operator adds {suggest} "
+                       f"to skills.{self.skill_name}.allowed-tools in its policy")
+            elif suggest:
+                fix = f"; to allow it add {suggest}"
+            detail = f" ({part!r} {reason}{fix})" if part else ""
             return failed(f"Command not allowed by skill permissions: {command}{detail}")
 
         try:
             if self.allowed_tools is not None:
                 decision = self._decide(command)
                 if not decision.get("allowed"):
-                    return denied(decision.get("part", ""), decision.get("reason", ""), decision.get("suggest", ""))
+                    return denied(decision.get("part", ""), decision.get("reason", ""), decision.get("suggest", ""),
+                                  bool(decision.get("by_server")))
             client = self.client
             folder = working_dir or self.constraints.working_directory
             if folder is not None and not client.local:
@@ -237,18 +256,22 @@ class ScriptExecutor:
                     "Execution error: working_dir is a host folder and a server takes none; "
                     "put the files in a session, or run locally (unset SANDBOXRUN_URL)"
                 )
-            res = client.exec(
-                skill_ref(client, self.skill_directory, self.skill_name),
-                command,
+            opts: Dict[str, Any] = dict(
                 env=dict(env) if env else None,
                 timeout=self.constraints.max_execution_time,
                 memory_mib=self.constraints.max_memory,
                 workspace=str(folder) if folder is not None else None,
                 cwd=None if (folder is not None or not client.local) else "skill",
             )
+            ref = skill_ref(client, self.skill_directory, self.skill_name)
+            if client.local and self.allowed_tools is not None:
+                # The host's grant for this skill, as an operator gives it.
+                res = client._local_cli().execute("exec", ref, command, dict(opts, grant_tools=self.allowed_tools))
+            else:
+                res = client.exec(ref, command, **opts)
         except RefusedError as e:
             if e.part:
-                return denied(e.part, e.reason, e.suggest)
+                return denied(e.part, e.reason, e.suggest, by_server=not self.client.local)
             return failed(f"Execution error: {e}")
         except SandboxrunError as e:
             return failed(f"Execution error: {e}", e.result)

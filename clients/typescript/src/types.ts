@@ -134,6 +134,14 @@ export interface Explanation {
   writable: boolean;
   allowed_tools: string[];
   policy_digest: string;
+  /** whether the limits were held against the engine's host, as the run holds them */
+  host?: HostCheck;
+}
+
+/** Whether an explanation asked the engine's host (CPUs, memory, runtime); reason says why not. */
+export interface HostCheck {
+  checked: boolean;
+  reason?: string;
 }
 
 /** The body of POST /v1/skills/{name}/exec. */
