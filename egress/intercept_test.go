@@ -63,7 +63,7 @@ type interceptSetup struct {
 	basicPH string
 }
 
-func setupIntercept(t *testing.T, trustUpstream bool) *interceptSetup {
+func setupIntercept(t *testing.T, trustUpstream bool, opts ...Option) *interceptSetup {
 	t.Helper()
 	log := &headerLog{}
 	secure := quietTLSServer(log)
@@ -88,8 +88,8 @@ func setupIntercept(t *testing.T, trustUpstream bool) *interceptSetup {
 		cfg.UpstreamRoots = x509.NewCertPool()
 		cfg.UpstreamRoots.AddCert(secure.Certificate())
 	}
-	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{
-		"example.com": {"127.0.0.1"}, "www.example.com": {"127.0.0.1"}, "plain.test": {"127.0.0.1"}}}))
+	p := startProxy(t, cfg, append([]Option{WithResolver(&fakeResolver{names: map[string][]string{
+		"example.com": {"127.0.0.1"}, "www.example.com": {"127.0.0.1"}, "plain.test": {"127.0.0.1"}}})}, opts...)...)
 	require.FileExists(t, p.CAFile())
 	sandboxRoots := x509.NewCertPool()
 	require.True(t, sandboxRoots.AppendCertsFromPEM(p.CACert()))

@@ -46,11 +46,11 @@ func FuzzScanReader(f *testing.F) {
 	f.Add([]byte("xxsandboxrun-secret-bbbb"), []byte{16, 2})
 	f.Fuzz(func(t *testing.T, data, cut []byte) {
 		secrets := []Secret{{Name: "A", Placeholder: PlaceholderPrefix + "aaaa"}, {Name: "B", Placeholder: PlaceholderPrefix + "bbbb"}}
-		s := newScanReader(&chunked{data: data, cut: cut}, secrets)
+		s := newScanReader(&chunked{data: data, cut: cut}, secrets, nil)
 		got, err := io.ReadAll(s)
 		want := bytes.Contains(data, []byte(secrets[0].Placeholder)) || bytes.Contains(data, []byte(secrets[1].Placeholder))
 		if want {
-			if !errors.Is(err, ErrExfiltration) || s.found() == "" {
+			if !errors.Is(err, ErrExfiltration) || s.found() == nil {
 				t.Fatalf("placeholder in %q not found (err %v)", data, err)
 			}
 			for _, sec := range secrets {
