@@ -69,6 +69,7 @@ func TestPlaceholderInANameIsRefused(t *testing.T) {
 			resp.Body.Close()
 			if tt.reason == "" {
 				require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+				require.Contains(t, up.String(), "map[X-Sig:[]]", "a trailer's name is passed on, not its value (docs/secrets.md)")
 				return
 			}
 			require.Equal(t, http.StatusForbidden, resp.StatusCode, string(b))
