@@ -258,12 +258,13 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 	// killed only if one is still there while it cannot move, and let go
 	// on otherwise, to be caught at the next file.
 	pid := srv.cmd.Process.Pid
-	inside := false
+	inside, stops := false, 0
 	for deadline := time.Now().Add(5 * time.Minute); !inside && time.Now().Before(deadline); {
 		if tempBytes(ws) == 0 {
 			time.Sleep(2 * time.Millisecond)
 			continue
 		}
+		stops++
 		require.NoError(t, srv.cmd.Process.Signal(syscall.SIGSTOP))
 		waitStopped(t, pid)
 		if inside = len(tempNames(t, ws)) > 0; !inside {
@@ -271,6 +272,7 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 		}
 	}
 	require.True(t, inside, "the hand-back never wrote a temporary file")
+	t.Logf("the server was stopped %d time(s) before one found a temporary file", stops)
 	require.NoError(t, srv.cmd.Process.Kill())
 	<-srv.done
 	require.NotEmpty(t, tempNames(t, ws), "the kill landed inside the hand-back")
