@@ -20,11 +20,7 @@ import (
 // ClientHello must name the same host before a byte goes upstream.
 func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	d := egresslog.Decision{Time: time.Now(), Method: http.MethodConnect}
-	defer func() {
-		d.DurationMS = time.Since(d.Time).Milliseconds()
-		p.rec.add(d)
-		p.s.logger.Debug("egress", "method", d.Method, "host", d.Host, "port", d.Port, "allowed", d.Allowed, "reason", d.Reason)
-	}()
+	defer func() { p.finish(d) }()
 	h, port, err := parseAuthority(r.Host, 0)
 	if err != nil {
 		d.Host, d.Reason, d.Status = r.Host, err.Error(), http.StatusBadRequest

@@ -20,9 +20,12 @@
 // for the run (its key never leaves this process), verifies the upstream
 // with its own TLS connection, judges every request (the rules, the Host),
 // puts each secret in its configured header where the sandbox put the
-// secret's placeholder, and refuses a placeholder anywhere else as an
-// exfiltration attempt. Other hosts keep the untouched tunnel. The
-// operator's view of it all is docs/secrets.md.
+// secret's placeholder, and refuses a placeholder anywhere else (another
+// header, a name, a trailer, the URL, the body) as an exfiltration
+// attempt; it masks secret values in the answers (respmask.go), and
+// redacts placeholders and values in what it records and logs
+// (redact.go). Other hosts keep the untouched tunnel. The operator's view
+// of it all is docs/secrets.md.
 //
 // Fail closed by construction: the sandbox has no route anywhere, so a
 // program that ignores the proxy variables, or a proxy that died, leaves it

@@ -22,13 +22,20 @@ type forwardKey struct{}
 // transport and the reverse proxy report back into its decision.
 type exchange struct {
 	t *target
-	// body scans the request's body for placeholders; secrets name them.
-	body    *scanReader
-	secrets []Secret
+	// body scans the request's body and trailers for placeholders.
+	body *scanReader
 
 	mu   sync.Mutex
 	d    *egresslog.Decision
 	conn *upstream
+}
+
+// bodyHit is the placeholder the body or a trailer carried, or nil.
+func (ex *exchange) bodyHit() *scanHit {
+	if ex.body == nil {
+		return nil
+	}
+	return ex.body.found()
 }
 
 func (ex *exchange) update(f func(d *egresslog.Decision)) {
@@ -63,14 +70,12 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 				d.Reason = le.Error()
 			}
 		}
-		d.DurationMS = time.Since(d.Time).Milliseconds()
 		// The transport's dial may outlive this handler (a request given
 		// up on while connecting) and still write d under ex.mu: what is
 		// recorded is the copy taken here.
 		rec := d
 		ex.mu.Unlock()
-		p.rec.add(rec)
-		p.s.logger.Debug("egress", "method", rec.Method, "host", rec.Host, "port", rec.Port, "allowed", rec.Allowed, "status", rec.Status, "reason", rec.Reason)
+		p.finish(rec)
 	}()
 	if r.URL.Scheme != "http" || r.URL.Host == "" {
 		d.Status = http.StatusBadRequest
@@ -103,7 +108,7 @@ func (p *Proxy) serveForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody && len(p.cfg.Secrets) > 0 {
-		ex.body, ex.secrets = newScanReader(r.Body, p.cfg.Secrets), p.cfg.Secrets
+		ex.body = newScanReader(r.Body, p.cfg.Secrets, func() http.Header { return r.Trailer })
 		r.Body = ex.body
 	}
 	ex.t = t
@@ -149,15 +154,14 @@ func (p *Proxy) forwarder(errLog *log.Logger) *httputil.ReverseProxy {
 // upstream.
 func forwardError(w http.ResponseWriter, r *http.Request, err error) {
 	ex, _ := r.Context().Value(forwardKey{}).(*exchange)
-	if ex.body != nil && ex.body.found() != "" {
-		name := ex.body.found()
+	if hit := ex.bodyHit(); hit != nil {
 		var hosts egressrule.Allowlist
-		for _, s := range ex.secrets {
-			if s.Name == name {
+		for _, s := range ex.body.secrets {
+			if s.Name == hit.name {
 				hosts = s.Hosts
 			}
 		}
-		err = exfiltration(&Secret{Name: name, Hosts: hosts}, "the body", ex.t.host)
+		err = exfiltration(&Secret{Name: hit.name, Hosts: hosts}, hit.where, ex.t.host)
 	}
 	status := statusFor(err)
 	ex.update(func(d *egresslog.Decision) {

@@ -34,6 +34,7 @@ func (p *Proxy) intercepts(h egressrule.Host, port uint16) bool {
 type interception struct {
 	p     *Proxy
 	t     *target
+	vals  [][]byte // the secret values masked in answers
 	idle  *idler
 	first net.Conn // the verified upstream connection, used by the first request
 	upErr error    // why the upstream cannot be used, for every request
@@ -52,7 +53,7 @@ type interception struct {
 // tunnel's host. d is the tunnel's decision; each request gets its own.
 func (p *Proxy) intercept(d *egresslog.Decision, t *target, conn net.Conn, r io.Reader, hello []byte, up net.Conn) {
 	d.Intercepted = true
-	it := &interception{p: p, t: t, idle: newIdler(p.cfg.IdleTimeout, conn)}
+	it := &interception{p: p, t: t, vals: secretValues(p.cfg.Secrets), idle: newIdler(p.cfg.IdleTimeout, conn)}
 	u := &upstream{Conn: up, b: &p.budget, idle: it.idle}
 	it.idle.add(up)
 	it.conns = append(it.conns, u)
@@ -141,11 +142,7 @@ func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer it.active.Done()
 	p, t := it.p, it.t
 	d := egresslog.Decision{Time: time.Now(), Method: r.Method, Host: t.host.String(), Port: t.port, Path: r.URL.Path, Intercepted: true}
-	defer func() {
-		d.DurationMS = time.Since(d.Time).Milliseconds()
-		p.rec.add(d)
-		p.s.logger.Debug("egress", "method", d.Method, "host", d.Host, "port", d.Port, "path", d.Path, "allowed", d.Allowed, "status", d.Status, "secrets", d.Secrets, "reason", d.Reason)
-	}()
+	defer func() { p.finish(d) }()
 	fail := func(err error) {
 		d.Reason, d.Status = err.Error(), statusFor(err)
 		d.Exfiltration = errors.Is(err, ErrExfiltration)
@@ -169,16 +166,19 @@ func (it *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Allowed, d.Secrets = true, applied
-	if len(applied) > 0 {
-		// A compressed answer would hide an echoed secret from the mask.
+	if len(it.vals) > 0 {
+		// A compressed answer would hide an echoed secret from the mask
+		// (maskResponse decodes one from a server that ignores this). Any
+		// request to the host asks, not only one the proxy put a secret
+		// in: the server may echo what an earlier request carried.
 		r.Header.Set("Accept-Encoding", "identity")
 	}
 	var body *scanReader
 	if r.Body != nil && r.Body != http.NoBody {
-		body = newScanReader(r.Body, p.cfg.Secrets)
+		body = newScanReader(r.Body, p.cfg.Secrets, func() http.Header { return r.Trailer })
 		r.Body = body
 	}
-	ex := &exchange{t: t, d: &d, body: body, secrets: p.cfg.Secrets}
+	ex := &exchange{t: t, d: &d, body: body}
 	it.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, ex)))
 }
 
@@ -243,7 +243,7 @@ func (it *interception) redial(ctx context.Context) (net.Conn, error) {
 // forwarder is the reverse proxy of the tunnel's requests: hop-by-hop
 // headers removed, no X-Forwarded-*, secret values masked in answers.
 func (it *interception) forwarder() *httputil.ReverseProxy {
-	vals := secretValues(it.p.cfg.Secrets)
+	vals := it.vals
 	exOf := func(r *http.Request) *exchange {
 		ex, _ := r.Context().Value(forwardKey{}).(*exchange)
 		return ex
@@ -269,13 +269,7 @@ func (it *interception) forwarder() *httputil.ReverseProxy {
 			// reverse proxy needs its body writable, and a mask over it
 			// would break it.
 			if len(vals) > 0 && resp.StatusCode != http.StatusSwitchingProtocols {
-				for k, vs := range resp.Header {
-					for i := range vs {
-						vs[i] = maskString(vs[i], vals)
-					}
-					resp.Header[k] = vs
-				}
-				resp.Body = newMaskReader(resp.Body, vals)
+				return maskResponse(resp, vals)
 			}
 			return nil
 		},

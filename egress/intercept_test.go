@@ -63,7 +63,7 @@ type interceptSetup struct {
 	basicPH string
 }
 
-func setupIntercept(t *testing.T, trustUpstream bool) *interceptSetup {
+func setupIntercept(t *testing.T, trustUpstream bool, opts ...Option) *interceptSetup {
 	t.Helper()
 	log := &headerLog{}
 	secure := quietTLSServer(log)
@@ -88,8 +88,8 @@ func setupIntercept(t *testing.T, trustUpstream bool) *interceptSetup {
 		cfg.UpstreamRoots = x509.NewCertPool()
 		cfg.UpstreamRoots.AddCert(secure.Certificate())
 	}
-	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{
-		"example.com": {"127.0.0.1"}, "www.example.com": {"127.0.0.1"}, "plain.test": {"127.0.0.1"}}}))
+	p := startProxy(t, cfg, append([]Option{WithResolver(&fakeResolver{names: map[string][]string{
+		"example.com": {"127.0.0.1"}, "www.example.com": {"127.0.0.1"}, "plain.test": {"127.0.0.1"}}})}, opts...)...)
 	require.FileExists(t, p.CAFile())
 	sandboxRoots := x509.NewCertPool()
 	require.True(t, sandboxRoots.AppendCertsFromPEM(p.CACert()))
@@ -244,7 +244,7 @@ func (l *headerLog) count() int {
 }
 
 func TestInterceptRelaysAnUpgrade(t *testing.T) {
-	up := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, brw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			return
@@ -255,22 +255,13 @@ func TestInterceptRelaysAnUpgrade(t *testing.T) {
 		if _, err := io.ReadFull(brw, b); err == nil {
 			_, _ = conn.Write(b)
 		}
-	}))
-	t.Cleanup(up.Close)
-	sp := port(t, up.URL)
-	cfg := testConfig(t, "example.com:"+sp)
-	cfg.Secrets = []Secret{{Name: "T", Placeholder: PlaceholderPrefix + "dddd", Hosts: mustAllow(t, "example.com:"+sp),
-		Header: "Authorization", Template: "Bearer {value}", Value: policy.NewSecretValue(testSecret)}}
-	cfg.UpstreamRoots = x509.NewCertPool()
-	cfg.UpstreamRoots.AddCert(up.Certificate())
-	p := startProxy(t, cfg, WithResolver(&fakeResolver{names: map[string][]string{"example.com": {"127.0.0.1"}}}))
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(p.CACert())
-	req, err := http.NewRequest("GET", "https://example.com:"+sp+"/ws", nil)
+	})
+	_, c, base, _ := interceptOne(t, up)
+	req, err := http.NewRequest("GET", base+"/ws", nil)
 	require.NoError(t, err)
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", "echo")
-	resp, err := through(p, roots).Do(req)
+	resp, err := c.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)

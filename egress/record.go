@@ -18,6 +18,7 @@ const (
 
 type recorder struct {
 	observe func(egresslog.Decision)
+	redact  *redactor
 
 	mu           sync.Mutex
 	sum          egresslog.Summary
@@ -30,13 +31,16 @@ type recorder struct {
 func newRecorder(cfg Config, observe func(egresslog.Decision)) *recorder {
 	return &recorder{
 		observe: observe,
+		redact:  newRedactor(cfg.Secrets),
 		sum:     egresslog.Summary{Allowlist: cfg.Allow.Strings()},
 		hosts:   map[string]*egresslog.HostStats{},
 	}
 }
 
-// add records a finished decision.
-func (r *recorder) add(d egresslog.Decision) {
+// add records a finished decision, its placeholders and secret values
+// redacted, and returns what it recorded.
+func (r *recorder) add(d egresslog.Decision) egresslog.Decision {
+	r.redact.decision(&d)
 	r.mu.Lock()
 	s := &r.sum
 	s.Requests++
@@ -82,6 +86,7 @@ func (r *recorder) add(d egresslog.Decision) {
 	if r.observe != nil {
 		r.observe(d)
 	}
+	return d
 }
 
 func (r *recorder) record(b *budget) egresslog.Record {

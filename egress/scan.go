@@ -3,6 +3,7 @@ package egress
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"sync/atomic"
 )
 
@@ -41,42 +42,51 @@ func (w *window) feed(p []byte) int {
 }
 
 // scanReader refuses a body that carries a placeholder: the read that
-// completes one fails, so the request is cut before its end.
+// completes one fails, so the request is cut before its end. At the end it
+// checks the request's trailers too (filled in when the body is read to
+// its end), and fails the last read if one carries a placeholder.
 type scanReader struct {
-	r     io.ReadCloser
-	w     *window
-	names []string
-	hit   atomic.Pointer[string]
+	r       io.ReadCloser
+	w       *window
+	secrets []Secret
+	// trailer is the request's trailer as the server read it.
+	trailer func() http.Header
+	hit     atomic.Pointer[scanHit]
 }
 
-func newScanReader(r io.ReadCloser, secrets []Secret) *scanReader {
+// scanHit is the secret whose placeholder was found, and where.
+type scanHit struct{ name, where string }
+
+func newScanReader(r io.ReadCloser, secrets []Secret, trailer func() http.Header) *scanReader {
 	var needles [][]byte
-	var names []string
 	for _, s := range secrets {
 		needles = append(needles, []byte(s.Placeholder))
-		names = append(names, s.Name)
 	}
-	return &scanReader{r: r, w: newWindow(needles), names: names}
+	return &scanReader{r: r, w: newWindow(needles), secrets: secrets, trailer: trailer}
 }
 
 func (s *scanReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if i := s.w.feed(p[:n]); i >= 0 {
-		s.hit.Store(&s.names[i])
+		s.hit.Store(&scanHit{s.secrets[i].Name, "the body"})
 		return 0, ErrExfiltration
+	}
+	if err == io.EOF && s.trailer != nil {
+		for i := range s.secrets {
+			if where := inTrailer(s.secrets[i].Placeholder, s.trailer()); where != "" {
+				s.hit.Store(&scanHit{s.secrets[i].Name, where})
+				return 0, ErrExfiltration
+			}
+		}
 	}
 	return n, err
 }
 
 func (s *scanReader) Close() error { return s.r.Close() }
 
-// found is the name of the secret whose placeholder the body carried.
-func (s *scanReader) found() string {
-	if n := s.hit.Load(); n != nil {
-		return *n
-	}
-	return ""
-}
+// found is the secret whose placeholder the body or a trailer carried,
+// and where, or nil.
+func (s *scanReader) found() *scanHit { return s.hit.Load() }
 
 // maskReader overwrites every secret value in a stream with '*' of the
 // same length, so a server that echoes a credential back (an error page,
@@ -84,13 +94,16 @@ func (s *scanReader) found() string {
 // (Content-Length) stay true. It holds back the last longest-1 bytes until
 // more arrive or the stream ends.
 type maskReader struct {
-	r    io.ReadCloser
-	vals [][]byte
-	keep int
-	buf  []byte
-	out  []byte
-	err  error
-	tmp  []byte
+	r io.ReadCloser
+	// trailer, when set, masks the answer's trailers: called when the
+	// body ends and when it is closed, as trailers arrive after the body.
+	trailer func()
+	vals    [][]byte
+	keep    int
+	buf     []byte
+	out     []byte
+	err     error
+	tmp     []byte
 }
 
 func newMaskReader(r io.ReadCloser, vals [][]byte) *maskReader {
@@ -114,6 +127,9 @@ func (m *maskReader) Read(p []byte) (int, error) {
 		m.buf = append(m.buf, m.tmp[:n]...)
 		mask(m.buf, m.vals)
 		m.err = err
+		if err != nil && m.trailer != nil {
+			m.trailer()
+		}
 		if len(m.buf) > m.keep {
 			cut := len(m.buf) - m.keep
 			m.out = append(m.out[:0], m.buf[:cut]...)
@@ -125,7 +141,13 @@ func (m *maskReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (m *maskReader) Close() error { return m.r.Close() }
+func (m *maskReader) Close() error {
+	err := m.r.Close()
+	if m.trailer != nil {
+		m.trailer()
+	}
+	return err
+}
 
 // mask overwrites each whole occurrence of vals in b with '*'.
 func mask(b []byte, vals [][]byte) {

@@ -46,11 +46,11 @@ func FuzzScanReader(f *testing.F) {
 	f.Add([]byte("xxsandboxrun-secret-bbbb"), []byte{16, 2})
 	f.Fuzz(func(t *testing.T, data, cut []byte) {
 		secrets := []Secret{{Name: "A", Placeholder: PlaceholderPrefix + "aaaa"}, {Name: "B", Placeholder: PlaceholderPrefix + "bbbb"}}
-		s := newScanReader(&chunked{data: data, cut: cut}, secrets)
+		s := newScanReader(&chunked{data: data, cut: cut}, secrets, nil)
 		got, err := io.ReadAll(s)
 		want := bytes.Contains(data, []byte(secrets[0].Placeholder)) || bytes.Contains(data, []byte(secrets[1].Placeholder))
 		if want {
-			if !errors.Is(err, ErrExfiltration) || s.found() == "" {
+			if !errors.Is(err, ErrExfiltration) || s.found() == nil {
 				t.Fatalf("placeholder in %q not found (err %v)", data, err)
 			}
 			for _, sec := range secrets {
@@ -96,7 +96,8 @@ func TestMaskReaderStreams(t *testing.T) {
 }
 
 // FuzzApplySecrets: whatever the sandbox sends, a request that passes
-// carries no placeholder, and the value only in the configured header of
+// carries no placeholder (in a header's value or name, or the URL), and
+// the value only in the configured header of
 // a request over TLS to the secret's host.
 func FuzzApplySecrets(f *testing.F) {
 	ph := PlaceholderPrefix + "cccc"
@@ -105,6 +106,7 @@ func FuzzApplySecrets(f *testing.F) {
 	f.Add("example.com", "X-Key", ph, "/x", true)
 	f.Add("example.com", "Authorization", "Basic c2FuZGJveHJ1bi1zZWNyZXQtY2NjYw==", "/x", true)
 	f.Add("example.com", "Authorization", "Bearer x", "/"+url.PathEscape(ph), false)
+	f.Add("example.com", "X-"+ph, "1", "/x", true)
 	f.Fuzz(func(t *testing.T, host, key, value, path string, overTLS bool) {
 		h, err := egressrule.ParseHost(host)
 		if err != nil {
@@ -123,6 +125,9 @@ func FuzzApplySecrets(f *testing.F) {
 			return
 		}
 		for k, vs := range r.Header {
+			if strings.Contains(strings.ToLower(k), ph) {
+				t.Fatalf("placeholder passed in the name %q", k)
+			}
 			for _, v := range vs {
 				if strings.Contains(v, ph) || basicHolds(v, ph) {
 					t.Fatalf("placeholder passed in %s: %q", k, v)

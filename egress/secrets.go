@@ -84,8 +84,10 @@ func exfiltration(s *Secret, where string, h egressrule.Host) error {
 
 // applySecrets checks a request for placeholders and puts each secret in
 // its place: the configured header, or basic auth, of a request over TLS
-// to one of the secret's hosts. A placeholder anywhere else (another
-// header, the URL, another host, plain HTTP) refuses the whole request.
+// to one of the secret's hosts. A placeholder anywhere else (the method,
+// another header, a header's or a declared trailer's name, the URL, another host,
+// plain HTTP) refuses the whole request; the body and the trailers' values
+// are scanned as they stream (scanReader).
 // It returns the names of the secrets applied.
 func applySecrets(secrets []Secret, r *http.Request, h egressrule.Host, port uint16, overTLS bool) ([]string, error) {
 	if len(secrets) == 0 {
@@ -103,6 +105,12 @@ func applySecrets(secrets []Secret, r *http.Request, h egressrule.Host, port uin
 		s := &secrets[i]
 		if strings.Contains(uri, s.Placeholder) || strings.Contains(decoded, s.Placeholder) {
 			return nil, exfiltration(s, "the URL", h)
+		}
+		if strings.Contains(r.Method, s.Placeholder) {
+			return nil, exfiltration(s, "the method", h)
+		}
+		if where := inNames(s.Placeholder, r.Header, r.Trailer); where != "" {
+			return nil, exfiltration(s, where, h)
 		}
 		mayApply := overTLS && s.Hosts.Match(h, port)
 		for key, values := range r.Header {
@@ -131,6 +139,40 @@ func applySecrets(secrets []Secret, r *http.Request, h egressrule.Host, port uin
 		applied = append(applied, c.s.Name)
 	}
 	return applied, nil
+}
+
+// inNames says where a placeholder is in the name of a header or of a
+// declared trailer, or "" when it is in none: a secret never goes in a
+// name. Names are compared without case, since the server reading the
+// request canonicalises them ("Sandboxrun-Secret-...").
+func inNames(placeholder string, header, trailer http.Header) string {
+	for _, n := range []struct {
+		h     http.Header
+		where string
+	}{{header, "the name of a header"}, {trailer, "the name of a trailer"}} {
+		for key := range n.h {
+			if strings.Contains(strings.ToLower(key), placeholder) {
+				return n.where
+			}
+		}
+	}
+	return ""
+}
+
+// inTrailer says where a placeholder is in a request's trailer (its names
+// or values), or "": a secret never goes in a trailer.
+func inTrailer(placeholder string, trailer http.Header) string {
+	if where := inNames(placeholder, nil, trailer); where != "" {
+		return where
+	}
+	for key, values := range trailer {
+		for _, v := range values {
+			if strings.Contains(v, placeholder) || basicHolds(v, placeholder) {
+				return "the trailer " + key
+			}
+		}
+	}
+	return ""
 }
 
 // basicHolds reports whether an Authorization value is basic auth whose

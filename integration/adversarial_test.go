@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -168,7 +169,16 @@ func TestHostKilledMidRun(t *testing.T) {
 	root := cliSkill(t, skill, "", map[string]string{
 		"scripts/wait.py": "import time\nprint('started', flush=True)\ntime.sleep(60)\n",
 	})
-	cmd := exec.Command(sandboxrunBin(t), "--skills", root, "run", "--timeout", "3s", skill, "scripts/wait.py")
+	// The killed process runs under a host name of its own (a UTS
+	// namespace), which its sandbox's owner label records: only this
+	// test's Reap, told that name, may select the orphan. Any other
+	// sandboxrun on this machine (a server of a parallel suite, which
+	// reaps dead owners' sandboxes as it runs) sees another host's
+	// sandbox and leaves it, so the window between the kill and the Reap
+	// is the test's own.
+	ownerHost := fmt.Sprintf("it-killed-%d", os.Getpid())
+	cmd := exec.Command("unshare", "--uts", "sh", "-c", `hostname "$0" && exec "$@"`, ownerHost,
+		sandboxrunBin(t), "--skills", root, "run", "--timeout", "3s", skill, "scripts/wait.py")
 	cmd.Dir = root
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -192,13 +202,14 @@ func TestHostKilledMidRun(t *testing.T) {
 		_ = runner.Client().ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
 	})
 
-	// Init's own timeout ends the script although no one listens.
+	// Init's own timeout ends the script although no one listens (the
+	// bound is a hang's, with room for a busy host).
 	require.Eventually(t, func() bool {
 		info, err := runner.Client().ContainerInspect(ctx, id)
 		return err == nil && !info.State.Running
-	}, 30*time.Second, 200*time.Millisecond, "the orphaned sandbox stops at its timeout")
+	}, 2*time.Minute, 200*time.Millisecond, "the orphaned sandbox stops at its timeout")
 
-	reaped, err := runner.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true})
+	reaped, err := runner.Reap(ctx, sandbox.ReapOptions{OnlyDeadOwners: true, Host: ownerHost})
 	require.NoError(t, err)
 	var found bool
 	for _, r := range reaped {

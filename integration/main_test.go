@@ -75,7 +75,12 @@ func testMain(m *testing.M) int {
 		image = sandboxrun.RunnerImage()
 	}
 	var err error
-	runner, err = docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(image), warnings())
+	// Engine calls get the time a loaded host needs (the default, 30 s,
+	// is an operator's setting): a container start past it failed
+	// TestForkBombIsContained on a busy machine. A bound here says "the
+	// engine did not hang", never how fast it is.
+	runner, err = docker.New(docker.WithVersion(sandboxrun.Version), docker.WithDefaultImage(image), warnings(),
+		docker.WithCallTimeout(testCallTimeout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration: FAIL:", err)
 		return 1
@@ -307,13 +312,21 @@ func runID(t *testing.T) string {
 	return fmt.Sprintf("it-%d-%d", os.Getpid(), seq.Add(1))
 }
 
+// testCallTimeout bounds each engine call of the tests' runner.
+const testCallTimeout = 2 * time.Minute
+
+// runHangBound is how long run waits for an execution, its wait for a
+// slot among the suite's parallel tests included: a bound against a hang,
+// with room for a loaded host. The execution's own timeout is its Limits'.
+const runHangBound = 10 * time.Minute
+
 // run executes spec and checks the container is gone afterwards.
 func run(t *testing.T, spec sandbox.Spec) *sandbox.Result {
 	t.Helper()
 	if spec.RunID == "" {
 		spec.RunID = runID(t)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runHangBound)
 	defer cancel()
 	res, err := runner.Run(ctx, spec)
 	require.NoError(t, err)

@@ -91,10 +91,12 @@ print(n)
 		spec.Argv = []string{"bash", "-c", `bomb() { bomb | bomb & }; bomb; sleep 30`}
 		spec.Limits.Pids = 64
 		spec.Limits.Timeout = 3 * time.Second
-		start := time.Now()
 		res := run(t, spec)
+		// Cut at its timeout, not at the end of its sleep: the script's
+		// own time, which a busy host's container start does not count
+		// in (run bounds the whole against a hang).
 		require.True(t, res.TimedOut, "result: %+v", res)
-		require.Less(t, time.Since(start), 30*time.Second)
+		require.Contains(t, res.Stderr, "Timeout:")
 		// The orchestrator still runs sandboxes.
 		require.True(t, run(t, pySpec(t, `print("alive")`)).Success)
 	})
@@ -117,11 +119,13 @@ func TestLargeArgumentsNeverRead(t *testing.T) {
 	t.Parallel()
 	spec := pySpec(t, `print("done")`)
 	spec.Stdin = []byte(`{"blob": "` + strings.Repeat("a", 5<<20) + `"}`)
-	start := time.Now()
 	res := run(t, spec)
+	// Stdin nobody reads blocks nothing: the script ends by itself, well
+	// before its timeout (a stuck hand-over of stdin would end there);
+	// how fast the whole run is on a busy host is the bench's business.
 	require.True(t, res.Success, "stderr: %s", res.Stderr)
+	require.False(t, res.TimedOut)
 	require.Equal(t, "done\n", res.Stdout)
-	require.Less(t, time.Since(start), 20*time.Second)
 
 	// And read in full by one that does.
 	spec = pySpec(t, `import sys; print(len(sys.stdin.buffer.read()))`)

@@ -5,6 +5,7 @@ package integration
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +13,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,9 +252,27 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 		}
 	}()
 	ws := srv.workspace(s.ID)
-	require.Eventually(t, func() bool {
-		return tempBytes(ws) > 0
-	}, 90*time.Second, 2*time.Millisecond, "the hand-back never wrote a temporary file")
+	// The kill must land inside the hand-back, a window of a few
+	// milliseconds per file that a poll cannot hit for sure: the server
+	// is stopped (SIGSTOP, every thread) when a temporary file shows,
+	// killed only if one is still there while it cannot move, and let go
+	// on otherwise, to be caught at the next file.
+	pid := srv.cmd.Process.Pid
+	inside, stops := false, 0
+	for deadline := time.Now().Add(5 * time.Minute); !inside && time.Now().Before(deadline); {
+		if tempBytes(ws) == 0 {
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		stops++
+		require.NoError(t, srv.cmd.Process.Signal(syscall.SIGSTOP))
+		waitStopped(t, pid)
+		if inside = len(tempNames(t, ws)) > 0; !inside {
+			require.NoError(t, srv.cmd.Process.Signal(syscall.SIGCONT))
+		}
+	}
+	require.True(t, inside, "the hand-back never wrote a temporary file")
+	t.Logf("the server was stopped %d time(s) before one found a temporary file", stops)
 	require.NoError(t, srv.cmd.Process.Kill())
 	<-srv.done
 	require.NotEmpty(t, tempNames(t, ws), "the kill landed inside the hand-back")
@@ -268,4 +289,29 @@ func TestSessionSIGKILLDuringHandBack(t *testing.T) {
 	res := next.python(t, s.ID, "print(1)") // reaps the killed run's sandbox
 	require.True(t, res.Success, res.Stderr)
 	eventuallyNoContainers(t, sandbox.LabelSkill+"="+srv.skill)
+}
+
+// waitStopped waits until every thread of pid is stopped by a signal, so
+// nothing it does is still in flight.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	task := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	require.Eventually(t, func() bool {
+		ids, err := os.ReadDir(task)
+		if err != nil {
+			return false
+		}
+		for _, id := range ids {
+			b, err := os.ReadFile(filepath.Join(task, id.Name(), "stat"))
+			if err != nil {
+				return false
+			}
+			// The state follows the command name's closing parenthesis.
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond, "process %d did not stop", pid)
 }

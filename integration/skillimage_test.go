@@ -130,9 +130,13 @@ func requireNoImage(t *testing.T, ref string) {
 	require.ErrorIs(t, err, images.ErrNotFound, "image %s exists", ref)
 }
 
+// buildCtx bounds a test's builds against a hang only: longer than a
+// build's own limit (images' buildTimeout, 20 minutes), so on a busy host
+// apt-get and pip get the time the product gives them, and a build that
+// runs past it fails with the product's own error.
 func buildCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

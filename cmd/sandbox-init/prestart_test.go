@@ -290,13 +290,32 @@ func TestPrestartedSeesTheJobsEnvironment(t *testing.T) {
 	require.Equal(t, "job job\n", string(o.stdout), "stderr: %s", o.stderr)
 }
 
-// The timeout covers a pre-started job from the moment the job arrived.
+// The timeout covers a pre-started job from the moment the job arrived:
+// the job comes once the interpreter waits for it, and longer than the
+// timeout after the prestart, so a clock started by the prestart would
+// kill the script before it says "up". The script has the whole timeout
+// to start, which a loaded host needs.
 func TestPrestartedTimesOut(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "sleep.py", []byte("import time\nprint('up', flush=True)\ntime.sleep(60)\n"))
 	job := pyJob(dir, "sleep.py")
-	job.TimeoutMS, job.GraceMS = 300, 100
-	o := runRaw(t, withPrelude(t, prestartFor(job), job))
+	marker := fmt.Sprintf("SANDBOX_INIT_TEST_MARK=%d", time.Now().UnixNano())
+	job.Env = append(job.Env, marker)
+	job.TimeoutMS, job.GraceMS = 1500, 100
+	both := withPrelude(t, prestartFor(job), job)
+	cut := bytes.IndexByte(both, '\n') + 1
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	proc := startInit(t, r)
+	_, err = w.Write(both[:cut])
+	require.NoError(t, err)
+	waitForJob(t, marker)
+	time.Sleep(time.Duration(job.TimeoutMS+100) * time.Millisecond)
+	_, err = w.Write(both[cut:])
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	o := proc.finish(t)
 	require.True(t, o.report.Prestarted)
 	require.True(t, o.report.TimedOut)
 	require.Equal(t, int(syscall.SIGTERM), o.report.Signal)
