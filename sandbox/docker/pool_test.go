@@ -39,7 +39,7 @@ func (e *echoInit) run(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
 
 func waitIdle(t *testing.T, d *Runner, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return d.pool.idleCount() == n }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return d.pool.idleCount() == n }, 30*time.Second, time.Millisecond)
 }
 
 func TestWarmPoolServesTheNextRun(t *testing.T) {
@@ -126,7 +126,7 @@ func TestWarmPoolExpiresIdleContainers(t *testing.T) {
 	// "nothing live", keeps the check from passing before the refill exists.
 	require.Eventually(t, func() bool {
 		return countCalls(f.Calls(), "remove") == 2 && f.Live() == 0 && d.pool.idleCount() == 0
-	}, 5*time.Second, time.Millisecond)
+	}, 30*time.Second, time.Millisecond)
 	require.NoError(t, d.Close())
 }
 
@@ -153,7 +153,7 @@ func TestWarmPoolSkipsDeadContainers(t *testing.T) {
 			}
 		}
 		return false
-	}, 5*time.Second, time.Millisecond)
+	}, 30*time.Second, time.Millisecond)
 
 	warm := f.RunIDs()[1]
 	res, err := d.Run(context.Background(), spec)
@@ -259,7 +259,7 @@ func TestWarmPoolPrestartsPython(t *testing.T) {
 			}
 			// The fake's init reads its stdin on its own goroutine: the
 			// prelude may be parsed just after the container counts as idle.
-			require.Eventually(t, func() bool { return len(f.Preludes()) == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return len(f.Preludes()) == 1 }, 30*time.Second, time.Millisecond)
 			preludes = f.Preludes()
 			warm := f.RunIDs()[1]
 			tmpl := sandbox.Spec{RunID: warm, Skill: spec.Skill, SkillVersion: "2.0"}
@@ -296,7 +296,7 @@ func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
 			spec := testSpec(t)
 			_, err := d.Run(context.Background(), spec)
 			require.NoError(t, err)
-			require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 30*time.Second, time.Millisecond)
 
 			type outcome struct {
 				res *sandbox.Result
@@ -341,7 +341,7 @@ func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
 	spec := testSpec(t)
 	_, err := d.Run(context.Background(), spec)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "start") == 2 }, 30*time.Second, time.Millisecond)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -351,7 +351,7 @@ func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool {
 		return d.pool.Snapshot().Waiting == 1
-	}, 5*time.Second, time.Millisecond)
+	}, 30*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	close(gate)

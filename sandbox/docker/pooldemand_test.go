@@ -79,7 +79,7 @@ func grow(t *testing.T, d *Runner, spec sandbox.Spec, gate chan struct{}, n int)
 				starting += c.Starting
 			}
 			return snap.Waiting == 1 || starting == 0
-		}, 5*time.Second, time.Millisecond)
+		}, 30*time.Second, time.Millisecond)
 		gate <- struct{}{}
 		require.NoError(t, <-done)
 		require.LessOrEqual(t, d.PoolStats().Ready, d.PoolStats().Size)

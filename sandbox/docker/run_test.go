@@ -349,7 +349,7 @@ func TestRunAnswersBeforeTheTeardown(t *testing.T) {
 
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 1 }, 30*time.Second, time.Millisecond)
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a removal was held")
@@ -375,7 +375,7 @@ func TestRunTeardownsAreBounded(t *testing.T) {
 		_, err := d.Run(context.Background(), testSpec(t))
 		second <- err
 	}()
-	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return countCalls(f.Calls(), "remove") == 2 }, 30*time.Second, time.Millisecond)
 	select {
 	case <-second:
 		t.Fatal("the second run returned while its own removal was held")
