@@ -1,6 +1,7 @@
 // Command sessions measures what sessions cost an agent host, against a
 // real `sandboxrun serve --sessions DIR` on loopback: the latency a session
-// adds to a run (its workspace copied into the sandbox and handed back),
+// adds to a run (its workspace shared with the sandbox as a copy-on-write
+// view, or copied where views are off, and its changes handed back),
 // next to the same run without one, with workspaces of 0, 10, 100 and
 // 1024 MiB; the time and the disk a snapshot, a restore and a fork of the
 // largest take; and the throughput of putting and getting a 100 MiB file,
