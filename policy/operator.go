@@ -58,8 +58,10 @@ type Operator struct {
 	Egress         EgressRules       `yaml:"egress" json:"egress"`
 	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
 	// Sessions govern the workspaces a server keeps across calls.
-	Sessions SessionRules    `yaml:"sessions" json:"sessions"`
-	Runtime  Setting[string] `yaml:"runtime" json:"runtime"`
+	Sessions SessionRules `yaml:"sessions" json:"sessions"`
+	// SkillUploads govern the skills callers upload (skilluploads.go).
+	SkillUploads SkillUploadRules `yaml:"skill_uploads" json:"skill_uploads"`
+	Runtime      Setting[string]  `yaml:"runtime" json:"runtime"`
 	// RunnerProfile is the runner profile every sandbox starts from
 	// (documents, office); empty for the plain runner.
 	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
@@ -148,6 +150,7 @@ func (o *Operator) setBuiltins() {
 	o.Egress.setBuiltins()
 	o.Workspace.Write.orBuiltin(WriteDeclared)
 	o.Sessions.setBuiltins()
+	o.SkillUploads.setBuiltins()
 	o.Build.SourceBuilds.orBuiltin(false)
 }
 
@@ -220,6 +223,7 @@ func (o *Operator) validate() []error {
 	errs = append(errs, o.validateSecrets(os.LookupEnv)...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
 	errs = append(errs, o.Sessions.validate()...)
+	errs = append(errs, o.SkillUploads.validate()...)
 	add(checkProfileSetting("profile", o.RunnerProfile))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {
