@@ -12,6 +12,7 @@ import (
 func auditRecord(p *plan.Plan, res *sandbox.Result, runErr error) audit.Record {
 	rec := audit.NewRecord(p.Spec, p.Script, p.Args, res, runErr)
 	rec.PolicyDigest = p.PolicyDigest
+	rec.SkillDigest = p.SkillDigest
 	rec.WithoutCallerArgv(p.CallerArgv)
 	return rec
 }

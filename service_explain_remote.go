@@ -168,6 +168,9 @@ func (s *Service) hostPaths(sk *skill.Skill, e *Explanation) *strings.Replacer {
 	if s.sessions != nil {
 		add(s.sessions.Root(), "the sessions folder")
 	}
+	if s.uploads != nil {
+		add(s.uploads.Root(), "the uploaded skills folder")
+	}
 	for _, root := range s.cfg.SkillRoots {
 		add(root, "the skills folder")
 	}

@@ -69,17 +69,25 @@ func (s *Service) warn(msg string) {
 // with {baseDir} resolved to the skill's sandbox folder, its scripts,
 // references and assets, and its allowed tools with the operator's grants.
 func (s *Service) Activate(ref string) (*skill.Activation, error) {
-	sk, err := s.Skill(ref)
+	return s.ActivateAs("", ref)
+}
+
+// ActivateAs is Activate for owner (the digest of the caller's token, ""
+// without one), who may name one of their uploaded skills, pinned or not
+// (ResolveSkill).
+func (s *Service) ActivateAs(owner, ref string) (*skill.Activation, error) {
+	rs, err := s.ResolveSkill(owner, ref)
 	if err != nil {
 		return nil, err
 	}
+	sk := rs.Skill
 	a, err := sk.Activate()
 	if err != nil {
 		return nil, err
 	}
 	// The skill's entries as the activation resolved them ({baseDir} and
 	// plugin placeholders), then what the operator grants.
-	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
+	if extra := s.policyFor(sk).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
 		a.AllowedTools = append(append(bashcheck.Tools{}, a.AllowedTools...), extra...)
 	}
 	return a, nil

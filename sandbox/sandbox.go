@@ -94,8 +94,11 @@ type Spec struct {
 // taking a warm) container to the end of its output. Error says why the
 // execution failed, when it did.
 type Result struct {
-	ID              string          `json:"id"`
-	Skill           string          `json:"skill"`
+	ID    string `json:"id"`
+	Skill string `json:"skill"`
+	// SkillDigest is the digest of the skill folder's content as it ran
+	// ("sha256:<hex>", skillstore.Digest); the Service sets it.
+	SkillDigest     string          `json:"skill_digest,omitempty"`
 	Command         []string        `json:"command"`
 	ExitCode        int             `json:"exit_code"`
 	Success         bool            `json:"success"`

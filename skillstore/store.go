@@ -319,3 +319,6 @@ func readMeta(dir string) (Meta, error) {
 	}
 	return v, nil
 }
+
+// Root is the store's folder.
+func (s *Store) Root() string { return s.root }
