@@ -212,11 +212,15 @@ func countDirs(dir string) (int, error) {
 	return n, err
 }
 
-// syncTree fsyncs every folder under dir, dir included (its files were
+// syncTree makes every folder under dir, dir included, 0755 (readable by
+// the sandbox user whatever the umask) and fsyncs it (the files were
 // fsynced as they were written).
 func syncTree(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
+			return err
+		}
+		if err := os.Chmod(p, 0o755); err != nil { //nolint:gosec // the sandbox user reads the skill
 			return err
 		}
 		return syncDirs(p)

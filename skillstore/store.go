@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,11 +88,16 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	// 0711: the sandbox user (another uid) must reach a skill's folder
+	// through the store; listing owners and names is the server's alone.
+	if err := os.MkdirAll(root, 0o711); err != nil { //nolint:gosec // others may traverse, not list: see above
+		return nil, fmt.Errorf("skill store: %w", err)
+	}
 	staging := filepath.Join(root, stagingDir)
 	if err := os.RemoveAll(staging); err != nil {
 		return nil, fmt.Errorf("skill store: clearing %s: %w", staging, err)
 	}
-	if err := os.MkdirAll(staging, 0o700); err != nil {
+	if err := os.Mkdir(staging, 0o700); err != nil {
 		return nil, fmt.Errorf("skill store: %w", err)
 	}
 	return s, nil
@@ -226,8 +232,10 @@ func (s *Store) commit(od, stage, dir, declared string, v Meta) (Upload, error) 
 	if err := syncTree(vdir); err != nil {
 		return Upload{}, err
 	}
-	if err := os.MkdirAll(nameDir, 0o755); err != nil {
-		return Upload{}, err
+	for _, d := range []string{filepath.Dir(nameDir), nameDir} {
+		if err := os.Mkdir(d, 0o711); err != nil && !errors.Is(err, fs.ErrExist) { //nolint:gosec // traverse, not list
+			return Upload{}, err
+		}
 	}
 	if err := os.Rename(vdir, final); err != nil {
 		return Upload{}, fmt.Errorf("storing the skill: %w", err)

@@ -42,6 +42,9 @@ func TestPutTarAndZipOneDigest(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(r.Dir, "scripts/hello.py"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
+	fi, err = os.Stat(r.Dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "the sandbox user reads the skill folder")
 }
 
 func TestVersionsAndPins(t *testing.T) {
