@@ -97,7 +97,7 @@ func (w *writer) add(i int, m member) error {
 		return nil
 	}
 	dir := m.entry.Kind == session.EntryDir
-	if k, ok := w.tree[clean]; ok && !(dir && k == 'd') {
+	if k, ok := w.tree[clean]; ok && (!dir || k != 'd') {
 		return fmt.Errorf("%w: entry %d (%q): the path appears twice in the archive: keep one", ErrBadArchive, i, clean)
 	}
 	if err := w.tree.Record(clean, dir); err != nil {

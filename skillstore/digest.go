@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -92,7 +91,7 @@ func sumOf(r io.Reader) string {
 // digestOf hashes the listing in path order.
 func digestOf(recs []record) string {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].path < recs[j].path })
-	var h hash.Hash = sha256.New()
+	h := sha256.New()
 	for _, r := range recs {
 		_, _ = fmt.Fprintf(h, "%c %s %s %s\x00", r.kind, r.mode, r.sum, r.path)
 	}

@@ -220,7 +220,7 @@ func (s *Store) commit(od, stage, dir, declared string, v Meta) (Upload, error) 
 	v.Version, v.Seq = nextVersion(versions, declared)
 	v.CreatedAt = s.now().UTC()
 	vdir := filepath.Join(stage, "v")
-	if err := os.Mkdir(vdir, 0o755); err != nil {
+	if err := os.Mkdir(vdir, 0o700); err != nil { // syncTree opens it to 0755 once filled
 		return Upload{}, err
 	}
 	if err := os.Rename(dir, filepath.Join(vdir, v.Name)); err != nil {
@@ -305,7 +305,7 @@ func writeMeta(dir string, v Meta) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, metaFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, metaFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
