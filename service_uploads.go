@@ -140,6 +140,10 @@ func (s *Service) ResolveSkill(owner, ref string) (Resolved, error) {
 type Listed struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	WhenToUse   string `json:"when_to_use,omitempty"`
+	// DisableModelInvocation: the host may run the skill, but must not
+	// show it to a model.
+	DisableModelInvocation bool `json:"disable_model_invocation,omitempty"`
 	// Version is the frontmatter's version (an operator skill) or the
 	// newest upload's.
 	Version string `json:"version,omitempty"`
@@ -162,6 +166,7 @@ func (s *Service) ListSkills(owner string) ([]Listed, []error) {
 			continue
 		}
 		out = append(out, Listed{Name: sk.Manifest.Name, Description: sk.Manifest.Description,
+			WhenToUse: sk.Manifest.WhenToUse, DisableModelInvocation: sk.Manifest.DisableModelInvocation,
 			Version: sk.Manifest.Version, Digest: d, Source: SourceOperator})
 	}
 	if s.uploads == nil {
@@ -183,7 +188,8 @@ func (s *Service) ListSkills(owner string) ([]Listed, []error) {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, Listed{Name: u.Name, Description: sk.Manifest.Description, Version: newest.Version,
+		out = append(out, Listed{Name: u.Name, Description: sk.Manifest.Description,
+			WhenToUse: sk.Manifest.WhenToUse, DisableModelInvocation: sk.Manifest.DisableModelInvocation, Version: newest.Version,
 			Digest: newest.Digest, Source: SourceUploaded, Versions: u.Versions})
 	}
 	return out, errs

@@ -39,11 +39,18 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 		// left out of the list.
 		h.log.Warn("skill left out of the list", "err", err)
 	}
+	// A skill with disable-model-invocation is the host's to name, never
+	// shown to the model.
+	skills = skill.ForModel(skills)
 	out := ListSkillsOutput{Skills: make([]SkillSummary, 0, len(skills))}
 	var b strings.Builder
 	for _, sk := range skills {
-		out.Skills = append(out.Skills, SkillSummary{Name: sk.Manifest.Name, Description: sk.Manifest.Description})
-		fmt.Fprintf(&b, "- %s: %s\n", sk.Manifest.Name, sk.Manifest.Description)
+		m := sk.Manifest
+		out.Skills = append(out.Skills, SkillSummary{Name: m.Name, Description: m.Description, WhenToUse: m.WhenToUse})
+		fmt.Fprintf(&b, "- %s: %s\n", m.Name, m.Description)
+		if m.WhenToUse != "" {
+			fmt.Fprintf(&b, "  When to use: %s\n", m.WhenToUse)
+		}
 	}
 	if len(skills) == 0 {
 		b.WriteString("No skills are installed.")
