@@ -213,3 +213,24 @@ func TestSkillUploadRefusals(t *testing.T) {
 	r := call(t, "POST", url+"/v1/skills/hi@sha256:zz/run", `{"script": "scripts/hi.py"}`, as(tokenA)...)
 	require.Equal(t, http.StatusNotFound, r.status, string(r.body))
 }
+
+// Grants never travel by name: an upload named like a skill the policy
+// grants (network, tools) gets none of it.
+func TestUploadedSkillGetsNoGrantsByName(t *testing.T) {
+	url, _ := startUploads(t, uploadsOn+"network: none\nskills:\n  billing:\n    network: declared\n    allowed-tools: Bash(curl:*)\n")
+	files := greeter("billing", "print(1)")
+	files["SKILL.md"] = "---\nname: billing\ndescription: Bills. Use it to bill.\nmetadata:\n  network_access: \"true\"\n---\nRun scripts/hi.py.\n"
+	upload(t, url, tokenA, "application/x-tar", skillTar(t, files), http.StatusCreated)
+
+	r := call(t, "POST", url+"/v1/skills/billing/run", `{"script": "scripts/hi.py"}`, as(tokenA)...)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	var res sandbox.Result
+	require.NoError(t, json.Unmarshal(r.body, &res))
+	require.False(t, res.Limits.Network, "the policy's network: none, not skills.billing's grant")
+
+	r = call(t, "POST", url+"/v1/skills/billing/exec", `{"command": "curl -s example.com"}`, as(tokenA)...)
+	require.Equal(t, http.StatusForbidden, r.status, "skills.billing's allowed-tools are not the upload's: %s", r.body)
+	r = call(t, "GET", url+"/v1/skills/billing", "", as(tokenA)...)
+	require.Equal(t, http.StatusOK, r.status, string(r.body))
+	require.NotContains(t, string(r.body), "curl")
+}
