@@ -128,8 +128,9 @@ type Service struct {
 	sessions   *session.Store    // nil when the Service keeps none
 	uploads    *skillstore.Store // nil when uploads are off; uploadsErr says why
 	uploadsErr error
-	digests    digestCache // operator skills' digests
-	sessErr    error       // why sessions are refused, when they are
+	digests    digestCache  // operator skills' digests
+	cache      *resultCache // Results of deterministic runs (policy cache)
+	sessErr    error        // why sessions are refused, when they are
 	stopSweep  chan struct{}
 }
 
@@ -159,7 +160,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now)}
 	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
 	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
 		return nil, svc.uploadsErr

@@ -110,6 +110,10 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		}
 		return nil, err
 	}
+	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
+	if hit, ok := s.cachedRun(cacheKey, req); ok {
+		return hit, s.auditRun(p, hit, nil)
+	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err = egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
@@ -117,6 +121,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	if res != nil {
 		res.SkillDigest = rs.Digest
 	}
+	s.keepResult(cacheKey, cacheTTL, res, err)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.

@@ -11,7 +11,10 @@ type Result struct {
 	ID    string `json:"id"`
 	Skill string `json:"skill"`
 	// SkillDigest is the digest of the skill's content as it ran.
-	SkillDigest     string          `json:"skill_digest,omitempty"`
+	SkillDigest string `json:"skill_digest,omitempty"`
+	// Cache is "hit" for an earlier run's Result, "miss" for a run kept
+	// for later ones, empty when the run may not be cached.
+	Cache           string          `json:"cache,omitempty"`
 	Command         []string        `json:"command"`
 	ExitCode        int             `json:"exit_code"`
 	Success         bool            `json:"success"`

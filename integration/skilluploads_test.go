@@ -33,7 +33,7 @@ type uploadServer struct {
 	store, audit, policy, tokens string
 }
 
-func startUploadServer(t *testing.T, store string) *uploadServer {
+func startUploadServer(t *testing.T, store string, policyLines ...string) *uploadServer {
 	t.Helper()
 	dir := t.TempDir()
 	if store == "" {
@@ -41,7 +41,8 @@ func startUploadServer(t *testing.T, store string) *uploadServer {
 	}
 	u := &uploadServer{store: store, audit: filepath.Join(dir, "audit.jsonl"),
 		policy: filepath.Join(dir, "policy.yaml"), tokens: filepath.Join(dir, "tokens")}
-	require.NoError(t, os.WriteFile(u.policy, []byte("skill_uploads:\n  allow: tokens\n  store: "+store+"\n  max_upload_bytes: 64Ki\n"), 0o600))
+	pol := "skill_uploads:\n  allow: tokens\n  store: " + store + "\n  max_upload_bytes: 64Ki\n" + strings.Join(policyLines, "")
+	require.NoError(t, os.WriteFile(u.policy, []byte(pol), 0o600))
 	require.NoError(t, os.WriteFile(u.tokens, []byte(upTokenA+"\n"+upTokenB+"\n"), 0o600))
 	repo, err := filepath.Abs("../skills")
 	require.NoError(t, err)
@@ -241,4 +242,45 @@ func TestSkillUploadSurvivesSIGKILL(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "kept\n", res.Stdout)
 	require.Equal(t, v1.Digest, res.SkillDigest)
+}
+
+// The result cache on a real serve: a deterministic run is answered from
+// the cache the second time; a change to the arguments, the skill (a new
+// upload) or the token is a miss; the metrics count both.
+func TestResultCacheOnServe(t *testing.T) {
+	t.Parallel()
+	srv := startUploadServer(t, "", "cache:\n  ttl: 10m\n")
+	v1 := srv.upload(t, "application/x-tar", sayTar(t, "cached"), http.StatusCreated)
+	run := func(u *uploadServer, ref, args string) sandbox.Result {
+		t.Helper()
+		status, b := u.do(t, "POST", "/v1/skills/"+ref+"/run", "application/json", []byte(`{"script": "scripts/say.py", "args": `+args+`}`))
+		require.Equal(t, http.StatusOK, status, string(b))
+		var res sandbox.Result
+		require.NoError(t, json.Unmarshal(b, &res))
+		return res
+	}
+	first := run(srv, "up-say", `{"a": 1}`)
+	require.Equal(t, "miss", first.Cache)
+	start := time.Now()
+	hit := run(srv, "up-say", `{"a": 1}`)
+	hitTook := time.Since(start)
+	require.Equal(t, "hit", hit.Cache)
+	require.Equal(t, first.ID, hit.ID)
+	require.Equal(t, "cached\n", hit.Stdout)
+	t.Logf("a run took %d ms, its cache hit %v", first.DurationMS, hitTook)
+
+	require.Equal(t, "miss", run(srv, "up-say", `{"a": 2}`).Cache, "other arguments")
+	srv.upload(t, "application/x-tar", sayTar(t, "fresh"), http.StatusCreated)
+	res := run(srv, "up-say", `{"a": 1}`)
+	require.Equal(t, "miss", res.Cache, "a new version of the skill")
+	require.Equal(t, "fresh\n", res.Stdout)
+	require.Equal(t, "hit", run(srv, "up-say@"+v1.Digest, `{"a": 1}`).Cache, "the pinned version's Result is still kept")
+	// Another token (its own upload of the same bytes) never gets this token's Results.
+	other := srv.as(upTokenB)
+	other.upload(t, "application/x-tar", sayTar(t, "cached"), http.StatusCreated)
+	require.Equal(t, "miss", run(other, "up-say", `{"a": 1}`).Cache)
+
+	status, metrics := srv.do(t, "GET", "/metrics", "", nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, string(metrics), `sandboxrun_cache_requests_total{result="hit"} 2`)
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,25 @@ func TestForUploadedDropsGrantsByName(t *testing.T) {
 	require.Equal(t, NetworkNone, net)
 	require.NotEmpty(t, o.ExtraTools("billing"), "the operator's policy is unchanged")
 	require.Equal(t, o.Digest, up.Digest)
+}
+
+func TestCacheRules(t *testing.T) {
+	o, err := ParsePolicy("p.yaml", []byte("network: none\n"))
+	require.NoError(t, err)
+	require.Zero(t, o.CacheTTL("any"), "off by default")
+	o, err = ParsePolicy("p.yaml", []byte("cache:\n  ttl: 10m\n  max_bytes: 1Mi\n  shared: true\nskills:\n  report:\n    cache: {ttl: 1h}\n"))
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Minute, o.CacheTTL("other"))
+	require.Equal(t, time.Hour, o.CacheTTL("report"))
+	require.Equal(t, 10*time.Minute, o.ForUploaded().CacheTTL("report"), "an upload never gets skills.<name>'s ttl")
+	require.Equal(t, int64(1<<20), o.CacheMaxBytes())
+	require.True(t, o.CacheShared())
+	for yaml, want := range map[string]string{
+		"cache:\n  ttl: 48h\n":                                "cache.ttl",
+		"cache:\n  tll: 1m\n":                                 `unknown key "tll"`,
+		"skills:\n  r:\n    cache: {ttl: 1m, shared: true}\n": "only ttl may be set per skill",
+	} {
+		_, err := ParsePolicy("p.yaml", []byte(yaml))
+		require.ErrorContains(t, err, want, yaml)
+	}
 }

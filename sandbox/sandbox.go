@@ -98,7 +98,12 @@ type Result struct {
 	Skill string `json:"skill"`
 	// SkillDigest is the digest of the skill folder's content as it ran
 	// ("sha256:<hex>", skillstore.Digest); the Service sets it.
-	SkillDigest     string          `json:"skill_digest,omitempty"`
+	SkillDigest string `json:"skill_digest,omitempty"`
+	// Cache is "hit" when the Result is an earlier run's with the same
+	// inputs (its ID is that run's), "miss" when the run was kept for
+	// later ones, empty when the run may not be cached (the Service's
+	// result cache, policy cache:).
+	Cache           string          `json:"cache,omitempty"`
 	Command         []string        `json:"command"`
 	ExitCode        int             `json:"exit_code"`
 	Success         bool            `json:"success"`

@@ -101,6 +101,7 @@ class Result:
     image_id: str = ""
     runtime: str = ""
     skill_digest: str = ""
+    cache: str = ""
     cpu_time_ms: int = 0
     peak_rss_kb: int = 0
     workspace_full: bool = False

@@ -33,6 +33,8 @@ export interface Result {
   skill: string;
   /** sha256:<hex> of the skill's content as it ran */
   skill_digest?: string;
+  /** 'hit': an earlier run's Result (id is that run's); 'miss': kept for later runs */
+  cache?: 'hit' | 'miss';
   command: string[];
   /** the script's exit status; 124 on timeout; -N when killed by signal N; -1 when it never ran */
   exit_code: number;
