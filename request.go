@@ -89,7 +89,7 @@ func (s *Service) makePlan(sk *skill.Skill, a Action, req Request) (*plan.Plan, 
 		return nil, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
 	}
 	in := plan.Input{
-		Skill: sk, Policy: s.pol, RunnerImage: RunnerImage(),
+		Skill: sk, Policy: s.policyFor(sk), RunnerImage: RunnerImage(),
 		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,

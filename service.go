@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -124,9 +125,13 @@ type Service struct {
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
 
-	sessions  *session.Store // nil when the Service keeps none
-	sessErr   error          // why sessions are refused, when they are
-	stopSweep chan struct{}
+	sessions   *session.Store    // nil when the Service keeps none
+	uploads    *skillstore.Store // nil when uploads are off; uploadsErr says why
+	uploadsErr error
+	digests    digestCache  // operator skills' digests
+	cache      *resultCache // Results of deterministic runs (policy cache)
+	sessErr    error        // why sessions are refused, when they are
+	stopSweep  chan struct{}
 
 	// loaded, when set (by the tests), is called at every skill load.
 	loaded func()
@@ -158,7 +163,11 @@ func New(cfg Config) (*Service, error) {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner}
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now)}
+	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
+	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
+		return nil, svc.uploadsErr
+	}
 	svc.sessions, err = openSessions(cfg, pol)
 	switch {
 	case errors.Is(err, ErrNoSessions):

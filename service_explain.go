@@ -70,10 +70,11 @@ func (s *Service) explain(ctx context.Context, skillRef string, a Action, req Re
 		return nil, nil, err
 	}
 	defer release()
-	sk, err := s.Skill(skillRef)
+	rs, err := s.ResolveSkill(req.Owner, skillRef)
 	if err != nil {
 		return nil, nil, err
 	}
+	sk := rs.Skill
 	p, err := s.planRun(sk, a, req)
 	if p == nil {
 		return nil, sk, err

@@ -142,10 +142,10 @@ func (x *Execution) hostPaths() *strings.Replacer {
 // answered as the Service's are, through Remote.
 func (s *Service) Stopped(err error) *Execution { return &Execution{svc: s, Err: err} }
 
-// ActivateRemote is Activate for a remote caller: its error in sandbox
+// ActivateRemote is ActivateAs for a remote caller: its error in sandbox
 // terms (Execution.Remote), from the skill it loaded.
-func (s *Service) ActivateRemote(ref string) (*skill.Activation, error) {
-	sk, a, err := s.activate(ref)
+func (s *Service) ActivateRemote(owner, ref string) (*skill.Activation, error) {
+	sk, a, err := s.activate(owner, ref)
 	if err != nil {
 		return nil, rewriteError(s.hostPaths(sk, ""), err)
 	}
@@ -186,6 +186,9 @@ func (s *Service) hostPaths(sk *skill.Skill, workspace string) *strings.Replacer
 	add(workspace, layout.WorkspaceDir)
 	if s.sessions != nil {
 		add(s.sessions.Root(), "the sessions folder")
+	}
+	if s.uploads != nil {
+		add(s.uploads.Root(), "the uploaded skills folder")
 	}
 	for _, root := range s.cfg.SkillRoots {
 		add(root, "the skills folder")

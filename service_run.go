@@ -69,6 +69,7 @@ type asked struct {
 	script string
 	argv   []string
 	stdin  []byte // the code for RunPython; else req.Args
+	digest string // the skill's, once it is resolved
 }
 
 // execute is every run's sequence: load the skill, plan the request (the
@@ -105,14 +106,16 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	defer release()
 	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
-	sk, err := s.Skill(ref)
+	rs, err := s.ResolveSkill(req.Owner, ref)
 	endStep(lookup, err)
 	if err != nil {
 		s.auditRefusal(ref, req, ak, err)
 		return nil, err
 	}
+	sk := rs.Skill
 	x.skill = sk
 	name := sk.Manifest.Name
+	ak.digest = rs.Digest
 	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
 	p, err := s.planRun(sk, a, req)
 	endStep(decide, err)
@@ -121,6 +124,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		s.auditRefusal(name, req, ak, err)
 		return nil, err
 	}
+	p.SkillDigest = rs.Digest
 	eng, err := s.runner(ctx)
 	if err != nil {
 		return nil, err
@@ -139,10 +143,18 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		}
 		return nil, err
 	}
+	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
+	if hit, ok := s.cachedRun(cacheKey, req); ok {
+		return hit, s.auditRun(p, hit, nil)
+	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err := egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	res, err = s.handBackFull(res, err)
+	if res != nil {
+		res.SkillDigest = rs.Digest
+	}
+	s.keepResult(cacheKey, cacheTTL, res, err)
 	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.
@@ -173,7 +185,7 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	}
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
-	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.pol, Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(sk), Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	image, err := s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	if err != nil {
 		return err
@@ -206,6 +218,7 @@ func (s *Service) auditRefusal(skillName string, req Request, a asked, err error
 	}
 	rec := audit.NewRefusal(skillName, a.script, a.argv, stdin, err)
 	rec.PolicyDigest = s.pol.Digest
+	rec.SkillDigest = a.digest
 	if aerr := s.cfg.Audit.Append(rec); aerr != nil {
 		s.log.Error("audit log write failed", "err", aerr, "skill", skillName)
 	}

@@ -73,16 +73,25 @@ func (s *Service) warn(msg string) {
 // with {baseDir} resolved to the skill's sandbox folder, its scripts,
 // references and assets, and its allowed tools with the operator's grants.
 func (s *Service) Activate(ref string) (*skill.Activation, error) {
-	_, a, err := s.activate(ref)
+	_, a, err := s.activate("", ref)
 	return a, err
 }
 
-// activate is Activate with the skill it loaded (nil when none loaded).
-func (s *Service) activate(ref string) (*skill.Skill, *skill.Activation, error) {
-	sk, err := s.Skill(ref)
+// ActivateAs is Activate for owner (the digest of the caller's token, ""
+// without one), who may name one of their uploaded skills, pinned or not
+// (ResolveSkill).
+func (s *Service) ActivateAs(owner, ref string) (*skill.Activation, error) {
+	_, a, err := s.activate(owner, ref)
+	return a, err
+}
+
+// activate is ActivateAs with the skill it loaded (nil when none loaded).
+func (s *Service) activate(owner, ref string) (*skill.Skill, *skill.Activation, error) {
+	rs, err := s.ResolveSkill(owner, ref)
 	if err != nil {
 		return nil, nil, err
 	}
+	sk := rs.Skill
 	a, err := sk.Activate()
 	if err != nil {
 		return sk, nil, err
@@ -92,9 +101,10 @@ func (s *Service) activate(ref string) (*skill.Skill, *skill.Activation, error) 
 }
 
 // withGrants are a skill's entries as its activation resolved them
-// ({baseDir} and plugin placeholders), then what the operator grants it.
+// ({baseDir} and plugin placeholders), then what the operator grants it
+// (an uploaded skill: nothing by name).
 func (s *Service) withGrants(sk *skill.Skill, tools bashcheck.Tools) bashcheck.Tools {
-	if extra := s.pol.ExtraTools(sk.Manifest.Name); len(extra) > 0 {
+	if extra := s.policyFor(sk).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
 		return append(append(bashcheck.Tools{}, tools...), extra...)
 	}
 	return tools

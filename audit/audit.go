@@ -21,13 +21,19 @@ import (
 // how it ended. It never holds the arguments themselves, only their size and
 // digest, so the log can be kept where the data may not go.
 type Record struct {
-	Time       time.Time `json:"time"`
-	RunID      string    `json:"run_id"`
-	Skill      string    `json:"skill"`
-	Script     string    `json:"script,omitempty"`
-	Argv       []string  `json:"argv"`
-	ArgsBytes  int       `json:"args_bytes"`
-	ArgsSHA256 string    `json:"args_sha256"`
+	Time  time.Time `json:"time"`
+	RunID string    `json:"run_id"`
+	Skill string    `json:"skill"`
+	// SkillDigest is the digest of the skill's content
+	// (skillstore.Digest), once the skill was found.
+	SkillDigest string `json:"skill_digest,omitempty"`
+	// Cache is "hit" for a request answered from the result cache (RunID
+	// is then the run that made the Result), "miss" for a run kept in it.
+	Cache      string   `json:"cache,omitempty"`
+	Script     string   `json:"script,omitempty"`
+	Argv       []string `json:"argv"`
+	ArgsBytes  int      `json:"args_bytes"`
+	ArgsSHA256 string   `json:"args_sha256"`
 	// ScriptArgs counts the caller's command-line arguments, which Argv
 	// leaves out; ScriptArgsSHA256 is the digest of their JSON array.
 	ScriptArgs       int           `json:"script_args,omitempty"`

@@ -65,7 +65,8 @@ func TestEveryField(t *testing.T) {
 		"ExplainRequest": ExplainRequest{}, "Explanation": Explanation{},
 		"SkillSummary": SkillSummary{}, "Activation": Activation{}, "Status": Status{},
 		"Session": Session{}, "StoredFile": StoredFile{}, "FileEntry": FileEntry{}, "FileChange": FileChange{},
-		"Snapshot": Snapshot{},
+		"Snapshot":     Snapshot{},
+		"SkillVersion": SkillVersion{}, "SkillUpload": SkillUpload{}, "SkillVersions": SkillVersions{}, "SkillInvalid": SkillInvalid{},
 	}
 	// Lists and the session body are wrapped inline by the methods.
 	wrapped := map[string][]string{"SkillList": {"skills"}, "SessionList": {"sessions"}, "StoredFiles": {"files"}, "FileList": {"files"},

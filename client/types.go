@@ -8,8 +8,13 @@ import (
 // Result is the outcome of one execution, field for field as the server
 // sends it (server/openapi.json, components.schemas.Result).
 type Result struct {
-	ID              string          `json:"id"`
-	Skill           string          `json:"skill"`
+	ID    string `json:"id"`
+	Skill string `json:"skill"`
+	// SkillDigest is the digest of the skill's content as it ran.
+	SkillDigest string `json:"skill_digest,omitempty"`
+	// Cache is "hit" for an earlier run's Result, "miss" for a run kept
+	// for later ones, empty when the run may not be cached.
+	Cache           string          `json:"cache,omitempty"`
 	Command         []string        `json:"command"`
 	ExitCode        int             `json:"exit_code"`
 	Success         bool            `json:"success"`
@@ -139,6 +144,15 @@ type Explanation struct {
 type SkillSummary struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	WhenToUse   string `json:"when_to_use,omitempty"`
+	// DisableModelInvocation: run it when named, never show it to a model.
+	DisableModelInvocation bool   `json:"disable_model_invocation,omitempty"`
+	Version                string `json:"version,omitempty"`
+	Digest                 string `json:"digest"`
+	// Source is "operator" or "uploaded".
+	Source string `json:"source"`
+	// Versions are an uploaded skill's, oldest first.
+	Versions []SkillVersion `json:"versions,omitempty"`
 }
 
 // Activation is what an agent receives when it activates a skill.

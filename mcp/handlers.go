@@ -38,11 +38,18 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 		// left out of the list.
 		h.log.Warn("skill left out of the list", "err", err)
 	}
+	// A skill with disable-model-invocation is the host's to name, never
+	// shown to the model.
+	skills = skill.ForModel(skills)
 	out := ListSkillsOutput{Skills: make([]SkillSummary, 0, len(skills))}
 	var b strings.Builder
 	for _, sk := range skills {
-		out.Skills = append(out.Skills, SkillSummary{Name: sk.Manifest.Name, Description: sk.Manifest.Description})
-		fmt.Fprintf(&b, "- %s: %s\n", sk.Manifest.Name, sk.Manifest.Description)
+		m := sk.Manifest
+		out.Skills = append(out.Skills, SkillSummary{Name: m.Name, Description: m.Description, WhenToUse: m.WhenToUse})
+		fmt.Fprintf(&b, "- %s: %s\n", m.Name, m.Description)
+		if m.WhenToUse != "" {
+			fmt.Fprintf(&b, "  When to use: %s\n", m.WhenToUse)
+		}
 	}
 	if len(skills) == 0 {
 		b.WriteString("No skills are installed.")
@@ -51,7 +58,7 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 }
 
 func (h *handlers) activateSkill(_ context.Context, _ *mcpsdk.CallToolRequest, in SkillInput) (*mcpsdk.CallToolResult, ActivateOutput, error) {
-	a, err := h.svc.ActivateRemote(in.Skill)
+	a, err := h.svc.ActivateRemote("", in.Skill)
 	if err != nil {
 		return nil, ActivateOutput{}, h.toolError(in.Skill, err, facts{})
 	}

@@ -60,7 +60,7 @@ func (h *handlers) addResources(srv *mcpsdk.Server) {
 func (h *handlers) syncResources(srv *mcpsdk.Server) {
 	skills, _ := h.svc.Skills() // list_skills logs the broken ones
 	want := map[string]*mcpsdk.Resource{}
-	for _, sk := range skills {
+	for _, sk := range skill.ForModel(skills) {
 		uri := SkillURI(sk.Manifest.Name, manifest)
 		want[uri] = &mcpsdk.Resource{
 			URI:         uri,

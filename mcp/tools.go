@@ -30,6 +30,7 @@ type ListSkillsOutput struct {
 type SkillSummary struct {
 	Name        string `json:"name" jsonschema:"the skill's name, which every other tool takes"`
 	Description string `json:"description" jsonschema:"what the skill does and when to use it"`
+	WhenToUse   string `json:"when_to_use,omitempty" jsonschema:"when to use the skill, when its author said"`
 }
 
 // SkillInput names one skill.

@@ -58,8 +58,12 @@ type Operator struct {
 	Egress         EgressRules       `yaml:"egress" json:"egress"`
 	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
 	// Sessions govern the workspaces a server keeps across calls.
-	Sessions SessionRules    `yaml:"sessions" json:"sessions"`
-	Runtime  Setting[string] `yaml:"runtime" json:"runtime"`
+	Sessions SessionRules `yaml:"sessions" json:"sessions"`
+	// Cache is the opt-in result cache (cache.go).
+	Cache CacheRules `yaml:"cache" json:"cache"`
+	// SkillUploads govern the skills callers upload (skilluploads.go).
+	SkillUploads SkillUploadRules `yaml:"skill_uploads" json:"skill_uploads"`
+	Runtime      Setting[string]  `yaml:"runtime" json:"runtime"`
 	// RunnerProfile is the runner profile every sandbox starts from
 	// (documents, office); empty for the plain runner.
 	RunnerProfile Setting[string]    `yaml:"profile" json:"profile"`
@@ -117,6 +121,8 @@ type Grants struct {
 	// the global egress.rules for its runs.
 	Secrets     Setting[[]string]              `yaml:"secrets" json:"secrets"`
 	EgressRules Setting[[]egressrule.HTTPRule] `yaml:"egress_rules" json:"egress_rules"`
+	// Cache sets this skill's result cache ttl (cache.go).
+	Cache CacheRules `yaml:"cache" json:"cache"`
 
 	tools   bashcheck.Tools
 	domains egressrule.Allowlist
@@ -148,6 +154,7 @@ func (o *Operator) setBuiltins() {
 	o.Egress.setBuiltins()
 	o.Workspace.Write.orBuiltin(WriteDeclared)
 	o.Sessions.setBuiltins()
+	o.SkillUploads.setBuiltins()
 	o.Build.SourceBuilds.orBuiltin(false)
 }
 
@@ -220,6 +227,8 @@ func (o *Operator) validate() []error {
 	errs = append(errs, o.validateSecrets(os.LookupEnv)...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
 	errs = append(errs, o.Sessions.validate()...)
+	errs = append(errs, o.SkillUploads.validate()...)
+	errs = append(errs, o.Cache.validate("cache", true)...)
 	add(checkProfileSetting("profile", o.RunnerProfile))
 	for _, r := range o.Workspace.Roots.Value {
 		if !filepath.IsAbs(r) {
@@ -234,6 +243,7 @@ func (o *Operator) validate() []error {
 			continue
 		}
 		where := "skills." + name
+		errs = append(errs, g.Cache.validate(where+".cache", false)...)
 		add(g.Network.oneOf(where+".network", NetworkNone, NetworkAllowlist, NetworkDeclared))
 		g.domains = parsePolicyDomains(where+".allowed_domains", g.AllowedDomains, add)
 		add(checkProfileSetting(where+".profile", g.Profile))

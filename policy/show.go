@@ -58,6 +58,8 @@ func (o *Operator) Entries() []Entry {
 	str("workspace.write", o.Workspace.Write, "")
 	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
 	out = append(out, o.Sessions.entries()...)
+	out = append(out, o.SkillUploads.entries()...)
+	out = append(out, o.cacheEntries()...)
 	str("runtime", o.Runtime, "engine default")
 	str("profile", o.RunnerProfile, "none (the plain runner)")
 	out = append(out, Entry{"build.source_builds", fmt.Sprint(o.Build.SourceBuilds.Value), o.Build.SourceBuilds.from()})

@@ -94,8 +94,16 @@ type Spec struct {
 // taking a warm) container to the end of its output. Error says why the
 // execution failed, when it did.
 type Result struct {
-	ID              string          `json:"id"`
-	Skill           string          `json:"skill"`
+	ID    string `json:"id"`
+	Skill string `json:"skill"`
+	// SkillDigest is the digest of the skill folder's content as it ran
+	// ("sha256:<hex>", skillstore.Digest); the Service sets it.
+	SkillDigest string `json:"skill_digest,omitempty"`
+	// Cache is "hit" when the Result is an earlier run's with the same
+	// inputs (its ID is that run's), "miss" when the run was kept for
+	// later ones, empty when the run may not be cached (the Service's
+	// result cache, policy cache:).
+	Cache           string          `json:"cache,omitempty"`
 	Command         []string        `json:"command"`
 	ExitCode        int             `json:"exit_code"`
 	Success         bool            `json:"success"`

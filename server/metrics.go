@@ -21,9 +21,13 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec
 	queueWait  prometheus.Histogram
 	http       *prometheus.CounterVec
+	cache      *prometheus.CounterVec
 }
 
-var _ sandboxrun.Observer = (*Metrics)(nil)
+var (
+	_ sandboxrun.Observer      = (*Metrics)(nil)
+	_ sandboxrun.CacheObserver = (*Metrics)(nil)
+)
 
 // NewMetrics registers the metrics on a registry of their own, with the Go
 // runtime and process collectors beside them.
@@ -48,10 +52,23 @@ func NewMetrics() *Metrics {
 			Name: "sandboxrun_http_requests_total",
 			Help: "HTTP requests by route and status code.",
 		}, []string{"route", "code"}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sandboxrun_cache_requests_total",
+			Help: "Runs the result cache could answer, by result (hit, miss).",
+		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.executions, m.duration, m.queueWait, m.http,
+	m.reg.MustRegister(m.executions, m.duration, m.queueWait, m.http, m.cache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// ObserveCache implements sandboxrun.CacheObserver.
+func (m *Metrics) ObserveCache(hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.cache.WithLabelValues(result).Inc()
 }
 
 // Observe implements sandboxrun.Observer. A request for a skill that was not

@@ -106,6 +106,7 @@ func (s *Server) routes() {
 	})))
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
 	s.sessionRoutes(auth)
+	s.uploadRoutes(auth)
 	if s.o.Metrics != nil {
 		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))
 	}
@@ -129,27 +130,8 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// skillSummary is one entry of GET /v1/skills: the frontmatter an agent
-// needs to choose, nothing of the body.
-type skillSummary struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-func (s *Server) listSkills(w http.ResponseWriter, _ *http.Request) {
-	skills, errs := s.o.Service.Skills()
-	for _, err := range errs {
-		s.log.Warn("skill left out of the list", "err", err)
-	}
-	out := make([]skillSummary, 0, len(skills))
-	for _, sk := range skills {
-		out = append(out, skillSummary{Name: sk.Manifest.Name, Description: sk.Manifest.Description})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"skills": out})
-}
-
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
-	a, err := s.o.Service.ActivateRemote(r.PathValue("name"))
+	a, err := s.o.Service.ActivateRemote(owner(r), r.PathValue("name"))
 	if err != nil {
 		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
 		return

@@ -11,20 +11,15 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // ErrBadTar is wrapped when a tar upload is malformed or holds an entry
 // of a kind the store refuses (a link, a device, set-id bits...).
 var ErrBadTar = errors.New("bad tar")
 
-// setIDBits are the tar mode bits refused in uploads: set-uid, set-gid,
-// sticky.
-const setIDBits = 0o7000
-
 // tarPlan is a validated, staged tar upload, not yet in the workspace.
 type tarPlan struct {
-	kind  map[string]byte // path -> 'f' file or 'd' folder (explicit or implied)
+	kind  Tree
 	files map[string]staged
 	order int
 }
@@ -86,7 +81,7 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 
 // readTar validates every entry and stages the files' bytes.
 func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, error) {
-	plan := &tarPlan{kind: map[string]byte{}, files: map[string]staged{}}
+	plan := &tarPlan{kind: Tree{}, files: map[string]staged{}}
 	credited := map[string]bool{}
 	tr := tar.NewReader(r)
 	for i := 1; ; i++ {
@@ -97,31 +92,15 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading entry %d: %w: send a tar archive (ustar, pax or gnu)", ErrBadTar, i, err)
 		}
-		name := hdr.Name
-		switch hdr.Typeflag {
-		case tar.TypeXGlobalHeader:
-			continue // archive-wide metadata (git archive writes one)
-		case tar.TypeReg, tar.TypeDir:
-		case tar.TypeSymlink, tar.TypeLink:
-			return nil, tarError(i, name, "links are refused (a link could reach outside the workspace): upload the file itself")
-		default:
-			return nil, tarError(i, name, "type %q is not a regular file or a folder: only those are accepted", hdr.Typeflag)
-		}
-		if hdr.Mode&setIDBits != 0 {
-			return nil, tarError(i, name, "mode %#o has set-uid, set-gid or sticky bits: clear them", hdr.Mode)
-		}
-		if hdr.Typeflag == tar.TypeDir {
-			name = strings.TrimSuffix(name, "/")
-		}
-		name = strings.TrimPrefix(name, "./")
-		if hdr.Typeflag == tar.TypeDir && (name == "" || name == ".") {
-			continue // the archive's own top folder
-		}
-		clean, err := CheckPath(name, s.lim.MaxDepth)
+		e := TarEntry(hdr)
+		clean, skip, err := CheckEntry(i, e, s.lim.MaxDepth, false)
 		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d: %w", ErrBadTar, i, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadTar, err)
 		}
-		if err := plan.record(clean, hdr.Typeflag == tar.TypeDir); err != nil {
+		if skip {
+			continue
+		}
+		if err := plan.kind.Record(clean, hdr.Typeflag == tar.TypeDir); err != nil {
 			return nil, tarError(i, hdr.Name, "%v", err)
 		}
 		if len(plan.kind) > s.lim.MaxFiles {
@@ -147,28 +126,6 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 		plan.files[clean] = f
 	}
 	return plan, nil
-}
-
-// record notes one entry and the folders it implies; a path that would be
-// a file and a folder is refused.
-func (p *tarPlan) record(clean string, dir bool) error {
-	elems := strings.Split(clean, "/")
-	for i := 1; i < len(elems); i++ {
-		parent := strings.Join(elems[:i], "/")
-		if p.kind[parent] == 'f' {
-			return fmt.Errorf("%q is a file earlier in the tar and a folder here: keep one", parent)
-		}
-		p.kind[parent] = 'd'
-	}
-	want := byte('f')
-	if dir {
-		want = 'd'
-	}
-	if k, ok := p.kind[clean]; ok && k != want {
-		return fmt.Errorf("%q is both a file and a folder in the tar: keep one", clean)
-	}
-	p.kind[clean] = want
-	return nil
 }
 
 // stageFile copies one entry's bytes (counted as read, whatever the

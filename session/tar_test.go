@@ -90,7 +90,7 @@ func TestPutTarRefusals(t *testing.T) {
 		{"sticky dir", []tarFile{{name: "d/", typ: tar.TypeDir, mode: 0o1777}}, ErrBadTar, "sticky"},
 		{"pax long dotdot", []tarFile{{name: longDotDot, body: "x", forma: tar.FormatPAX}}, ErrBadPath, ""},
 		{"gnu long dotdot", []tarFile{{name: longDotDot, body: "x", forma: tar.FormatGNU}}, ErrBadPath, ""},
-		{"file then folder", []tarFile{{name: "x", body: "1"}, {name: "x/y", body: "2"}}, ErrBadTar, "a file earlier in the tar and a folder"},
+		{"file then folder", []tarFile{{name: "x", body: "1"}, {name: "x/y", body: "2"}}, ErrBadTar, "a file earlier in the archive and a folder"},
 		{"folder then file", []tarFile{{name: "x/", typ: tar.TypeDir}, {name: "x", body: "2"}}, ErrBadTar, "file and a folder"},
 		{"too many", []tarFile{{name: "1"}, {name: "2"}, {name: "3"}, {name: "4"}, {name: "5"}, {name: "6"}}, ErrLimit, "sessions.max_files"},
 		{"too many with workspace", []tarFile{{name: "1"}, {name: "2"}, {name: "3"}}, ErrLimit, "sessions.max_files"},

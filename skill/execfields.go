@@ -29,7 +29,7 @@ const (
 var execFieldNames = []string{
 	"version", "max_execution_time", "max_memory", "max_cpus",
 	"network_access", "allowed_domains", "python_packages", "system_packages", "runtime",
-	"secrets",
+	"secrets", "disable-model-invocation", "when_to_use",
 }
 
 func isExecField(key string) bool { return slices.Contains(execFieldNames, key) }
@@ -58,6 +58,8 @@ func (d *decoder) execFields(top, meta []entry, m *Manifest) {
 	readExec(d, top, meta, "runtime", parseRuntime, same, &m.Runtime)
 	readExec(d, top, meta, "allowed_domains", parseAllowedDomains, samePackages, &m.AllowedDomains)
 	readExec(d, top, meta, "secrets", parseSecretNames, samePackages, &m.Secrets)
+	readExec(d, top, meta, "disable-model-invocation", parseBool, func(a, b bool) bool { return a == b }, &m.DisableModelInvocation)
+	readExec(d, top, meta, "when_to_use", parseWhenToUse, same, &m.WhenToUse)
 	if len(m.Secrets) > 0 && !m.NetworkAccess {
 		e := findEntry(meta, "secrets")
 		if e == nil {

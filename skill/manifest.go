@@ -44,6 +44,13 @@ type Manifest struct {
 	// scripts read; the sandbox gets a placeholder there, and the egress
 	// proxy adds the value for the hosts the operator set (secrets.go).
 	Secrets []string `json:"secrets,omitempty"`
+
+	// Claude fields (claudefields.go).
+	// DisableModelInvocation leaves the skill out of what a model is shown
+	// (ModelVisible); a host that names it still runs it.
+	DisableModelInvocation bool `json:"disable_model_invocation,omitempty"`
+	// WhenToUse is shown to a model next to the description.
+	WhenToUse string `json:"when_to_use,omitempty"`
 }
 
 // Spec limits on field lengths, counted in runes.

@@ -8,12 +8,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // listEntry is one skill as `list` shows it: metadata only.
 type listEntry struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	WhenToUse   string `json:"when_to_use,omitempty"`
 	Location    string `json:"location"`
 }
 
@@ -33,7 +36,12 @@ only inside its root.
 prompt. A skill that does not load is reported on stderr and left out; a name
 used twice is reported and the first root's skill listed; a skill whose name
 breaks a spec rule is listed with a warning (--strict leaves it out). Nothing
-of that stops the listing.`,
+of that stops the listing.
+
+json and xml are what a model is shown: a skill whose frontmatter sets
+disable-model-invocation: true is left out of them (it still runs when a
+host names it; the table lists it, marked "(hidden from models)"), and
+when_to_use comes next to the description.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			write, ok := listFormats[format]
@@ -45,13 +53,21 @@ of that stops the listing.`,
 				return err
 			}
 			skills := discoverSkills(g, s, roots)
+			if format != "table" {
+				skills = skill.ForModel(skills)
+			}
 			entries := make([]listEntry, 0, len(skills))
 			for _, sk := range skills {
-				entries = append(entries, listEntry{
+				e := listEntry{
 					Name:        sk.Manifest.Name,
 					Description: sk.Manifest.Description,
+					WhenToUse:   sk.Manifest.WhenToUse,
 					Location:    sk.Path,
-				})
+				}
+				if !sk.Manifest.ModelVisible() {
+					e.Description = "(hidden from models) " + e.Description
+				}
+				entries = append(entries, e)
 			}
 			return write(s.out, entries)
 		},
@@ -86,8 +102,12 @@ func writeListXML(w io.Writer, entries []listEntry) error {
 		return err
 	}
 	for _, e := range entries {
-		_, err := fmt.Fprintf(w, "<skill>\n<name>%s</name>\n<description>%s</description>\n<location>%s</location>\n</skill>\n",
-			html.EscapeString(e.Name), html.EscapeString(e.Description), html.EscapeString(e.Location))
+		when := ""
+		if e.WhenToUse != "" {
+			when = "<when_to_use>" + html.EscapeString(e.WhenToUse) + "</when_to_use>\n"
+		}
+		_, err := fmt.Fprintf(w, "<skill>\n<name>%s</name>\n<description>%s</description>\n%s<location>%s</location>\n</skill>\n",
+			html.EscapeString(e.Name), html.EscapeString(e.Description), when, html.EscapeString(e.Location))
 		if err != nil {
 			return err
 		}

@@ -74,6 +74,9 @@ type Input struct {
 // image) on SkillImage.Runner.
 type Plan struct {
 	Spec sandbox.Spec
+	// SkillDigest is the digest of the skill's content (skillstore.Digest),
+	// set by whoever resolved the skill.
+	SkillDigest string
 	// Script is the script path relative to the skill folder; empty for
 	// commands and inline code.
 	Script string

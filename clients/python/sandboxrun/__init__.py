@@ -12,6 +12,7 @@ from .errors import (
     BadRequestError,
     BusyError,
     ConflictError,
+    InvalidSkillError,
     LocalModeError,
     NotFoundError,
     RefusedError,
@@ -34,6 +35,7 @@ from .types import (
     SessionInfo,
     Snapshot,
     SkillSummary,
+    SkillVersion,
     StoredFile,
 )
 
@@ -47,6 +49,7 @@ __all__ = [
     "BusyError",
     "Client",
     "ConflictError",
+    "InvalidSkillError",
     "Event",
     "Explanation",
     "FileChange",
@@ -62,6 +65,7 @@ __all__ = [
     "SessionInfo",
     "Snapshot",
     "SkillSummary",
+    "SkillVersion",
     "StoredFile",
     "TooLargeError",
     "TransportError",

@@ -11,7 +11,18 @@ from ._local import Local, find_binary
 from ._transport import Transport
 from .errors import LocalModeError, SandboxrunError, error_for_status
 from .session import Session
-from .types import Activation, Event, Explanation, FileEntry, Result, SessionInfo, SkillSummary, Snapshot, StoredFile
+from .types import (
+    Activation,
+    Event,
+    Explanation,
+    FileEntry,
+    Result,
+    SessionInfo,
+    SkillSummary,
+    SkillVersion,
+    Snapshot,
+    StoredFile,
+)
 
 Timeout = Union[float, int, str]
 
@@ -23,6 +34,10 @@ OPERATIONS = {
     "metrics": "metrics",
     "openapi": "openapi",
     "listSkills": "skills",
+    "uploadSkill": "upload_skill",
+    "listSkillVersions": "skill_versions",
+    "deleteSkill": "delete_skill",
+    "deleteSkillVersion": "delete_skill_version",
     "activateSkill": "activate",
     "run": "run",
     "exec": "exec",
@@ -151,6 +166,27 @@ class Client:
             return self._local.skills()
         doc = self._server("skills").json("GET", "/v1/skills")
         return [SkillSummary.from_json(s) for s in doc.get("skills", [])]
+
+    def upload_skill(self, data: bytes, media: str = "application/x-tar") -> SkillVersion:
+        """Upload one skill, a tar (or a zip with media="application/zip")
+        holding SKILL.md at its root or in one top folder; the same content
+        again returns the version already stored. Pin it in a run as
+        ``name@version`` or ``name@sha256:<hex>``."""
+        _, _, raw = self._server("skills").call("POST", "/v1/skills", bytes(data), {"Content-Type": media})
+        return SkillVersion.from_json(json.loads(raw))
+
+    def skill_versions(self, name: str) -> List[SkillVersion]:
+        """The versions of one of your uploaded skills, oldest first."""
+        doc = self._server("skills").json("GET", f"/v1/skills/{_seg(name)}/versions")
+        return [SkillVersion.from_json(v) for v in doc.get("versions", [])]
+
+    def delete_skill(self, name: str) -> None:
+        """Remove every version of one of your uploaded skills."""
+        self._server("skills").call("DELETE", "/v1/skills/" + _seg(name))
+
+    def delete_skill_version(self, name: str, version: str) -> None:
+        """Remove one version (a version or sha256:<hex>) of an uploaded skill."""
+        self._server("skills").call("DELETE", f"/v1/skills/{_seg(name)}/versions/{_seg(version)}")
 
     def activate(self, name: str) -> Activation:
         """A skill's instructions with {baseDir} resolved, its files and allowed tools."""

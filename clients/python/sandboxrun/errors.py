@@ -88,6 +88,10 @@ class TooLargeError(SandboxrunError):
     """413: a limit on bytes or files; the message names the limit and how to raise it."""
 
 
+class InvalidSkillError(SandboxrunError):
+    """422: an uploaded skill does not validate; ``body["errors"]`` lists the findings."""
+
+
 class UnsupportedMediaError(SandboxrunError):
     """415: a bulk upload that is not a tar."""
 
@@ -123,6 +127,7 @@ _BY_STATUS = {
     409: ConflictError,
     413: TooLargeError,
     415: UnsupportedMediaError,
+    422: InvalidSkillError,
     503: UnavailableError,
 }
 

@@ -100,6 +100,8 @@ class Result:
     image: str = ""
     image_id: str = ""
     runtime: str = ""
+    skill_digest: str = ""
+    cache: str = ""
     cpu_time_ms: int = 0
     peak_rss_kb: int = 0
     workspace_full: bool = False
@@ -164,16 +166,44 @@ class Event:
 
 
 @dataclass
+class SkillVersion:
+    """One stored version of an uploaded skill."""
+
+    name: str = ""
+    version: str = ""
+    digest: str = ""
+    files: int = 0
+    bytes: int = 0
+    created_at: str = ""
+    seq: int = 0
+    warnings: List[str] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "SkillVersion":
+        return _build(cls, data)
+
+
+@dataclass
 class SkillSummary:
-    """A skill as listed: what an agent needs to choose it, nothing of its body."""
+    """A skill as listed: what an agent needs to choose it, nothing of its
+    body; where it comes from (``operator`` or ``uploaded``) and the digest
+    of what its bare name runs. ``disable_model_invocation``: run it when
+    named, never show it to a model."""
 
     name: str
     description: str = ""
+    when_to_use: str = ""
+    disable_model_invocation: bool = False
+    version: str = ""
+    digest: str = ""
+    source: str = ""
+    versions: List[SkillVersion] = field(default_factory=list)
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> "SkillSummary":
-        return _build(cls, data)
+        return _build(cls, data, {"versions": SkillVersion.from_json})
 
 
 @dataclass

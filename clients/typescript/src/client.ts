@@ -16,6 +16,9 @@ import type {
   RunOptions,
   SessionInfo,
   SkillSummary,
+  SkillUpload,
+  SkillVersion,
+  SkillVersions,
   Snapshot,
   Status,
   StoredFile,
@@ -139,6 +142,30 @@ export class Client {
   async skills(): Promise<SkillSummary[]> {
     if (this.local) return this.local.skills();
     return (await this.json<{ skills: SkillSummary[] }>('listSkills')).skills;
+  }
+
+  /**
+   * Uploads one skill, a tar (or a zip with media 'application/zip') holding
+   * SKILL.md at its root or in one top folder; the same content again returns
+   * the version already stored. Pin it as name@version or name@sha256:<hex>.
+   */
+  uploadSkill(archive: Uint8Array, media = 'application/x-tar'): Promise<SkillUpload> {
+    return this.json<SkillUpload>('uploadSkill', {}, { body: archive, headers: { 'Content-Type': media } });
+  }
+
+  /** The versions of one of your uploaded skills, oldest first. */
+  async skillVersions(name: string): Promise<SkillVersion[]> {
+    return (await this.json<SkillVersions>('listSkillVersions', { name })).versions;
+  }
+
+  /** Removes every version of one of your uploaded skills. */
+  deleteSkill(name: string): Promise<void> {
+    return this.none('deleteSkill', { name });
+  }
+
+  /** Removes one version (a version or sha256:<hex>) of an uploaded skill. */
+  deleteSkillVersion(name: string, version: string): Promise<void> {
+    return this.none('deleteSkillVersion', { name, version });
   }
 
   /** A skill's instructions with {baseDir} resolved, its files and allowed tools. */

@@ -31,6 +31,10 @@ export interface FileChange {
 export interface Result {
   id: string;
   skill: string;
+  /** sha256:<hex> of the skill's content as it ran */
+  skill_digest?: string;
+  /** 'hit': an earlier run's Result (id is that run's); 'miss': kept for later runs */
+  cache?: 'hit' | 'miss';
   command: string[];
   /** the script's exit status; 124 on timeout; -N when killed by signal N; -1 when it never ran */
   exit_code: number;
@@ -170,6 +174,53 @@ export interface PythonRequest {
 export interface SkillSummary {
   name: string;
   description: string;
+  /** when to use the skill: show it to a model next to the description */
+  when_to_use?: string;
+  /** true: run it when named, never show it to a model */
+  disable_model_invocation?: boolean;
+  version?: string;
+  /** sha256:<hex> of what the bare name runs */
+  digest: string;
+  source: 'operator' | 'uploaded';
+  /** an uploaded skill's versions, oldest first */
+  versions?: SkillVersion[];
+}
+
+/** One stored version of an uploaded skill. */
+export interface SkillVersion {
+  name: string;
+  version: string;
+  digest: string;
+  files: number;
+  bytes: number;
+  created_at: string;
+  seq: number;
+}
+
+/** What POST /v1/skills answers: the version stored (or already stored). */
+export interface SkillUpload {
+  name: string;
+  version: string;
+  digest: string;
+  files: number;
+  bytes: number;
+  created_at: string;
+  seq: number;
+  /** validate's warnings */
+  warnings: string[];
+}
+
+/** One uploaded skill's versions. */
+export interface SkillVersions {
+  name: string;
+  versions: SkillVersion[];
+}
+
+/** A 422 to an upload: validate's findings. */
+export interface SkillInvalid {
+  error: string;
+  errors: string[];
+  warnings: string[];
 }
 
 export interface AllowedTool {

@@ -1,0 +1,44 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A skill with disable-model-invocation is in neither list_skills nor the
+// resources a model browses, and still activates when named.
+func TestModelDisabledSkillIsNotListed(t *testing.T) {
+	root := t.TempDir()
+	for name, extra := range map[string]string{
+		"shown":  "when_to_use: When a test asks.\n",
+		"hidden": "disable-model-invocation: true\n",
+	} {
+		dir := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		md := "---\nname: " + name + "\ndescription: A test skill named " + name + ".\n" + extra + "---\nBody.\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644))
+	}
+	cs := session(t, service(t, &fakeEngine{}, root))
+
+	res := call(t, cs, "list_skills", map[string]any{})
+	require.False(t, res.IsError)
+	require.Contains(t, text(res), "shown")
+	require.Contains(t, text(res), "When to use: When a test asks.")
+	require.NotContains(t, text(res), "hidden")
+
+	list, err := cs.ListResources(context.Background(), nil)
+	require.NoError(t, err)
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI)
+	}
+	require.Contains(t, uris, "skill://shown/SKILL.md")
+	require.NotContains(t, uris, "skill://hidden/SKILL.md")
+
+	res = call(t, cs, "activate_skill", map[string]any{"skill": "hidden"})
+	require.False(t, res.IsError, text(res))
+}
