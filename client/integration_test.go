@@ -110,7 +110,7 @@ func TestAgainstServer(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokens, []byte(testToken+"\n"), 0o600))
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	require.NoError(t, os.WriteFile(policy, []byte("sessions:\n  quota: 64Ki\n"), 0o600))
+	require.NoError(t, os.WriteFile(policy, []byte("sessions:\n  quota: 64Ki\nskill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"), 0o600))
 
 	main := startServer(t, true, "", nil, "--skills", skills, "--tokens", tokens, "--sessions", t.TempDir(), "--policy", policy)
 	busy := startServer(t, false, filepath.Join(t.TempDir(), "s.sock"), nil, "--skills", skills, "--max-running", "1", "--queue-wait", "1ms", "--warm-pool", "0")
@@ -119,6 +119,48 @@ func TestAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	c, err := New(main.url, WithToken(testToken))
 	require.NoError(t, err)
+
+	t.Run("uploaded skills", func(t *testing.T) {
+		t.Parallel()
+		files := map[string]string{
+			"SKILL.md":      "---\nname: goclient-up\ndescription: Uploaded. Use it to test the client.\n---\nRun scripts/up.py.\n",
+			"scripts/up.py": "print('v1')\n",
+		}
+		v1, err := c.UploadSkill(ctx, MediaTar, tarOf(t, files))
+		require.NoError(t, err)
+		require.Equal(t, "1", v1.Version)
+		files["scripts/up.py"] = "print('v2')\n"
+		v2, err := c.UploadSkill(ctx, MediaTar, tarOf(t, files))
+		require.NoError(t, err)
+		require.Equal(t, "2", v2.Version)
+		res, err := c.Run(ctx, "goclient-up@"+v1.Digest, RunRequest{Script: "scripts/up.py"})
+		require.NoError(t, err)
+		require.Equal(t, "v1\n", res.Stdout)
+		require.Equal(t, v1.Digest, res.SkillDigest)
+		vs, err := c.SkillVersions(ctx, "goclient-up")
+		require.NoError(t, err)
+		require.Len(t, vs.Versions, 2)
+		list, err := c.Skills(ctx)
+		require.NoError(t, err)
+		var found bool
+		for _, s := range list {
+			if s.Name == "goclient-up" {
+				found = true
+				require.Equal(t, "uploaded", s.Source)
+				require.Equal(t, v2.Digest, s.Digest)
+			}
+		}
+		require.True(t, found)
+		require.NoError(t, c.DeleteSkillVersion(ctx, "goclient-up", "1"))
+		_, err = c.Run(ctx, "goclient-up@1", RunRequest{Script: "scripts/up.py"})
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, 404, e.Status)
+		require.NoError(t, c.DeleteSkill(ctx, "goclient-up"))
+		_, err = c.SkillVersions(ctx, "goclient-up")
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, 404, e.Status)
+	})
 
 	t.Run("describe", func(t *testing.T) {
 		t.Parallel()

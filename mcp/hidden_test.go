@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/policy"
 )
 
 // A skill with disable-model-invocation is in neither list_skills nor the
@@ -41,4 +44,19 @@ func TestModelDisabledSkillIsNotListed(t *testing.T) {
 
 	res = call(t, cs, "activate_skill", map[string]any{"skill": "hidden"})
 	require.False(t, res.IsError, text(res))
+}
+
+// With uploads on, an MCP connection (which owns no uploads) is told of a
+// missing skill as before.
+func TestMissingSkillWithUploadsOn(t *testing.T) {
+	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"))
+	require.NoError(t, err)
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{exampleSkills}, Runner: &fakeEngine{}, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	cs := session(t, svc)
+	res := call(t, cs, "run_skill_script", map[string]any{"skill": "nope", "script": "scripts/x.py"})
+	require.True(t, res.IsError)
+	require.Contains(t, text(res), "list_skills")
+	require.NotContains(t, text(res), "token digest")
 }

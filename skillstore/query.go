@@ -26,11 +26,12 @@ type Resolved struct {
 	Dir string
 }
 
-// List returns owner's skills, by name.
+// List returns owner's skills, by name. An owner that is not a token
+// digest (an MCP connection's) has none.
 func (s *Store) List(owner string) ([]Skill, error) {
 	od, err := ownerDir(owner)
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -62,7 +63,7 @@ func (s *Store) List(owner string) ([]Skill, error) {
 func (s *Store) Versions(owner, name string) ([]Meta, error) {
 	od, err := ownerDir(owner)
 	if err != nil {
-		return nil, err
+		return nil, notFound(name)
 	}
 	if !policy.ValidSandboxName(name) {
 		return nil, notFound(name)
@@ -122,7 +123,7 @@ func SplitRef(ref string) (name, pin string) {
 func (s *Store) Delete(owner, name string) error {
 	od, err := ownerDir(owner)
 	if err != nil {
-		return err
+		return notFound(name)
 	}
 	if !policy.ValidSandboxName(name) {
 		return notFound(name)

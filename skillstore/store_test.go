@@ -105,6 +105,8 @@ func TestOwnersAreApart(t *testing.T) {
 	require.Len(t, list, 1)
 	_, err = s.Put("not-a-digest", FormatTar, bytes.NewReader(nil))
 	require.Error(t, err)
+	_, err = s.Resolve("mcp", "hello")
+	require.ErrorIs(t, err, ErrNotFound, "an owner that cannot upload has nothing")
 }
 
 func TestRefusalsKeepNothing(t *testing.T) {

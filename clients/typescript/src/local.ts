@@ -87,7 +87,7 @@ export class Local {
     const r = await this.cli(['list', '--format', 'json']);
     if (r.code !== 0) throw failure(r);
     const list = JSON.parse(r.stdout || '[]') as Array<SkillSummary & { location?: string }>;
-    return list.map((s) => ({ name: s.name, description: s.description }));
+    return list.map((s) => ({ name: s.name, description: s.description, when_to_use: s.when_to_use, source: 'operator' as const }));
   }
 
   async activate(name: string): Promise<Activation> {

@@ -179,8 +179,8 @@ export interface SkillSummary {
   /** true: run it when named, never show it to a model */
   disable_model_invocation?: boolean;
   version?: string;
-  /** sha256:<hex> of what the bare name runs */
-  digest: string;
+  /** sha256:<hex> of what the bare name runs (a server's list; absent in local mode) */
+  digest?: string;
   source: 'operator' | 'uploaded';
   /** an uploaded skill's versions, oldest first */
   versions?: SkillVersion[];
