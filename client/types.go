@@ -133,6 +133,16 @@ type Explanation struct {
 	Writable          bool     `json:"writable"`
 	AllowedTools      []string `json:"allowed_tools"`
 	PolicyDigest      string   `json:"policy_digest"`
+	// Host says whether the limits were held against the backend's host,
+	// as the run would hold them.
+	Host HostCheck `json:"host"`
+}
+
+// HostCheck says whether an explanation asked the backend's host, and why
+// not when it did not.
+type HostCheck struct {
+	Checked bool   `json:"checked"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // SkillSummary is one entry of the skills list.
