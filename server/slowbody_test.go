@@ -131,3 +131,17 @@ func sessionHandler(t *testing.T) (http.Handler, string) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &info))
 	return srv.Handler(), info.ID
 }
+
+// An upload to another replica's session that stalls is cut off by the
+// replica it reached, with the 408 the owner would answer, not a 502.
+func TestStalledForwardedUploadIs408(t *testing.T) {
+	p := startPair(t)
+	id := newSession(t, p.url[0], tokenA)
+	req := httptest.NewRequest("PUT", "/v1/sessions/"+id+"/files/a.txt", &deadlineBody{})
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Authorization", "Bearer "+tokenA)
+	rec := httptest.NewRecorder()
+	p.ts[1].Config.Handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusRequestTimeout, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "nothing of the upload arrived")
+}
