@@ -52,6 +52,7 @@ func TestSlowBodyIs408(t *testing.T) {
 			began := time.Now()
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			require.NoError(t, err)
+			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
 			require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, string(body))
 			require.Contains(t, string(body), "did not arrive within 300ms")
