@@ -66,6 +66,16 @@ func TestExplainAsksTheEnginesHost(t *testing.T) {
 		require.NotContains(t, string(b), "/secret", "a remote caller is not told the engine's address")
 	})
 
+	t.Run("engine without an answer", func(t *testing.T) {
+		svc, eng := newService(t, cfg)
+		eng.hostErr = errors.New("ask the engine about its host: 500 Internal Server Error")
+		e, err := svc.Explain(ctx, "greedy", script, sandboxrun.Request{})
+		require.NoError(t, err)
+		require.False(t, e.Host.Checked)
+		require.Contains(t, e.Host.Reason, "the engine did not tell")
+		require.Equal(t, eng.hostErr, e.Host.Err)
+	})
+
 	t.Run("refused before the host", func(t *testing.T) {
 		svc, _ := newService(t, cfg)
 		e, err := svc.Explain(ctx, "greedy", script, sandboxrun.Request{CPUs: 16})

@@ -32,6 +32,7 @@ const (
 	hostNoBackend   = "not checked: no backend is configured to ask"
 	hostNoCheck     = "not checked: this backend makes no host check before a run"
 	hostUnreachable = "could not check the engine's host (CPUs, memory, runtimes): the engine could not be reached; a run may still be refused there"
+	hostNoAnswer    = "could not check the engine's host (CPUs, memory, runtimes): the engine did not tell; a run may still be refused there"
 )
 
 // checkHost asks the backend whether its host can honour spec, as the run
@@ -43,7 +44,7 @@ func (s *Service) checkHost(ctx context.Context, spec sandbox.Spec) (HostCheck, 
 		if errors.Is(err, ErrNoBackend) {
 			return HostCheck{Reason: hostNoBackend}, nil
 		}
-		return HostCheck{Reason: hostUnreachable, Err: err}, nil
+		return HostCheck{Reason: hostNoAnswer, Err: err}, nil
 	}
 	c, ok := eng.(sandbox.SpecChecker)
 	if !ok {
@@ -57,7 +58,9 @@ func (s *Service) checkHost(ctx context.Context, spec sandbox.Spec) (HostCheck, 
 		return HostCheck{Checked: true}, nil
 	case errors.Is(err, sandbox.ErrBeyondHost):
 		return HostCheck{Checked: true}, err
-	default:
+	case errors.Is(err, sandbox.ErrUnavailable):
 		return HostCheck{Reason: hostUnreachable, Err: err}, nil
+	default:
+		return HostCheck{Reason: hostNoAnswer, Err: err}, nil
 	}
 }

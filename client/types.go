@@ -138,6 +138,16 @@ type Explanation struct {
 	Writable          bool     `json:"writable"`
 	AllowedTools      []string `json:"allowed_tools"`
 	PolicyDigest      string   `json:"policy_digest"`
+	// Host says whether the limits were held against the engine's host
+	// (CPUs, memory, runtime) as the run holds them.
+	Host HostCheck `json:"host"`
+}
+
+// HostCheck is whether an explanation asked the engine's host; Reason
+// says why not, when not (a run may then still be refused there).
+type HostCheck struct {
+	Checked bool   `json:"checked"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // SkillSummary is one entry of the skills list.

@@ -16,10 +16,13 @@ import (
 // API answers a file over its quota.
 var errTooLarge = errors.New("request body too large")
 
-// readBody reads at most limit bytes of r's body; past that it is
-// errTooLarge.
+// readBody reads at most limit bytes of r's body (past that it is
+// errTooLarge) within the body timeout (past it, errSlowBody).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	raw, err := readWithin(w, r, http.MaxBytesReader(w, r.Body, limit))
+	if errors.Is(err, errSlowBody) {
+		return nil, err
+	}
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

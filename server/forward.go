@@ -236,6 +236,11 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 		annotate(r, "forward", fwdCanceled)
 	case unreachable(err):
 		f.unreachable(w, r, t.owner, err)
+	case errors.Is(err, errSlowBody):
+		// The caller's upload stalled, as the owner would have answered it.
+		f.count.WithLabelValues(fwdCanceled).Inc()
+		annotate(r, "forward", fwdCanceled)
+		writeError(w, http.StatusRequestTimeout, err)
 	default:
 		f.count.WithLabelValues(fwdFailed).Inc()
 		annotate(r, "forward", fwdFailed)

@@ -71,8 +71,10 @@ func listenUnix(path string) (net.Listener, error) {
 // The bounds of a connection, whatever its client does: a client has
 // ReadHeaderTimeout to send a request's headers, which may hold at most
 // MaxHeaderBytes (431 past it), and an idle keep-alive connection is closed
-// after IdleTimeout. Bodies have no time bound (an upload of a large file on
-// a slow link is legitimate); they are bounded in size by each endpoint.
+// after IdleTimeout. A JSON body has BodyReadTimeout to arrive (408 past
+// it), a file upload may send nothing for at most 30 s at a time but has no
+// total bound (a large file on a slow link is legitimate); every body is
+// bounded in size by its endpoint.
 const (
 	ReadHeaderTimeout = 10 * time.Second
 	IdleTimeout       = 2 * time.Minute

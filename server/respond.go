@@ -40,6 +40,8 @@ func statusOf(res *sandbox.Result, err error) int {
 		return sessionStatus(err)
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errSlowBody):
+		return http.StatusRequestTimeout
 	// Arguments that cannot be an argv (a NUL byte, over the bounds) are a
 	// malformed request rather than a policy decision, though the Service
 	// refuses (and audits) them like one.

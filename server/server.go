@@ -26,6 +26,9 @@ type Options struct {
 	// QueueWait is the longest a request waits for a slot (default 30s);
 	// then it is answered 429.
 	QueueWait time.Duration
+	// BodyTimeout bounds reading a JSON body (default BodyReadTimeout);
+	// past it, 408.
+	BodyTimeout time.Duration
 	// Metrics, when set, are served at /metrics and told every outcome
 	// (pass the same value as the Service's Observer).
 	Metrics *Metrics
@@ -64,6 +67,9 @@ func New(o Options) (*Server, error) {
 	if o.QueueWait <= 0 {
 		o.QueueWait = 30 * time.Second
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = BodyReadTimeout
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -84,7 +90,9 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler is the server's whole HTTP surface.
-func (s *Server) Handler() http.Handler { return s.traced(s.logRequests(s.guardFilePaths(s.mux))) }
+func (s *Server) Handler() http.Handler {
+	return s.traced(s.logRequests(s.boundBodies(s.guardFilePaths(s.mux))))
+}
 
 func (s *Server) routes() {
 	auth := func(h http.Handler) http.Handler { return s.o.Tokens.requireToken(s.routed(h)) }

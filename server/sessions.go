@@ -3,9 +3,11 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +58,8 @@ func sessionStatus(err error) int {
 	switch {
 	case diskFull(err):
 		return http.StatusInsufficientStorage // before ErrBadTar: a tar cut short by the disk is not the caller's
+	case errors.Is(err, errSlowBody):
+		return http.StatusRequestTimeout // before ErrBadTar too: the tar was cut short by its sender's silence
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
@@ -311,5 +315,9 @@ func guardStalls(w http.ResponseWriter, r *http.Request) io.Reader {
 
 func (g *stallGuard) Read(p []byte) (int, error) {
 	_ = g.rc.SetReadDeadline(time.Now().Add(uploadStall)) // unsupported on some test writers: then unbounded, as before
-	return g.r.Read(p)
+	n, err := g.r.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: nothing of the upload arrived for %s", errSlowBody, uploadStall)
+	}
+	return n, err
 }

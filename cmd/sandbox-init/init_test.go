@@ -176,7 +176,9 @@ func TestLargeStdinNeverRead(t *testing.T) {
 			o := runJob(t, job)
 			require.Equal(t, tc.code, o.report.ExitCode)
 			require.False(t, o.report.TimedOut)
-			require.Less(t, o.elapsed, 10*time.Second)
+			// It did not hang on the unread stdin (the timeout is 30 s);
+			// how fast is the bench's question.
+			require.Less(t, o.elapsed, 25*time.Second)
 		})
 	}
 }
