@@ -1,9 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/size"
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +8,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // ErrBeyondHost refuses a Spec the engine's host cannot honour: more memory

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/volume"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // A writable workspace is never bind-mounted. The run gets a tmpfs volume of
