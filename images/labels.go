@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/internal/layout"
-
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/sandboxrun/sandboxrun/internal/layout"
 )
 
 // Label keys sandboxrun puts on the images it builds. The io.sandboxrun

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/internal/layout"
-	"github.com/sandboxrun/sandboxrun/internal/size"
-
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
-
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
 	"github.com/sandboxrun/sandboxrun/internal/layout"
-
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // The build container's scratch folder: the script and the --find-links

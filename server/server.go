@@ -7,9 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
-
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.

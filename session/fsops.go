@@ -9,8 +9,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
 // The helpers here are the only way the file API touches a workspace. They

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // A run's changes come back as a layer (sandbox.ChangeApplier): a tar in

@@ -10,8 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // applyTo applies a layer to session id under a lease, as a run does.

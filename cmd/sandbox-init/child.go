@@ -8,8 +8,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 // child is the job's process. init owns its wait status through the reaper

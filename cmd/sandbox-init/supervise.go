@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 const (

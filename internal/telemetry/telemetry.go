@@ -1,10 +1,9 @@
 package telemetry
 
 import (
-	"time"
-
 	"context"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"errors"
 	"io"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // attachment is the attached stream of one container: the job goes in on

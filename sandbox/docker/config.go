@@ -1,14 +1,14 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // ulimits are per-process limits. Core dumps are off so a crashing script

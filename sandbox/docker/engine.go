@@ -1,11 +1,11 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"sort"
 	"sync"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // ErrBeyondHost refuses a Spec the engine's host cannot honour (see

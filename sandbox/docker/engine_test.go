@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"io"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func TestRunRefusesWhatTheHostCannotHonour(t *testing.T) {

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Option configures a Docker runner.

@@ -1,17 +1,17 @@
 package docker
 
 import (
-	"github.com/docker/docker/pkg/stringid"
-
-	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/sandbox/warm"
-
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/docker/docker/pkg/stringid"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
 // warmPool keeps containers that are created, attached and started, with

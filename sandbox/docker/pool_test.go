@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func (p *warmPool) idleCount() int { return p.Snapshot().IdleCount() }

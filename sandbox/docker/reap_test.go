@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"os"
 	"strconv"
@@ -13,6 +11,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func summary(id string, age time.Duration, labels map[string]string) container.Summary {

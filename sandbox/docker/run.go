@@ -1,10 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/frame"
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +14,10 @@ import (
 	"github.com/docker/docker/pkg/stringid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/telemetry"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Run executes spec in a container of its own (new, or started ahead by the

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 func newTestDocker(t *testing.T, f *fakeClient, opts ...Option) *Runner {

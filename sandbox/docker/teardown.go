@@ -7,6 +7,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stringid"
+
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 

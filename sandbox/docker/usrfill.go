@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"fmt"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Filling and publishing usr volumes (usrvolume.go says why and how).

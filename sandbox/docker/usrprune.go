@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"errors"
 	"strings"
@@ -11,6 +9,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // PruneUsr removes the usr volumes no run can use any more: those of an

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // On an engine whose storage driver is fuse-overlayfs, every file an

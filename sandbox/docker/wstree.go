@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/sandboxrun/sandboxrun/sandbox"
-
 	"archive/tar"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // errUnsafePath refuses a name in a returned tree that would leave the

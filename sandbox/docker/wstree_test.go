@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/sandbox"
-	sessionstore "github.com/sandboxrun/sandboxrun/session"
-
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 type entry struct {

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
