@@ -220,7 +220,11 @@ func runOnAndOff(t *testing.T, script string) map[bool]*sandbox.Result {
 	t.Helper()
 	out := map[bool]*sandbox.Result{}
 	for _, on := range []bool{true, false} {
-		res, fields := probeFields(t, usrRunner(t, on), shSpec(t, script+usrMountProbe))
+		spec := shSpec(t, script+usrMountProbe)
+		// Hashing all of /usr is a minute of CPU on a loaded machine: the
+		// limit is there to catch a hang, not to time it.
+		spec.Limits.Timeout = 5 * time.Minute
+		res, fields := probeFields(t, usrRunner(t, on), spec)
 		requireUsrMount(t, fields, on)
 		out[on] = res
 	}
