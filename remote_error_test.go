@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -43,47 +44,44 @@ func TestRemoteError(t *testing.T) {
 	})
 
 	t.Run("every folder", func(t *testing.T) {
-		err := fmt.Errorf("%w: %s/scripts/x.py, %s/other, %s/ws/abc, %s line 3", sandboxrun.ErrRefused, hello, skills, sessions, polPath)
+		err := where.Errorf("%w: %s, %s, %s, %s line 3, %s", sandboxrun.ErrRefused, where.Path(hello+"/scripts/x.py"),
+			where.Path(skills+"/other"), where.Path(sessions+"/ws/abc"), where.Path(polPath), where.Path("/etc/shadow"))
 		_, remote := sandboxrun.RemoteOf(svc, "hello", nil, err)
-		got := remote.Error()
-		require.Equal(t, "refused: /skills/hello/scripts/x.py, the skills folder/other, the sessions folder/ws/abc, operator policy line 3", got)
+		require.Equal(t, "refused: /skills/hello/scripts/x.py, the skills folder/other, the sessions folder/ws/abc, operator policy line 3, a file of the server", remote.Error())
+		require.ErrorIs(t, remote, sandboxrun.ErrRefused)
 	})
 
-	t.Run("a denial's fields", func(t *testing.T) {
-		denied := &policy.DeniedError{Command: "cat " + hello + "/x", Part: "cat " + hello + "/x", Reason: "see " + polPath, Suggest: "Bash(cat:*)"}
+	t.Run("a denial quotes the caller", func(t *testing.T) {
+		denied := &policy.DeniedError{Command: "cat /skills/hello/x", Part: "cat /skills/hello/x", Reason: "cat is not allowed", Suggest: "Bash(cat:*)"}
 		_, remote := sandboxrun.RemoteOf(svc, "hello", nil, fmt.Errorf("%w: %w", sandboxrun.ErrRefused, denied))
 		var d *policy.DeniedError
 		require.ErrorAs(t, remote, &d)
-		require.Equal(t, "cat /skills/hello/x", d.Part)
-		require.Equal(t, "cat /skills/hello/x", d.Command)
-		require.Equal(t, "see operator policy", d.Reason)
-		require.Equal(t, "Bash(cat:*)", d.Suggest)
-		require.NotContains(t, remote.Error(), skills)
-		require.Equal(t, "cat "+hello+"/x", denied.Part, "the Service's own error is left as it was")
+		require.Equal(t, *denied, *d)
 	})
 
 	t.Run("a skill's load errors' fields", func(t *testing.T) {
 		md := filepath.Join(skills, "broken", "SKILL.md")
-		parse := &skill.ParseError{Path: md, Line: 2, Msg: "see " + md}
-		manifest := &skill.ManifestError{Path: md, Problems: []string{"name unlike " + filepath.Dir(md)}}
+		parse := &skill.ParseError{Path: md, Line: 2, Msg: "invalid YAML"}
+		manifest := &skill.ManifestError{Path: md, Problems: []string{"name is missing"}}
 		for _, err := range []error{parse, manifest} {
 			_, remote := sandboxrun.RemoteOf(svc, "broken", nil, fmt.Errorf("%w: %w", sandboxrun.ErrRefused, err))
 			require.NotContains(t, remote.Error(), skills)
+			require.Contains(t, remote.Error(), "the skills folder/broken/SKILL.md")
 			var pe *skill.ParseError
 			var me *skill.ManifestError
 			switch {
 			case errors.As(remote, &pe):
 				require.Equal(t, "the skills folder/broken/SKILL.md", pe.Path)
-				require.Equal(t, "see the skills folder/broken/SKILL.md", pe.Msg)
+				require.Equal(t, "invalid YAML", pe.Msg)
 				require.Equal(t, 2, pe.Line)
 			case errors.As(remote, &me):
 				require.Equal(t, "the skills folder/broken/SKILL.md", me.Path)
-				require.Equal(t, []string{"name unlike the skills folder/broken"}, me.Problems)
+				require.Equal(t, []string{"name is missing"}, me.Problems)
 			default:
 				t.Fatalf("%T is not found in the remote error", err)
 			}
 		}
-		require.Equal(t, "see "+md, parse.Msg, "the Service's own error is left as it was")
+		require.Equal(t, md, parse.Path, "the Service's own error is left as it was")
 	})
 
 	t.Run("a bare word is not a path", func(t *testing.T) {
@@ -131,14 +129,14 @@ func TestRemoteResult(t *testing.T) {
 
 	ca := filepath.Join(dir, "internal-ca.pem")
 	res := &sandbox.Result{Limits: policy.Limits{
-		Sources: map[string]string{"timeout": "policy limits.timeout.default (" + polPath + " line 2)"},
+		Sources: map[string]where.Text{"timeout": where.Sprintf("policy limits.timeout.default (%s line 2)", where.Path(polPath))},
 		Egress:  &policy.Egress{UpstreamCA: ca},
 	}}
 	remote, err := sandboxrun.RemoteOf(svc, "hello", res, nil)
 	require.NoError(t, err)
-	require.Equal(t, "policy limits.timeout.default (operator policy line 2)", remote.Limits.Sources["timeout"])
+	require.Equal(t, "policy limits.timeout.default (operator policy line 2)", remote.Limits.Sources["timeout"].String())
 	require.Equal(t, "operator CA", remote.Limits.Egress.UpstreamCA)
-	require.Contains(t, res.Limits.Sources["timeout"], polPath, "the operator's Result is untouched")
+	require.Contains(t, res.Limits.Sources["timeout"].String(), polPath, "the operator's Result is untouched")
 	require.Equal(t, ca, res.Limits.Egress.UpstreamCA)
 	remote, err = sandboxrun.RemoteOf(svc, "hello", nil, nil)
 	require.NoError(t, err)

@@ -53,7 +53,9 @@ func skillPath(skillName, ref string) (string, error) {
 	}
 	rel, _ := policy.TrimSkillDir(skillName, ref)
 	if strings.HasPrefix(rel, "/") {
-		return "", refused(fmt.Errorf("file name %q is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", ref, base))
+		// Not quoted: the caller's guess at a host path is not said back, so
+		// an answer never holds a host folder (callerNames.say).
+		return "", refused(fmt.Errorf("the file name is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", base))
 	}
 	for _, elem := range strings.Split(rel, "/") {
 		if elem == ".." {
@@ -78,7 +80,7 @@ func (s *Service) ReadSkillFile(skillRef, ref string) (*SkillFile, error) {
 	sk, err := s.Skill(skillRef)
 	if err != nil {
 		// The skill did not load: its folder is not known to hide.
-		return nil, rewriteError(s.hostPaths(nil, ""), err)
+		return nil, s.callerNames(nil, "").tell(err)
 	}
 	rel, err := skillPath(sk.Manifest.Name, ref)
 	if err != nil {

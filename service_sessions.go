@@ -1,6 +1,7 @@
 package sandboxrun
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,7 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("sessions root %q: %w", root, err)
+		return nil, where.Errorf("sessions root %q: %w", where.Path(root), err)
 	}
 	if pol.Backend.Kind() == policy.BackendKubernetes {
 		if err := checkKubeSessions(abs, pol); err != nil {
@@ -59,7 +60,7 @@ func openSessions(cfg Config, pol *policy.Operator) (*session.Store, error) {
 	// 0711: the sandbox user (another uid) must reach a session's folder
 	// through it; listing the root is the server's alone.
 	if err := os.MkdirAll(abs, 0o711); err != nil { //nolint:gosec // others may traverse, not list: see above
-		return nil, fmt.Errorf("create the sessions root %s: %w (give serve --sessions a folder this user may create)", abs, err)
+		return nil, where.Errorf("create the sessions root %s: %w (give serve --sessions a folder this user may create)", where.Path(abs), err)
 	}
 	// The folders under it are mounted into sandboxes: the same rules as a
 	// workspace's apply (never a system tree, never beside the engine's
@@ -99,7 +100,7 @@ func checkKubeSessions(root string, pol *policy.Operator) error {
 			return nil
 		}
 	}
-	return refused(fmt.Errorf("%w: sessions are read-only (sessions.write: false), so pods mount them, but the sessions root %s is under no kubernetes.claims entry and host_paths is false: add a claim whose path holds it, or allow writes (the workspace then travels over the run's attach)", ErrNoSessions, root))
+	return refused(where.Errorf("%w: sessions are read-only (sessions.write: false), so pods mount them, but the sessions root %s is under no kubernetes.claims entry and host_paths is false: add a claim whose path holds it, or allow writes (the workspace then travels over the run's attach)", ErrNoSessions, where.Path(root)))
 }
 
 // Sessions is the Service's session store, for the front ends' file and

@@ -1,6 +1,7 @@
 package sandboxrun
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 	}
 	sk, err := skill.Load(loc.Dir)
 	if err != nil {
-		return nil, refused(fmt.Errorf("%w (run 'sandboxrun validate %s' for details)", err, loc.Dir))
+		return nil, refused(where.Errorf("%w (run 'sandboxrun validate %s' for details)", err, where.Path(loc.Dir)))
 	}
 	if s.cfg.Strict {
 		if err := sk.Strict(); err != nil {

@@ -1,6 +1,7 @@
 package sandboxrun
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +48,7 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("skill_uploads.store %q: %w", root, err)
+		return nil, where.Errorf("skill_uploads.store %q: %w", where.Path(root), err)
 	}
 	lim := skillstore.Limits{
 		MaxUploadBytes: int64(r.MaxUploadBytes.Value),

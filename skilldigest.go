@@ -1,6 +1,7 @@
 package sandboxrun
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -73,7 +74,7 @@ func folderSignature(dir string) ([sha256.Size]byte, error) {
 	})
 	var sig [sha256.Size]byte
 	if err != nil {
-		return sig, fmt.Errorf("reading the skill folder %s: %w", dir, err)
+		return sig, where.Errorf("reading the skill folder %s: %w", where.Path(dir), err)
 	}
 	copy(sig[:], h.Sum(nil))
 	return sig, nil

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func hostAptSources(root string) (sources []aptSource, read []string, err error)
 	dir := filepath.Join(root, "etc/apt/sources.list.d")
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("reading %s: %w", dir, err)
+		return nil, nil, where.Errorf("reading %s: %w", where.Path(dir), err)
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
@@ -76,7 +77,7 @@ func readAptFile(path string) ([]aptSource, error) {
 		got, err = parseOneLineSources(f, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading apt sources %s: %w", path, err)
+		return nil, where.Errorf("reading apt sources %s: %w", where.Path(path), err)
 	}
 	return got, nil
 }

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +22,7 @@ func removeTree(dir string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("resolving %s: %w", dir, err)
+		return where.Errorf("resolving %s: %w", where.Path(dir), err)
 	}
 	mounts, err := currentMountsUnder(real)
 	if err != nil {

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"archive/tar"
 	"bytes"
 	"context"
@@ -232,7 +233,7 @@ func addFile(tw *tar.Writer, path, name string, now time.Time) error {
 		return fmt.Errorf("writing the build inputs: %w", err)
 	}
 	if _, err := io.Copy(tw, f); err != nil {
-		return fmt.Errorf("--find-links: copying %s: %w", path, err)
+		return where.Errorf("--find-links: copying %s: %w", where.Path(path), err)
 	}
 	return nil
 }

@@ -1,9 +1,9 @@
 package images
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,7 +116,7 @@ func repoName(name string) string {
 func listWheelhouse(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("--find-links %s: %w", dir, err)
+		return nil, where.Errorf("--find-links %s: %w", where.Path(dir), err)
 	}
 	var files []string
 	for _, e := range entries {

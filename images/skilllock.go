@@ -1,6 +1,7 @@
 package images
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -100,7 +101,7 @@ func lockBuild(ctx context.Context, ref string, rep *reporter) (func(), error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("opening the build lock %s: %w", path, err)
+			return nil, where.Errorf("opening the build lock %s: %w", where.Path(path), err)
 		}
 		if err := flockWait(ctx, f, ref, rep, &said); err != nil {
 			_ = f.Close()

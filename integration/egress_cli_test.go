@@ -91,7 +91,7 @@ func TestCLIEgressAllowlist(t *testing.T) {
 	res, out = run("--allow-domain", "127.0.0.1:2")
 	require.Nil(t, res.Limits.Egress)
 	require.Nil(t, res.Egress)
-	require.Contains(t, res.Limits.Sources["network"], "off: the allowlist is empty")
+	require.Contains(t, res.Limits.Sources["network"].String(), "off: the allowlist is empty")
 	require.Contains(t, out["http"].Error, "Connection refused")
 
 	// Without the operator's CIDR, even listed IP literals are refused.

@@ -211,7 +211,7 @@ skills:
 	// nowhere: not in the Result, the audit log, the CLI's output, the
 	// servers' logs of anything but the API's own requests.
 	require.Equal(t, []string{"SLACK_TOKEN"}, res.Limits.SecretsWithheld)
-	require.Contains(t, res.Limits.Sources["secrets"], "SLACK_TOKEN is not granted")
+	require.Contains(t, res.Limits.Sources["secrets"].String(), "SLACK_TOKEN is not granted")
 	require.Len(t, res.Limits.Egress.Secrets, 1)
 	require.Equal(t, "GITHUB_TOKEN", res.Limits.Egress.Secrets[0].Name)
 	require.Equal(t, int64(4), res.Egress.ExfiltrationAttempts)

@@ -62,8 +62,8 @@ workspace:
 	require.InDelta(t, 1.0, res.Limits.CPUs, 1e-9)
 	require.False(t, res.Limits.Network)
 	require.ElementsMatch(t, []string{"timeout", "memory", "cpus"}, res.Limits.Clamped)
-	require.Contains(t, res.Limits.Sources["memory"], "limits.memory.max")
-	require.Contains(t, res.Limits.Sources["network"], "none")
+	require.Contains(t, res.Limits.Sources["memory"].String(), "limits.memory.max")
+	require.Contains(t, res.Limits.Sources["network"].String(), "none")
 
 	// A workspace outside the roots is refused before any container.
 	r = cli(t, ws, nil, "", "--skills", root, "--policy", pol, "run", "--workspace", root, "greedy", "scripts/probe.py")

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"fmt"
+	"github.com/sandboxrun/sandboxrun/internal/where"
+	"reflect"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -166,7 +168,7 @@ func newTool[In, Out any](name, title, desc string, ann *mcpsdk.ToolAnnotations)
 // schemaFor derives T's schema. The types above are fixed at compile time,
 // so a failure is a programming error that every test run would show.
 func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: textSchemas})
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", *new(T), err))
 	}
@@ -176,6 +178,12 @@ func schemaFor[T any]() *jsonschema.Schema {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
 	return s
+}
+
+// textSchemas are the schemas of types that encode as text: a where.Text
+// (a limit's source) is its string.
+var textSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[where.Text](): {Type: "string"},
 }
 
 // limitSkills restricts the skill parameter of every tool to names.

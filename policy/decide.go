@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"math"
@@ -25,7 +26,7 @@ func (o *Operator) Decide(skill string, s SkillLimits, r Request) (Limits, error
 	}
 	g := o.grants(skill).Limits
 	l := DefaultLimits()
-	l.Sources = map[string]string{}
+	l.Sources = map[string]where.Text{}
 	d := decider{o: o, skill: skill, l: &l}
 	timeout, e1 := decide(d, "timeout", "max_execution_time", Duration(r.Timeout), Duration(s.Timeout), g.Timeout, o.Limits.Timeout)
 	memory, e2 := decide(d, "memory", "max_memory", Size(r.MemoryMiB<<20), Size(s.MemoryMiB<<20), g.Memory, o.Limits.Memory)
@@ -85,35 +86,35 @@ func decide[T scalar](d decider, field, key string, req, skl T, rules, global Ra
 	}
 	switch {
 	case req != 0:
-		value, who = req, "request"
+		value, who = req, where.Plain("request")
 	case skl != 0:
-		value, who = skl, "skill "+key
+		value, who = skl, where.Plain("skill "+key)
 	}
 	d.l.Sources[field] = who
 	if !ceiling.Has() || ceiling.Value == 0 || value <= ceiling.Value {
 		return value, nil
 	}
-	where := ceiling.origin("policy limits."+field+".max", d.o.Source)
+	capFrom := ceiling.origin("policy limits."+field+".max", d.o.Source)
 	if rules.Max.Set {
-		where = ceiling.origin("policy skills."+d.skill+".limits."+field+".max", d.o.Source)
+		capFrom = ceiling.origin("policy skills."+d.skill+".limits."+field+".max", d.o.Source)
 	}
 	if req == 0 && skl == 0 {
 		// The operator's own default above its own ceiling (a built-in
 		// default, or a global one above a skill's max): the ceiling is
 		// the default.
-		d.l.Sources[field] = where
+		d.l.Sources[field] = capFrom
 		return ceiling.Value, nil
 	}
 	if d.o.OnExceed.Value == OnExceedClamp {
-		d.l.Sources[field] = fmt.Sprintf("%s (the %s asked for %s)", where, who, value)
+		d.l.Sources[field] = where.Sprintf("%s (the %s asked for %s)", capFrom, who, value)
 		d.l.Clamped = append(d.l.Clamped, field)
 		return ceiling.Value, nil
 	}
 	fix := "ask for at most " + ceiling.Value.String()
-	if who != "request" {
+	if req == 0 {
 		fix = "pass a lower --" + field + ", or have the operator raise the ceiling"
 	}
-	return value, fmt.Errorf("%w: the %s asks for %s %s, above the ceiling of %s set by %s; %s", ErrLimit, who, field, value, ceiling.Value, where, fix)
+	return value, where.Errorf("%w: the %s asks for %s %s, above the ceiling of %s set by %s; %s", ErrLimit, who, field, value, ceiling.Value, capFrom, fix)
 }
 
 // ErrDenied is wrapped by every refusal of a command: the command checker

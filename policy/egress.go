@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -121,14 +122,14 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 	mode, from := o.network(skill)
 	switch {
 	case !s.Network:
-		l.Sources["network"] = "skill (no network_access)"
+		l.Sources["network"] = where.Plain("skill (no network_access)")
 		return nil
 	case mode == NetworkNone:
-		l.Sources["network"] = "off: " + from + " is none (the skill asked for network_access)"
+		l.Sources["network"] = where.Sprintf("off: %s is none (the skill asked for network_access)", from)
 		return nil
 	case mode == NetworkDeclared && len(s.AllowedDomains) == 0 && r.AllowDomains == nil:
 		l.Network = true
-		l.Sources["network"] = "full network: skill network_access, allowed by " + from
+		l.Sources["network"] = where.Sprintf("full network: skill network_access, allowed by %s", from)
 		return nil
 	}
 	skillList, err := egressrule.ParseAllowlist(s.AllowedDomains)
@@ -157,9 +158,9 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 		caller, _ := egressrule.ParseAllowlist(r.AllowDomains) // checked by Request.validate
 		narrow(caller, "--allow-domain")
 	}
-	how := fmt.Sprintf("%s is %s: %s", from, mode, strings.Join(steps, " ∩ "))
+	how := where.Sprintf("%s is %s: %s", from, mode, strings.Join(steps, " ∩ "))
 	if len(allow) == 0 {
-		l.Sources["network"] = "off: the allowlist is empty (" + how + ")"
+		l.Sources["network"] = where.Sprintf("off: the allowlist is empty (%s)", how)
 		return nil
 	}
 	l.Egress = &Egress{
@@ -172,7 +173,7 @@ func (o *Operator) decideNetwork(skill string, s SkillLimits, r Request, l *Limi
 	for _, c := range o.Egress.cidrs {
 		l.Egress.AllowCIDRs = append(l.Egress.AllowCIDRs, c.String())
 	}
-	l.Sources["network"] = "allowlist through the egress proxy (" + how + ")"
+	l.Sources["network"] = where.Sprintf("allowlist through the egress proxy (%s)", how)
 	return nil
 }
 

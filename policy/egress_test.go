@@ -62,12 +62,12 @@ func TestDecideNetwork(t *testing.T) {
 			l, err := tt.pol.Decide(tt.skill, SkillLimits{Network: tt.network, AllowedDomains: tt.domains}, Request{AllowDomains: tt.caller})
 			require.NoError(t, err)
 			require.Equal(t, tt.full, l.Network)
-			require.Contains(t, l.Sources["network"], tt.source)
+			require.Contains(t, l.Sources["network"].String(), tt.source)
 			if tt.allow == nil {
 				require.Nil(t, l.Egress, "no proxy: %+v", l.Egress)
 				return
 			}
-			require.NotNil(t, l.Egress, l.Sources["network"])
+			require.NotNil(t, l.Egress, l.Sources["network"].String())
 			require.False(t, l.Network, "an allowlist never comes with a full network")
 			require.Equal(t, tt.allow, l.Egress.Allow)
 		})

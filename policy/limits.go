@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
+)
 
 // Limits are the effective resource limits of one execution, after defaults,
 // the skill's frontmatter and the request have been combined.
@@ -26,7 +30,7 @@ type Limits struct {
 	// Sources says where each of timeout, memory, cpus, pids and network
 	// came from: the request, the skill, a policy default or ceiling (with
 	// the file's line), or a built-in default.
-	Sources map[string]string `json:"sources,omitempty"`
+	Sources map[string]where.Text `json:"sources,omitempty"`
 	// Clamped names the limits that were lowered to a policy ceiling.
 	Clamped []string `json:"clamped,omitempty"`
 	// SecretsWithheld names the secrets the skill declares but this run

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -44,7 +45,7 @@ const (
 // are requests judged against it; nothing a skill or a caller says widens it.
 // The zero value is not valid: use BuiltinPolicy or LoadPolicy.
 type Operator struct {
-	// Source is the file the policy came from, or "builtin".
+	// Source is the file the policy came from, or BuiltinSource.
 	Source string `yaml:"-" json:"source"`
 	// Digest is the sha256 of the file's bytes, or "builtin".
 	Digest string `yaml:"-" json:"digest"`
@@ -133,7 +134,7 @@ type Grants struct {
 // host's, network as the skill declares, Write as allowed-tools declares,
 // and a request above a ceiling refused.
 func BuiltinPolicy() *Operator {
-	o := &Operator{Source: "builtin", Digest: "builtin"}
+	o := &Operator{Source: BuiltinSource, Digest: BuiltinSource}
 	o.setBuiltins()
 	return o
 }
@@ -373,6 +374,10 @@ func (o *Operator) FindLinks() string { return o.Build.FindLinks.Value }
 // engine's default. A caller asking for another is refused (CheckRuntime).
 func (o *Operator) OCIRuntime() string { return o.Runtime.Value }
 
+// BuiltinSource is the Source (and Digest) of the built-in policy, which
+// no file holds.
+const BuiltinSource = "builtin"
+
 // CheckRuntime refuses a caller's runtime that differs from the policy's.
 func (o *Operator) CheckRuntime(requested string) (string, error) {
 	want := o.Runtime.Value
@@ -382,13 +387,13 @@ func (o *Operator) CheckRuntime(requested string) (string, error) {
 	case requested == "" || requested == want:
 		return want, nil
 	}
-	return "", fmt.Errorf("%w: the runtime %q was asked for, but the policy %s (line %d) requires %q; drop --oci-runtime or ask the operator", ErrLimit, requested, o.Source, o.Runtime.Line, want)
+	return "", where.Errorf("%w: the runtime %q was asked for, but the policy %s (line %d) requires %q; drop --oci-runtime or ask the operator", ErrLimit, requested, where.Path(o.Source), o.Runtime.Line, want)
 }
 
 // network reports whether skill gets the network it declares.
-func (o *Operator) network(skill string) (string, string) {
+func (o *Operator) network(skill string) (string, where.Text) {
 	if g := o.grants(skill); g.Network.Set {
-		return g.Network.Value, fmt.Sprintf("policy skills.%s.network (line %d)", skill, g.Network.Line)
+		return g.Network.Value, where.Plain(fmt.Sprintf("policy skills.%s.network (line %d)", skill, g.Network.Line))
 	}
 	return o.Network.Value, o.Network.origin("policy network", o.Source)
 }
@@ -418,5 +423,5 @@ func (o *Operator) CheckWorkspaceRoot(resolved string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s is not under %s (policy %s, line %d); pass a --workspace inside one of them", ErrWorkspaceRoot, resolved, strings.Join(roots, ", "), o.Source, o.Workspace.Roots.Line)
+	return where.Errorf("%w: %s is not under %s (policy %s, line %d); pass a --workspace inside one of them", ErrWorkspaceRoot, where.Path(resolved), where.JoinPaths(roots, ", "), where.Path(o.Source), o.Workspace.Roots.Line)
 }

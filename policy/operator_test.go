@@ -114,7 +114,7 @@ func TestDecideOrderAndCeilings(t *testing.T) {
 			require.InDelta(t, tt.cpus, l.CPUs, 1e-9)
 			require.Equal(t, tt.clamped, l.Clamped)
 			require.Equal(t, tt.network, l.Network)
-			require.Equal(t, tt.fromTime, l.Sources["timeout"])
+			require.Equal(t, tt.fromTime, l.Sources["timeout"].String())
 			require.Equal(t, int64(128), l.Pids)
 			require.Equal(t, int64(1<<20), l.OutputBytes)
 			require.Equal(t, int64(100<<20), l.WorkspaceWriteBytes)
@@ -146,7 +146,7 @@ func TestNetworkNoneBeatsTheSkill(t *testing.T) {
 		l, err := mustPolicy(t, text).Decide("s", SkillLimits{Network: true}, Request{})
 		require.NoError(t, err)
 		require.Equal(t, want, l.Network, "%q", text)
-		require.NotEmpty(t, l.Sources["network"])
+		require.NotEmpty(t, l.Sources["network"].String())
 		// A skill that asks for nothing never gets a network.
 		l, err = mustPolicy(t, text).Decide("s", SkillLimits{}, Request{})
 		require.NoError(t, err)
@@ -285,5 +285,5 @@ func TestDefaultAboveCeilingIsTheCeiling(t *testing.T) {
 	require.Equal(t, 10*time.Second, l.Timeout)
 	require.Equal(t, int64(256<<20), l.MemoryBytes)
 	require.Empty(t, l.Clamped)
-	require.Contains(t, l.Sources["timeout"], "limits.timeout.max")
+	require.Contains(t, l.Sources["timeout"].String(), "limits.timeout.max")
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -89,11 +90,11 @@ func ResolveScript(skillDir, skillName, ref string) (Script, error) {
 	}
 	absSkill, err := filepath.Abs(skillDir)
 	if err != nil {
-		return Script{}, fmt.Errorf("resolving skill folder %q: %w", skillDir, err)
+		return Script{}, where.Errorf("resolving skill folder %q: %w", where.Path(skillDir), err)
 	}
 	realSkill, err := filepath.EvalSymlinks(absSkill)
 	if err != nil {
-		return Script{}, fmt.Errorf("resolving skill folder %q: %w", skillDir, err)
+		return Script{}, where.Errorf("resolving skill folder %q: %w", where.Path(skillDir), err)
 	}
 	rel, err := skillRelative([]string{absSkill, realSkill}, skillName, ref)
 	if err != nil {
@@ -107,13 +108,13 @@ func ResolveScript(skillDir, skillName, ref string) (Script, error) {
 	real, err := filepath.EvalSymlinks(target)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return Script{}, fmt.Errorf("script %q: %w: %s does not exist (or is a dangling symlink); check the name under %s/", ref, ErrNotFound, target, scriptsName)
+			return Script{}, where.Errorf("script %q: %w: %s does not exist (or is a dangling symlink); check the name under %s/", ref, ErrNotFound, where.Path(target), scriptsName)
 		}
 		return Script{}, fmt.Errorf("resolving script %q: %w", ref, err)
 	}
 	inside, ok := relativeTo([]string{scriptsDir}, real)
 	if !ok || inside == "." {
-		return Script{}, fmt.Errorf("script %q: %w: it resolves to %s; only files under %s can run, so move the file there instead of linking to it", ref, ErrOutsideScripts, real, scriptsDir)
+		return Script{}, where.Errorf("script %q: %w: it resolves to %s; only files under %s can run, so move the file there instead of linking to it", ref, ErrOutsideScripts, where.Path(real), where.Path(scriptsDir))
 	}
 	if err := checkScriptFile(ref, real); err != nil {
 		return Script{}, err
@@ -170,7 +171,7 @@ func skillRelative(skillDirs []string, skillName, ref string) (string, error) {
 	case filepath.IsAbs(ref):
 		r, ok := relativeTo(skillDirs, ref)
 		if !ok {
-			return "", fmt.Errorf("script %q: %w: absolute paths must be inside the skill folder %s; use a path like scripts/x.py", ref, ErrOutsideScripts, skillDirs[0])
+			return "", where.Errorf("script %q: %w: absolute paths must be inside the skill folder %s; use a path like scripts/x.py", ref, ErrOutsideScripts, where.Path(skillDirs[0]))
 		}
 		rel = r
 	case !strings.Contains(ref, "/"):
@@ -203,13 +204,13 @@ func checkScriptsDir(realSkill string) (string, error) {
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("%w: the skill has no %s/ folder at %s; create it and put the script there", ErrNotFound, scriptsName, dir)
+		return "", where.Errorf("%w: the skill has no %s/ folder at %s; create it and put the script there", ErrNotFound, scriptsName, where.Path(dir))
 	case err != nil:
-		return "", fmt.Errorf("checking %s: %w", dir, err)
+		return "", where.Errorf("checking %s: %w", where.Path(dir), err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return "", fmt.Errorf("%s: %w: %s/ is a symlink, which would resolve differently inside the sandbox; make it a real folder", dir, ErrOutsideScripts, scriptsName)
+		return "", where.Errorf("%s: %w: %s/ is a symlink, which would resolve differently inside the sandbox; make it a real folder", where.Path(dir), ErrOutsideScripts, scriptsName)
 	case !fi.IsDir():
-		return "", fmt.Errorf("%s: %w: %s/ is not a folder; make it a folder holding the scripts", dir, ErrNotFound, scriptsName)
+		return "", where.Errorf("%s: %w: %s/ is not a folder; make it a folder holding the scripts", where.Path(dir), ErrNotFound, scriptsName)
 	}
 	return dir, nil
 }
@@ -222,10 +223,10 @@ func checkScriptFile(ref, real string) error {
 	}
 	mode := fi.Mode()
 	if !mode.IsRegular() {
-		return fmt.Errorf("script %q: %w: %s is %s; point at a file under scripts/", ref, ErrNotRegular, real, fsmode.Describe(mode))
+		return where.Errorf("script %q: %w: %s is %s; point at a file under scripts/", ref, ErrNotRegular, where.Path(real), fsmode.Describe(mode))
 	}
 	if mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
-		return fmt.Errorf("script %q: %w: %s would run with another user's or group's rights; clear it with chmod u-s,g-s %s", ref, ErrSetID, real, real)
+		return where.Errorf("script %q: %w: %s would run with another user's or group's rights; clear it with chmod u-s,g-s %s", ref, ErrSetID, where.Path(real), where.Path(real))
 	}
 	return nil
 }

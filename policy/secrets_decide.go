@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -147,7 +148,7 @@ func (o *Operator) decideSecrets(skill string, s SkillLimits, l *Limits) {
 	if len(why) > 0 {
 		parts = append(parts, "withheld: "+strings.Join(why, "; "))
 	}
-	l.Sources["secrets"] = strings.Join(parts, "; ")
+	l.Sources["secrets"] = where.Plain(strings.Join(parts, "; "))
 }
 
 // secretEntries show the secrets (where each comes from, never its value),

@@ -48,7 +48,7 @@ func TestSecretsDecide(t *testing.T) {
 	require.Equal(t, "Authorization", s.Header)
 	require.Equal(t, secretValue, s.Value().Reveal())
 	require.Equal(t, []string{"SLACK_TOKEN"}, l.SecretsWithheld)
-	require.Contains(t, l.Sources["secrets"], "SLACK_TOKEN is not granted")
+	require.Contains(t, l.Sources["secrets"].String(), "SLACK_TOKEN is not granted")
 	require.Len(t, l.Egress.Rules, 1)
 	require.Equal(t, []string{"GET"}, l.Egress.Rules[0].Methods)
 	require.Len(t, l.Egress.SkillRules, 1)
@@ -82,12 +82,12 @@ func TestSecretsDecide(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, l.Egress)
 	require.Empty(t, l.Egress.Secrets)
-	require.Contains(t, l.Sources["secrets"], "none of GITHUB_TOKEN's hosts (api.github.com) is in this run's allowlist")
+	require.Contains(t, l.Sources["secrets"].String(), "none of GITHUB_TOKEN's hosts (api.github.com) is in this run's allowlist")
 
 	l, err = pol.Decide("gh-report", SkillLimits{Secrets: []string{"GITHUB_TOKEN"}}, Request{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"GITHUB_TOKEN"}, l.SecretsWithheld)
-	require.Contains(t, l.Sources["secrets"], "needs the egress proxy")
+	require.Contains(t, l.Sources["secrets"].String(), "needs the egress proxy")
 }
 
 func TestSecretsFromFile(t *testing.T) {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,11 +73,11 @@ func (s Setting[T]) from() string {
 
 // origin describes where the value came from, e.g. "policy memory.max
 // (/etc/sandboxrun/policy.yaml line 4)".
-func (s Setting[T]) origin(label, source string) string {
+func (s Setting[T]) origin(label, source string) where.Text {
 	if s.Set {
-		return fmt.Sprintf("%s (%s line %d)", label, source, s.Line)
+		return where.Sprintf("%s (%s line %d)", label, where.Path(source), s.Line)
 	}
-	return "builtin " + strings.TrimPrefix(label, "policy ")
+	return where.Plain("builtin " + strings.TrimPrefix(label, "policy "))
 }
 
 func (s Setting[T]) oneOf(key string, allowed ...string) error {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io"
@@ -102,7 +103,7 @@ func (w *walker) walk(n *node, depth int) error {
 		return nil
 	}
 	if depth >= maxWalkDepth {
-		return w.fail(fmt.Errorf("%w: %s is nested more than %d levels deep", errWalkLimit, n.path, maxWalkDepth))
+		return w.fail(where.Errorf("%w: %s is nested more than %d levels deep", errWalkLimit, where.Path(n.path), maxWalkDepth))
 	}
 	dfd, err := unix.Openat(n.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -121,7 +122,7 @@ func (w *walker) walk(n *node, depth int) error {
 			return nil
 		}
 		if err != nil {
-			return w.fail(fmt.Errorf("read directory %s: %w", n.path, err))
+			return w.fail(where.Errorf("read directory %s: %w", where.Path(n.path), err))
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"fmt"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"math"
 	"os"
 	"strconv"
@@ -67,5 +67,5 @@ func (i Identity) UID() uint32 { return i.uid }
 func (i Identity) GID() uint32 { return i.gid }
 
 func workspaceError(ws, doing string, err error) error {
-	return fmt.Errorf("%w: %s %s: %w", ErrWorkspace, doing, ws, err)
+	return where.Errorf("%w: %s %s: %w", ErrWorkspace, doing, where.Path(ws), err)
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
@@ -43,7 +44,7 @@ func checkHostPaths(spec *Spec, ids Identity) error {
 		if errors.Is(err, ErrSkillUnreadable) {
 			return err
 		}
-		return fmt.Errorf("check skill folder %s: %w", spec.SkillDir, err)
+		return where.Errorf("check skill folder %s: %w", where.Path(spec.SkillDir), err)
 	}
 	if spec.Workspace != "" && !spec.WorkspaceWritable {
 		var st unix.Stat_t
@@ -52,8 +53,8 @@ func checkHostPaths(spec *Spec, ids Identity) error {
 		}
 		n := &node{path: spec.Workspace, st: st, fd: -1}
 		if !canRead(n, ids) {
-			return fmt.Errorf("%w: %s is not readable by the sandbox user (uid %d): make it world-readable (chmod o+rx %s), choose another workspace, or run sandboxrun as a non-root user",
-				ErrWorkspace, spec.Workspace, ids.uid, spec.Workspace)
+			return where.Errorf("%w: %s is not readable by the sandbox user (uid %d): make it world-readable (chmod o+rx %s), choose another workspace, or run sandboxrun as a non-root user",
+				ErrWorkspace, where.Path(spec.Workspace), ids.uid, where.Path(spec.Workspace))
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"archive/tar"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ func TreeSize(root string, limit int64) (int64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, root, err)
+		return 0, where.Errorf("%w: measure %s: %w", ErrWorkspace, where.Path(root), err)
 	}
 	return total, nil
 }
@@ -212,7 +213,7 @@ func MeasureWorkspace(dir string) (WorkspaceFacts, error) {
 	var f WorkspaceFacts
 	var st syscall.Stat_t
 	if err := syscall.Lstat(dir, &st); err != nil {
-		return f, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, dir, err)
+		return f, where.Errorf("%w: measure %s: %w", ErrWorkspace, where.Path(dir), err)
 	}
 	f.UID, f.GID, f.Uniform = int(st.Uid), int(st.Gid), true
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -233,7 +234,7 @@ func MeasureWorkspace(dir string) (WorkspaceFacts, error) {
 		return nil
 	})
 	if err != nil {
-		return f, fmt.Errorf("%w: measure %s: %w", ErrWorkspace, dir, err)
+		return f, where.Errorf("%w: measure %s: %w", ErrWorkspace, where.Path(dir), err)
 	}
 	return f, nil
 }

@@ -284,3 +284,9 @@ var errDiskFull = errors.New("the server's disk is full: no space left for sessi
 func diskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, errDiskFull)
 }
+
+// fail answers err, a session's or an upload's, as a remote caller is told
+// it (Service.Tell): its message names no folder of the host.
+func (s *Server) fail(w http.ResponseWriter, status int, err error) {
+	writeError(w, status, s.o.Service.Tell(err))
+}

@@ -29,7 +29,7 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 		s.mux.Handle(pattern, auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st, err := s.o.Service.Sessions()
 			if err != nil {
-				writeError(w, sessionStatus(err), err)
+				s.fail(w, sessionStatus(err), err)
 				return
 			}
 			h(w, r, st)
@@ -125,7 +125,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *sessi
 		info, err = st.Create(owner(r), ttl)
 	}
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	annotate(r, "session", info.ID)
@@ -139,7 +139,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *sessio
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	info, err := st.Get(owner(r), r.PathValue("id"))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
@@ -147,7 +147,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *session.
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	if err := st.Delete(owner(r), r.PathValue("id")); err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -156,7 +156,7 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *sessi
 func (s *Server) putFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	fi, err := st.PutFile(owner(r), r.PathValue("id"), r.PathValue("path"), guardStalls(w, r))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, fi)
@@ -165,7 +165,7 @@ func (s *Server) putFile(w http.ResponseWriter, r *http.Request, st *session.Sto
 func (s *Server) getFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	f, e, err := st.OpenFile(owner(r), r.PathValue("id"), r.PathValue("path"))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	defer f.Close()
@@ -186,7 +186,7 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request, st *session.Sto
 
 func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	if err := st.DeleteFile(owner(r), r.PathValue("id"), r.PathValue("path")); err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -200,7 +200,7 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, st *session.S
 		// The session's existence is checked first, so a missing one is a
 		// 404 rather than an empty tar.
 		if _, err := st.Get(owner(r), id); err != nil {
-			writeError(w, sessionStatus(err), err)
+			s.fail(w, sessionStatus(err), err)
 			return
 		}
 		w.Header().Set("Content-Type", mediaTar)
@@ -215,7 +215,7 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, st *session.S
 	}
 	files, err := st.ListFiles(owner(r), id, r.URL.Query().Get("path"))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"files": nonNil(files)})
@@ -229,7 +229,7 @@ func (s *Server) putTar(w http.ResponseWriter, r *http.Request, st *session.Stor
 	}
 	files, err := st.PutTar(owner(r), r.PathValue("id"), guardStalls(w, r))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"files": nonNil(files)})

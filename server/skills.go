@@ -15,7 +15,7 @@ func (s *Server) uploadRoutes(auth func(http.Handler) http.Handler) {
 		s.mux.Handle(pattern, auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st, err := s.o.Service.SkillStore()
 			if err != nil {
-				writeError(w, uploadStatus(err), err)
+				s.fail(w, uploadStatus(err), err)
 				return
 			}
 			h(w, r, st)
@@ -74,7 +74,7 @@ func (s *Server) uploadSkill(w http.ResponseWriter, r *http.Request, st *skillst
 		writeJSON(w, http.StatusUnprocessableEntity, invalidBody{Error: err.Error(), Errors: nonNil(inv.Errors), Warnings: nonNil(inv.Warnings)})
 		return
 	case err != nil:
-		writeError(w, uploadStatus(err), err)
+		s.fail(w, uploadStatus(err), err)
 		return
 	}
 	annotate(r, "skill", up.Name, "skill_digest", up.Digest)
@@ -89,7 +89,7 @@ func (s *Server) uploadSkill(w http.ResponseWriter, r *http.Request, st *skillst
 func (s *Server) skillVersions(w http.ResponseWriter, r *http.Request, st *skillstore.Store) {
 	vs, err := st.Versions(owner(r), r.PathValue("name"))
 	if err != nil {
-		writeError(w, uploadStatus(err), err)
+		s.fail(w, uploadStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "versions": vs})
@@ -97,7 +97,7 @@ func (s *Server) skillVersions(w http.ResponseWriter, r *http.Request, st *skill
 
 func (s *Server) deleteSkill(w http.ResponseWriter, r *http.Request, st *skillstore.Store) {
 	if err := st.Delete(owner(r), r.PathValue("name")); err != nil {
-		writeError(w, uploadStatus(err), err)
+		s.fail(w, uploadStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -105,7 +105,7 @@ func (s *Server) deleteSkill(w http.ResponseWriter, r *http.Request, st *skillst
 
 func (s *Server) deleteSkillVersion(w http.ResponseWriter, r *http.Request, st *skillstore.Store) {
 	if err := st.DeleteVersion(owner(r), r.PathValue("name"), r.PathValue("version")); err != nil {
-		writeError(w, uploadStatus(err), err)
+		s.fail(w, uploadStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -36,7 +36,7 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *sess
 	}
 	snap, err := st.Snapshot(owner(r), r.PathValue("id"), body.Label)
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	annotate(r, "snapshot", snap.ID)
@@ -46,7 +46,7 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *sess
 func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	snaps, err := st.ListSnapshots(owner(r), r.PathValue("id"))
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"snapshots": snaps})
@@ -54,7 +54,7 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, st *sessi
 
 func (s *Server) deleteSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
 	if err := st.DeleteSnapshot(owner(r), r.PathValue("id"), r.PathValue("snap")); err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -74,7 +74,7 @@ func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, st *ses
 	}
 	info, err := st.Restore(owner(r), r.PathValue("id"), body.Snapshot)
 	if err != nil {
-		writeError(w, sessionStatus(err), err)
+		s.fail(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"fmt"
 	"io"
@@ -57,7 +58,7 @@ const folderMaxEntries = 1 << 20
 // read-only refuses it with ErrReadOnly.
 func (f *Folder) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.FileChange, error) {
 	if !f.writable {
-		return nil, fmt.Errorf("%w: a run's changes were not applied to %s: the folder was opened read-only", ErrReadOnly, f.dir)
+		return nil, where.Errorf("%w: a run's changes were not applied to %s: the folder was opened read-only", ErrReadOnly, where.Path(f.dir))
 	}
 	changes, _, err := applyLayer(ctx, f.root, layer, layerConfig{
 		maxEntries: folderMaxEntries, b: unmetered{},

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io"
@@ -54,18 +55,18 @@ func OpenFolder(dir string, lim Limits, writable bool) (*Folder, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("workspace folder %q: %w", dir, err)
+		return nil, where.Errorf("workspace folder %q: %w", where.Path(dir), err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return nil, fmt.Errorf("workspace folder %q: %w: pass an existing folder", dir, err)
+		return nil, where.Errorf("workspace folder %q: %w: pass an existing folder", where.Path(dir), err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("workspace folder %q is %s, not a folder: pass a folder", dir, fsmode.Describe(fi.Mode()))
+		return nil, where.Errorf("workspace folder %q is %s, not a folder: pass a folder", where.Path(dir), fsmode.Describe(fi.Mode()))
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, fmt.Errorf("workspace folder %q: %w", dir, err)
+		return nil, where.Errorf("workspace folder %q: %w", where.Path(dir), err)
 	}
 	return &Folder{dir: abs, root: root, lim: lim.WithDefaults(), writable: writable}, nil
 }

@@ -1,8 +1,8 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -60,7 +60,7 @@ func (s *Store) removeFiles(id string) error {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("removing session %q under %s: %w", id, s.root, err)
+		return where.Errorf("removing session %q under %s: %w", id, where.Path(s.root), err)
 	}
 	return nil
 }

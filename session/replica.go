@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 )
@@ -104,8 +105,8 @@ func (s *Store) checkReplica() error {
 	for id := range s.sessions {
 		if !s.ownsID(id) {
 			owner, _ := IDReplica(id)
-			return fmt.Errorf("sessions root %q holds sessions of replica %q, and this server is %q: give each replica its own sessions root, or start this one as %q",
-				s.root, owner, s.opt.replica, owner)
+			return where.Errorf("sessions root %q holds sessions of replica %q, and this server is %q: give each replica its own sessions root, or start this one as %q",
+				where.Path(s.root), owner, s.opt.replica, owner)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -121,7 +122,7 @@ func (s *Store) create(owner string, ttl time.Duration, fill func(ws *os.Root) (
 // removes.
 func (s *Store) makeSession(ss *sess, fill func(ws *os.Root) (int64, int, error)) error {
 	if err := s.wsDir.Mkdir(ss.id, dirPerm); err != nil {
-		return fmt.Errorf("creating session folder under %s: %w", s.root, err)
+		return where.Errorf("creating session folder under %s: %w", where.Path(s.root), err)
 	}
 	err := chmodNoFollow(s.wsDir, ss.id, dirPerm|os.ModeDir)
 	if err == nil && fill != nil {
@@ -132,7 +133,7 @@ func (s *Store) makeSession(ss *sess, fill func(ws *os.Root) (int64, int, error)
 		}
 	}
 	if err != nil {
-		err = fmt.Errorf("creating session folder under %s: %w", s.root, err)
+		err = where.Errorf("creating session folder under %s: %w", where.Path(s.root), err)
 	} else {
 		err = s.writeMeta(ss.meta())
 	}

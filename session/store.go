@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("sessions root %q: %w", root, err)
+		return nil, where.Errorf("sessions root %q: %w", where.Path(root), err)
 	}
 	s := &Store{root: abs, lim: lim.WithDefaults(), opt: o, sessions: map[string]*sess{}, creating: map[string]int{}}
 	if err := s.openDirs(); err != nil {
@@ -71,7 +72,7 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 func (s *Store) openDirs() error {
 	fix := fmt.Sprintf("create it, or make it writable by this user (uid %d), or choose another sessions root", os.Getuid())
 	if err := os.MkdirAll(s.root, 0o755); err != nil { //nolint:gosec // the session folders under it are mounted for the sandbox user
-		return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
+		return where.Errorf("sessions root %q: %w: %s", where.Path(s.root), err, fix)
 	}
 	for _, d := range []struct {
 		name string
@@ -79,28 +80,28 @@ func (s *Store) openDirs() error {
 	}{{"meta", 0o700}, {"ws", 0o711}, {"snaps", 0o700}} {
 		p := filepath.Join(s.root, d.name)
 		if err := os.Mkdir(p, d.perm); err != nil && !os.IsExist(err) {
-			return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
+			return where.Errorf("sessions root %q: %w: %s", where.Path(s.root), err, fix)
 		}
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.IsDir() {
-			return fmt.Errorf("sessions root %q: %s is not a folder: remove it or choose another root", s.root, p)
+			return where.Errorf("sessions root %q: %s is not a folder: remove it or choose another root", where.Path(s.root), where.Path(p))
 		}
 		if err := os.Chmod(p, d.perm); err != nil {
-			return fmt.Errorf("sessions root %q: %w: %s", s.root, err, fix)
+			return where.Errorf("sessions root %q: %w: %s", where.Path(s.root), err, fix)
 		}
 	}
 	var err error
 	if s.metaDir, err = os.OpenRoot(filepath.Join(s.root, "meta")); err != nil {
-		return fmt.Errorf("sessions root %q: %w", s.root, err)
+		return where.Errorf("sessions root %q: %w", where.Path(s.root), err)
 	}
 	if s.wsDir, err = os.OpenRoot(filepath.Join(s.root, "ws")); err != nil {
-		return fmt.Errorf("sessions root %q: %w", s.root, err)
+		return where.Errorf("sessions root %q: %w", where.Path(s.root), err)
 	}
 	if s.snapDir, err = os.OpenRoot(filepath.Join(s.root, "snaps")); err != nil {
-		return fmt.Errorf("sessions root %q: %w", s.root, err)
+		return where.Errorf("sessions root %q: %w", where.Path(s.root), err)
 	}
 	if s.lock, err = s.metaDir.OpenFile("lock", os.O_RDWR|os.O_CREATE, 0o600); err != nil {
-		return fmt.Errorf("sessions root %q: %w", s.root, err)
+		return where.Errorf("sessions root %q: %w", where.Path(s.root), err)
 	}
 	if err := unix.Flock(int(s.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%w): stop it, or give each server its own sessions root", s.root, err)

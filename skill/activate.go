@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +121,7 @@ func listFiles(dir, sub string, budget *int) ([]string, error) {
 	root := filepath.Join(dir, sub)
 	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("listing %s: %w", sub, err)
+			return nil, where.Errorf("listing %s: %w", where.Path(sub), err)
 		}
 		return []string{}, nil
 	}
@@ -149,7 +150,7 @@ func listFiles(dir, sub string, budget *int) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", sub, err)
+		return nil, where.Errorf("listing %s: %w", where.Path(sub), err)
 	}
 	slices.Sort(files)
 	return files, nil

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,23 +57,23 @@ func checkBody(s *Skill) []problem {
 				sev = sevWarn
 				msg += " (it reads like an example; if it is one, ignore this)"
 			}
-			probs = append(probs, problem{sev: sev, line: line, msg: msg})
+			probs = append(probs, problem{sev: sev, line: line, msg: where.Plain(msg)})
 		}
 	}
 
 	if !utf8.ValidString(body) {
-		probs = append(probs, problem{sev: sevWarn, line: s.BodyLine, msg: "the body is not valid UTF-8; agents will see replacement characters, save the file as UTF-8"})
+		probs = append(probs, problem{sev: sevWarn, line: s.BodyLine, msg: where.Plain("the body is not valid UTF-8; agents will see replacement characters, save the file as UTF-8")})
 	}
 	lines := strings.Count(body, "\n")
 	if body != "" && !strings.HasSuffix(body, "\n") {
 		lines++
 	}
 	if lines > maxBodyLines {
-		probs = append(probs, problem{sev: sevWarn, msg: fmt.Sprintf(
+		probs = append(probs, problem{sev: sevWarn, msg: where.Sprintf(
 			"the body is %d lines; keep it under %d and move detail into references/", lines, maxBodyLines)})
 	}
 	if tokens := utf8.RuneCountInString(body) / charsPerToken; tokens > maxBodyTokens {
-		probs = append(probs, problem{sev: sevWarn, msg: fmt.Sprintf(
+		probs = append(probs, problem{sev: sevWarn, msg: where.Sprintf(
 			"the body is about %d tokens (%d characters); keep it under %d tokens and move detail into references/", tokens, utf8.RuneCountInString(body), maxBodyTokens)})
 	}
 	return probs
@@ -188,7 +189,7 @@ func checkScripts(s *Skill) []problem {
 		return nil
 	}
 	if err != nil {
-		return []problem{{sev: sevError, msg: fmt.Sprintf("cannot read scripts/: %v", err)}}
+		return []problem{{sev: sevError, msg: where.Sprintf("cannot read scripts/: %v", err)}}
 	}
 	var probs []problem
 	for _, e := range entries {
@@ -201,11 +202,11 @@ func checkScripts(s *Skill) []problem {
 		}
 		script, err := policy.ResolveScript(s.Dir, guardName(s), rel)
 		if err != nil {
-			probs = append(probs, problem{sev: sevError, msg: fmt.Sprintf("%s cannot be run: %v", rel, err)})
+			probs = append(probs, problem{sev: sevError, msg: where.Sprintf("%s cannot be run: %v", rel, err)})
 			continue
 		}
 		if _, err := policy.Interpreter(s.Manifest.Runtime, script.HostPath); err != nil {
-			probs = append(probs, problem{sev: sevError, msg: fmt.Sprintf("%s has no interpreter: %v", rel, err)})
+			probs = append(probs, problem{sev: sevError, msg: where.Sprintf("%s has no interpreter: %v", rel, err)})
 		}
 	}
 	return probs

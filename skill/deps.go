@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,12 +68,12 @@ func (s *Skill) Dependencies() (Deps, error) {
 	}
 	for _, p := range s.Manifest.PythonPackages {
 		if err := acc.addPython(p, front); err != nil {
-			return Deps{}, fmt.Errorf("%s: python_packages: %w", s.Path, err)
+			return Deps{}, where.Errorf("%s: python_packages: %w", where.Path(s.Path), err)
 		}
 	}
 	for _, p := range s.Manifest.SystemPackages {
 		if err := CheckSystemPackage(p); err != nil {
-			return Deps{}, fmt.Errorf("%s: system_packages: %w", s.Path, err)
+			return Deps{}, where.Errorf("%s: system_packages: %w", where.Path(s.Path), err)
 		}
 		acc.add(acc.system, p, front)
 	}
@@ -186,7 +187,7 @@ func pythonScripts(dir string) ([]string, error) {
 			return nil
 		}
 		if len(out) >= maxScriptFiles {
-			return fmt.Errorf("%s: %w: more than %d Python files under scripts/; keep vendored packages out of the skill and declare them as dependencies", root, ErrTooLarge, maxScriptFiles)
+			return where.Errorf("%s: %w: more than %d Python files under scripts/; keep vendored packages out of the skill and declare them as dependencies", where.Path(root), ErrTooLarge, maxScriptFiles)
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"cmp"
 	"errors"
 	"fmt"
@@ -198,11 +199,11 @@ func resolvePath(ref string) (string, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("%w: %s does not exist", ErrSkillNotFound, abs)
+		return "", where.Errorf("%w: %s does not exist", ErrSkillNotFound, where.Path(abs))
 	case err != nil:
 		return "", fmt.Errorf("resolving skill %q: %w", ref, err)
 	case !fi.IsDir():
-		return "", fmt.Errorf("resolving skill %q: %s: %w: give the skill's folder, not a file in it", ref, abs, ErrNotDir)
+		return "", where.Errorf("resolving skill %q: %s: %w: give the skill's folder, not a file in it", ref, where.Path(abs), ErrNotDir)
 	}
 	if _, err := FindFile(abs); err != nil {
 		return "", fmt.Errorf("resolving skill %q: %w", ref, err)

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,11 +45,14 @@ type ParseError struct {
 }
 
 // Error formats the error as path:line: message, like a compiler.
-func (e *ParseError) Error() string {
+func (e *ParseError) Error() string { return e.Render(where.Operator) }
+
+// Render is the error with its file named through n.
+func (e *ParseError) Render(n where.Namer) string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+		return fmt.Sprintf("%s:%d: %s", n(e.Path), e.Line, e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	return fmt.Sprintf("%s: %s", n(e.Path), e.Msg)
 }
 
 // Unwrap returns the sentinel saying which kind of problem this is.
@@ -63,8 +67,11 @@ type ManifestError struct {
 }
 
 // Error lists every problem on one line.
-func (e *ManifestError) Error() string {
-	return fmt.Sprintf("%s: %s: %s", e.Path, ErrInvalidManifest, strings.Join(e.Problems, "; "))
+func (e *ManifestError) Error() string { return e.Render(where.Operator) }
+
+// Render is the error with its file named through n.
+func (e *ManifestError) Render(n where.Namer) string {
+	return fmt.Sprintf("%s: %s: %s", n(e.Path), ErrInvalidManifest, strings.Join(e.Problems, "; "))
 }
 
 // Unwrap returns ErrInvalidManifest.

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"bytes"
 	"errors"
@@ -68,7 +69,7 @@ func frontmatterReadError(path string, line int, err error) error {
 		return &ParseError{Path: path, Line: line, Err: ErrTooLarge,
 			Msg: fmt.Sprintf("frontmatter is larger than %d KiB; is its closing `---` line missing?", maxFrontmatterBytes>>10)}
 	}
-	return fmt.Errorf("reading %s: %w", path, err)
+	return where.Errorf("reading %s: %w", where.Path(path), err)
 }
 
 // readLine returns the next line including its newline, failing with

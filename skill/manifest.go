@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -79,18 +80,21 @@ const (
 type problem struct {
 	sev  severity
 	line int // 1-based line in SKILL.md, 0 when not tied to one
-	msg  string
+	msg  where.Text
 	// loud marks a problem the user should hear about whenever the skill
 	// is loaded to run, not only from validate: sandboxrun made a choice
 	// for the skill (its name, an entry it cannot read).
 	loud bool
 }
 
-func (p problem) String() string {
+func (p problem) String() string { return p.render(where.Operator) }
+
+// render is the problem with any host path in it named through n.
+func (p problem) render(n where.Namer) string {
 	if p.line > 0 {
-		return fmt.Sprintf("line %d: %s", p.line, p.msg)
+		return fmt.Sprintf("line %d: %s", p.line, p.msg.Render(n))
 	}
-	return p.msg
+	return p.msg.Render(n)
 }
 
 // decoder turns the frontmatter mapping into a Manifest, collecting every
@@ -105,7 +109,7 @@ func (d *decoder) add(sev severity, n *yaml.Node, format string, args ...any) {
 	if n != nil && n.Line > 0 {
 		line = n.Line + d.lineOffset
 	}
-	d.probs = append(d.probs, problem{sev: sev, line: line, msg: fmt.Sprintf(format, args...)})
+	d.probs = append(d.probs, problem{sev: sev, line: line, msg: where.Sprintf(format, args...)})
 }
 
 // addLoud adds a problem that loading the skill reports too (see

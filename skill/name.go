@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"strings"
 	"unicode"
@@ -49,21 +50,21 @@ func settleName(m *Manifest, folder string) []problem {
 	if !policy.ValidSandboxName(m.Name) {
 		alt := normalizeName(folder)
 		if !policy.ValidSandboxName(alt) {
-			return []problem{{sev: sevFatal, msg: fmt.Sprintf(
+			return []problem{{sev: sevFatal, msg: where.Sprintf(
 				"neither `name` %q nor the folder name %q can name the skill's folder in the sandbox; set `name:` to lowercase letters, digits and hyphens", m.Name, folder)}}
 		}
 		if m.Name != "" {
-			probs = append(probs, problem{sev: sevError, loud: true, msg: fmt.Sprintf(
+			probs = append(probs, problem{sev: sevError, loud: true, msg: where.Sprintf(
 				"`name` %q cannot be a folder name in the sandbox; sandboxrun uses the folder name %q", m.Name, alt)})
 		} else {
-			probs = append(probs, problem{sev: sevWarn, loud: true, msg: fmt.Sprintf(
+			probs = append(probs, problem{sev: sevWarn, loud: true, msg: where.Sprintf(
 				"without a usable `name`, sandboxrun uses the folder name %q", alt)})
 		}
 		m.Name = alt
 		return probs
 	}
 	if len(nameRuleViolations(m.Name)) == 0 && !folderMatches(folder, m.Name) {
-		probs = append(probs, problem{sev: sevError, loud: true, msg: fmt.Sprintf(
+		probs = append(probs, problem{sev: sevError, loud: true, msg: where.Sprintf(
 			"`name` %q does not match the folder name %q; rename the folder to %q or set `name: %s` (sandboxrun finds the skill by either)", m.Name, folder, m.Name, folder)})
 	}
 	return probs

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"errors"
 	"fmt"
@@ -24,8 +25,11 @@ type InlineMetadataError struct {
 	Msg  string
 }
 
-func (e *InlineMetadataError) Error() string {
-	return fmt.Sprintf("%s:%d: %v: %s", e.Path, e.Line, ErrInlineMetadata, e.Msg)
+func (e *InlineMetadataError) Error() string { return e.Render(where.Operator) }
+
+// Render is the error with its script named through n.
+func (e *InlineMetadataError) Render(n where.Namer) string {
+	return fmt.Sprintf("%s:%d: %v: %s", n(e.Path), e.Line, ErrInlineMetadata, e.Msg)
 }
 
 // Is makes errors.Is(err, ErrInlineMetadata) true.
@@ -116,7 +120,7 @@ func ParseInlineMetadata(r io.Reader, path string) (*ScriptMetadata, error) {
 		}
 	}
 	if err := sc.err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, where.Errorf("reading %s: %w", where.Path(path), err)
 	}
 	return found, nil
 }

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"errors"
 	"fmt"
@@ -47,10 +48,10 @@ func FindFile(dir string) (string, error) {
 			return p, nil
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("looking for %s: %w", p, err)
+			return "", where.Errorf("looking for %s: %w", where.Path(p), err)
 		}
 	}
-	return "", fmt.Errorf("%s: %w: a skill folder needs a SKILL.md with YAML frontmatter (name, description) and a Markdown body", dir, ErrNoSkillFile)
+	return "", where.Errorf("%s: %w: a skill folder needs a SKILL.md with YAML frontmatter (name, description) and a Markdown body", where.Path(dir), ErrNoSkillFile)
 }
 
 // Load reads a skill folder: the frontmatter and the body. It fails with a
@@ -119,14 +120,14 @@ func (s *Skill) Strict() error {
 func read(dir string, withBody bool) (*Skill, []problem, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("resolving %s: %w", dir, err)
+		return nil, nil, where.Errorf("resolving %s: %w", where.Path(dir), err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening skill folder: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("%s: %w: give the skill's folder, not a file in it", dir, ErrNotDir)
+		return nil, nil, where.Errorf("%s: %w: give the skill's folder, not a file in it", where.Path(dir), ErrNotDir)
 	}
 	path, err := FindFile(abs)
 	if err != nil {
@@ -162,7 +163,7 @@ func parseSkillFile(r io.Reader, path string, withBody bool) (*Skill, []problem,
 	if withBody {
 		body, err := io.ReadAll(io.LimitReader(br, maxSkillFileBytes+1))
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, nil, where.Errorf("reading %s: %w", where.Path(path), err)
 		}
 		if len(body) > maxSkillFileBytes {
 			return nil, nil, &ParseError{Path: path, Line: fm.bodyLine, Err: ErrTooLarge,

@@ -1,8 +1,8 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 )
@@ -13,11 +13,11 @@ const maxListed = 10
 // notFoundByName explains a skill name that matches no skill under the
 // roots: a missing root, a likely typo, or the names that do exist.
 func notFoundByName(roots []string, ref string, skills []*Skill) error {
-	where := strings.Join(roots, ":")
+	in := where.JoinPaths(roots, ":")
 	for _, root := range roots {
 		if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
-			return fmt.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR (several: A:B) or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
-				ErrSkillNotFound, root, ref)
+			return where.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR (several: A:B) or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
+				ErrSkillNotFound, where.Path(root), ref)
 		}
 	}
 	names := make([]string, 0, len(skills))
@@ -25,16 +25,16 @@ func notFoundByName(roots []string, ref string, skills []*Skill) error {
 		names = append(names, s.Manifest.Name)
 	}
 	if best := closest(ref, names); best != "" {
-		return fmt.Errorf("%w: no skill %q in %s; did you mean %q?", ErrSkillNotFound, ref, where, best)
+		return where.Errorf("%w: no skill %q in %s; did you mean %q?", ErrSkillNotFound, ref, in, best)
 	}
 	switch {
 	case len(names) == 0:
-		return fmt.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, where)
+		return where.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, in)
 	case len(names) > maxListed:
 		names = append(names[:maxListed], "…")
 	}
-	return fmt.Errorf("%w: no skill %q in %s (it holds: %s); pass one of those, --skills DIR, or a path to the skill folder",
-		ErrSkillNotFound, ref, where, strings.Join(names, ", "))
+	return where.Errorf("%w: no skill %q in %s (it holds: %s); pass one of those, --skills DIR, or a path to the skill folder",
+		ErrSkillNotFound, ref, in, strings.Join(names, ", "))
 }
 
 // closest returns the name within a small edit distance of ref (a typo),

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -39,11 +40,15 @@ func (r Report) MarshalJSON() ([]byte, error) {
 // sandboxrun's own rules. In strict mode, fields outside the spec's top-level
 // set are errors rather than warnings, so that strict agrees with the spec's
 // reference validator; sandboxrun's checks apply in both modes.
-func Validate(dir string, strict bool) Report {
+func Validate(dir string, strict bool) Report { return ValidateFor(dir, strict, where.Operator) }
+
+// ValidateFor is Validate with the findings' host paths named through n,
+// for a reader who is not the operator (an upload's owner).
+func ValidateFor(dir string, strict bool, n where.Namer) Report {
 	r := Report{Path: dir, Errors: []string{}, Warnings: []string{}}
 	s, probs, err := read(dir, true)
 	if err != nil {
-		r.Errors = append(r.Errors, err.Error())
+		r.Errors = append(r.Errors, where.Render(err, n))
 		return r
 	}
 	r.Name = s.Manifest.Name
@@ -54,9 +59,9 @@ func Validate(dir string, strict bool) Report {
 	for _, p := range probs {
 		switch {
 		case p.sev == sevFatal, p.sev == sevError, p.sev == sevStrict && strict:
-			r.Errors = append(r.Errors, p.String())
+			r.Errors = append(r.Errors, p.render(n))
 		default:
-			r.Warnings = append(r.Warnings, p.String())
+			r.Warnings = append(r.Warnings, p.render(n))
 		}
 	}
 	r.Valid = len(r.Errors) == 0
@@ -79,7 +84,7 @@ func ValidatePath(path string, strict bool) ([]Report, error) {
 		return nil, fmt.Errorf("validating: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("validating %s: %w: give a skill folder or a folder of skills", path, ErrNotDir)
+		return nil, where.Errorf("validating %s: %w: give a skill folder or a folder of skills", where.Path(path), ErrNotDir)
 	}
 	if _, err := FindFile(path); err == nil {
 		return []Report{Validate(path, strict)}, nil
@@ -88,10 +93,10 @@ func ValidatePath(path string, strict bool) ([]Report, error) {
 	}
 	dirs, _, err := skillDirs(path)
 	if err != nil && len(dirs) == 0 {
-		return nil, fmt.Errorf("validating %s: %w", path, err)
+		return nil, where.Errorf("validating %s: %w", where.Path(path), err)
 	}
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("validating %s: %w: it has no SKILL.md and no subfolder with one", path, ErrNoSkills)
+		return nil, where.Errorf("validating %s: %w: it has no SKILL.md and no subfolder with one", where.Path(path), ErrNoSkills)
 	}
 	reports := make([]Report, 0, len(dirs))
 	for _, d := range dirs {

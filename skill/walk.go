@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,7 +55,7 @@ func skillDirs(root string) (dirs []string, notes []error, err error) {
 		return nil, nil, fmt.Errorf("listing skills: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, nil, fmt.Errorf("listing skills in %s: %w", abs, ErrNotDir)
+		return nil, nil, where.Errorf("listing skills in %s: %w", where.Path(abs), ErrNotDir)
 	}
 	if _, err := FindFile(abs); err == nil {
 		return []string{abs}, nil, nil
@@ -95,7 +96,7 @@ func (w *walker) walk(dir string, depth int) error {
 			continue
 		}
 		if w.visited++; w.visited > walkDirLimit {
-			return fmt.Errorf("%w: stopped after %d folders under %s; point --skills at the folder that holds the skills", ErrWalkBound, walkDirLimit, w.realRoot)
+			return where.Errorf("%w: stopped after %d folders under %s; point --skills at the folder that holds the skills", ErrWalkBound, walkDirLimit, where.Path(w.realRoot))
 		}
 		if _, err := FindFile(sub); err == nil {
 			w.found = append(w.found, sub)
@@ -129,7 +130,7 @@ func (w *walker) enter(sub string, e fs.DirEntry) bool {
 	}
 	if !within(w.realRoot, real) {
 		if _, err := FindFile(real); err == nil {
-			w.notes = append(w.notes, fmt.Errorf("%s: not followed: the symlink leads to %s, outside the skills root %s; add that folder as a root (--skills A:B) or move the skill in", sub, real, w.realRoot))
+			w.notes = append(w.notes, where.Errorf("%s: not followed: the symlink leads to %s, outside the skills root %s; add that folder as a root (--skills A:B) or move the skill in", where.Path(sub), where.Path(real), where.Path(w.realRoot)))
 		}
 		return false
 	}

@@ -1,6 +1,7 @@
 package skillstore
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -39,7 +40,7 @@ func Digest(dir string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("digest of %s: %w", dir, err)
+		return "", where.Errorf("digest of %s: %w", where.Path(dir), err)
 	}
 	return digestOf(recs), nil
 }

@@ -1,6 +1,8 @@
 package skillstore
 
 import (
+	"path"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -82,7 +84,7 @@ const (
 // what an interrupted upload or delete left in its staging folder.
 func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("skill store %q: not an absolute path", root)
+		return nil, where.Errorf("skill store %q: not an absolute path", where.Path(root))
 	}
 	s := &Store{root: root, lim: lim.WithDefaults(), reserved: func(string) bool { return false }, now: time.Now}
 	for _, o := range opts {
@@ -153,7 +155,7 @@ func (s *Store) Put(owner string, format Format, r io.Reader) (Upload, error) {
 func (s *Store) check(stage string, u *unpacked) (string, []string, error) {
 	sk, err := skill.LoadMeta(u.dir)
 	if err != nil {
-		return "", nil, &InvalidError{Errors: []string{hideDir(err.Error(), u.dir, "")}}
+		return "", nil, &InvalidError{Errors: []string{where.Render(err, uploadNames(u.dir, ""))}}
 	}
 	name := sk.Manifest.Name
 	if !policy.ValidSandboxName(name) {
@@ -170,23 +172,27 @@ func (s *Store) check(stage string, u *unpacked) (string, []string, error) {
 		return "", nil, fmt.Errorf("staging the upload: %w", err)
 	}
 	u.dir = dir
-	rep := skill.Validate(dir, false)
-	for i := range rep.Errors {
-		rep.Errors[i] = hideDir(rep.Errors[i], dir, name)
-	}
-	for i := range rep.Warnings {
-		rep.Warnings[i] = hideDir(rep.Warnings[i], dir, name)
-	}
+	rep := skill.ValidateFor(dir, false, uploadNames(dir, name))
 	if !rep.Valid {
 		return "", nil, &InvalidError{Name: name, Errors: rep.Errors, Warnings: rep.Warnings}
 	}
 	return name, rep.Warnings, nil
 }
 
-// hideDir replaces the staging folder in a message: a caller is never told
-// the server's paths.
-func hideDir(msg, dir, name string) string {
-	return strings.ReplaceAll(msg, dir, name)
+// uploadNames names the files of an upload, staged in dir, as its owner
+// knows them: by their paths in the archive under shown (the skill's name,
+// or nothing before the name is known). Any other path is the server's.
+func uploadNames(dir, shown string) where.Namer {
+	return func(host string) string {
+		rel, err := filepath.Rel(dir, host)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "a file of the server"
+		}
+		if shown == "" && rel == "." {
+			return "the skill folder"
+		}
+		return path.Join(shown, filepath.ToSlash(rel))
+	}
 }
 
 // commit moves a checked skill in as a new version, unless the owner has
@@ -323,7 +329,7 @@ func readMeta(dir string) (Meta, error) {
 	}
 	var v Meta
 	if err := json.Unmarshal(data, &v); err != nil {
-		return Meta{}, fmt.Errorf("%s: %w", filepath.Join(dir, metaFile), err)
+		return Meta{}, where.Errorf("%s: %w", where.Path(filepath.Join(dir, metaFile)), err)
 	}
 	return v, nil
 }

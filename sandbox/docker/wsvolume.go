@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -143,7 +144,7 @@ func (d *Runner) copyIn(ctx context.Context, id string, spec *sandbox.Spec, v *w
 	pr.CloseWithError(errStopped)
 	v.before = <-entries
 	if err != nil {
-		return fmt.Errorf("%w: copy %s into the sandbox: %w", sandbox.ErrWorkspace, spec.Workspace, err)
+		return where.Errorf("%w: copy %s into the sandbox: %w", sandbox.ErrWorkspace, where.Path(spec.Workspace), err)
 	}
 	return nil
 }
