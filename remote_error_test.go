@@ -141,4 +141,15 @@ func TestRemoteResult(t *testing.T) {
 	remote, err = sandboxrun.RemoteOf(svc, "hello", nil, nil)
 	require.NoError(t, err)
 	require.Nil(t, remote)
+
+	// A backend's failure mid-run is written into the Result from its
+	// error, which is told again for the caller.
+	cause := where.Errorf("copy %s back: %w", where.Path(filepath.Join(dir, "ws")), errors.New("disk full"))
+	res = &sandbox.Result{Error: cause.Error(), Cause: cause}
+	remote, _ = sandboxrun.RemoteOf(svc, "hello", res, nil)
+	require.Equal(t, "copy a file of the server back: disk full", remote.Error)
+	require.Equal(t, cause.Error(), res.Error, "the operator's Result is untouched")
+	res = &sandbox.Result{Error: "killed by sandbox-init: the script ignored SIGTERM"}
+	remote, _ = sandboxrun.RemoteOf(svc, "hello", res, nil)
+	require.Equal(t, res.Error, remote.Error, "an error from inside the sandbox is the caller's to read")
 }

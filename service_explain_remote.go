@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -94,6 +95,9 @@ func (x *Execution) Remote() (*sandbox.Result, error) {
 	if x.Result != nil {
 		r := *x.Result
 		r.Limits = names.limits(x.Result.Limits)
+		if r.Cause != nil {
+			r.Error = names.say(r.Error, where.Render(r.Cause, names.name))
+		}
 		res = &r
 	}
 	if x.Err == nil {
@@ -145,4 +149,3 @@ func actionName(a Action) string {
 		return "script"
 	}
 }
-

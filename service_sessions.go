@@ -1,7 +1,6 @@
 package sandboxrun
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/plan"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"

@@ -1,7 +1,6 @@
 package sandboxrun
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/skillimage"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/skill"
 )

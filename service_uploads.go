@@ -1,13 +1,13 @@
 package sandboxrun
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 	"github.com/sandboxrun/sandboxrun/skillstore"

@@ -1,7 +1,6 @@
 package sandboxrun
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 

@@ -1,7 +1,6 @@
 package images
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // aptSource is one (URI, suite) pair of a `deb` entry in the host's apt

@@ -1,13 +1,14 @@
 package images
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // removeTree deletes a bootstrap target directory. debootstrap mounts proc

@@ -1,7 +1,6 @@
 package images
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"archive/tar"
 	"bytes"
 	"context"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/images/imageapi"
 	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Skill images are made by creating, starting and committing a container

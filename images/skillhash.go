@@ -1,7 +1,6 @@
 package images
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // skillRecipeVersion changes when the way a skill image is made changes

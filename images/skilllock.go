@@ -1,7 +1,6 @@
 package images
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/internal/userdir"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Concurrent runs of a skill whose image is missing must build it once.

@@ -97,7 +97,7 @@ func (h *handlers) writeFile(_ context.Context, req *mcpsdk.CallToolRequest, in 
 	}
 	fi, err := h.files.put(req, in.Path, data)
 	if err != nil {
-		return nil, session.FileInfo{}, fileError(err)
+		return nil, session.FileInfo{}, h.fileError(err)
 	}
 	return textResult(fmt.Sprintf("wrote %s (%d bytes) to /workspace", fi.Path, fi.Size), false), fi, nil
 }
@@ -109,7 +109,7 @@ func (h *handlers) readFile(_ context.Context, req *mcpsdk.CallToolRequest, in R
 	}
 	data, e, err := h.files.get(req, in.Path, MaxReadBytes)
 	if err != nil {
-		return nil, ReadFileOutput{}, fileError(err)
+		return nil, ReadFileOutput{}, h.fileError(err)
 	}
 	out := ReadFileOutput{Path: e.Path, Size: e.Size, SHA256: e.SHA256, Encoding: enc}
 	if enc == encUTF8 {
@@ -130,7 +130,7 @@ func (h *handlers) listFiles(_ context.Context, req *mcpsdk.CallToolRequest, in 
 	}
 	entries, err := h.files.list(req, sub)
 	if err != nil {
-		return nil, ListFilesOutput{}, fileError(err)
+		return nil, ListFilesOutput{}, h.fileError(err)
 	}
 	var b strings.Builder
 	for _, e := range entries {
@@ -150,12 +150,13 @@ func (h *handlers) listFiles(_ context.Context, req *mcpsdk.CallToolRequest, in 
 }
 
 // fileError words a file tool's failure for a model: the store's messages
-// already name the path, the problem and the fix.
-func fileError(err error) error {
+// already name the path, the problem and the fix, and are told as a remote
+// caller is told them (Service.Tell), naming no folder of the host.
+func (h *handlers) fileError(err error) error {
 	if errors.Is(err, errNoWorkspace) {
 		return errors.New("this server keeps no workspace for files: ask the operator to start it with --sessions DIR")
 	}
-	return err
+	return h.svc.Tell(err)
 }
 
 // readAllMax reads r, refusing more than limit bytes.

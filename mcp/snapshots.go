@@ -94,14 +94,14 @@ func (h *handlers) snapshotWorkspace(_ context.Context, req *mcpsdk.CallToolRequ
 	}
 	snap, err := h.files.snapshot(req, label)
 	if err != nil {
-		return nil, session.Snapshot{}, fileError(err)
+		return nil, session.Snapshot{}, h.fileError(err)
 	}
 	return textResult(fmt.Sprintf("saved snapshot %s (%d files, %d bytes); restore_workspace with this id brings them back", snap.ID, snap.Files, snap.Bytes), false), snap, nil
 }
 
 func (h *handlers) restoreWorkspace(_ context.Context, req *mcpsdk.CallToolRequest, in RestoreInput) (*mcpsdk.CallToolResult, RestoreOutput, error) {
 	if err := h.files.restore(req, in.Snapshot); err != nil {
-		return nil, RestoreOutput{}, fileError(err)
+		return nil, RestoreOutput{}, h.fileError(err)
 	}
 	return textResult("the workspace is as snapshot "+in.Snapshot+" saved it", false), RestoreOutput{Restored: in.Snapshot}, nil
 }
@@ -109,7 +109,7 @@ func (h *handlers) restoreWorkspace(_ context.Context, req *mcpsdk.CallToolReque
 func (h *handlers) listSnapshots(_ context.Context, req *mcpsdk.CallToolRequest, _ ListSnapshotsInput) (*mcpsdk.CallToolResult, ListSnapshotsOutput, error) {
 	snaps, err := h.files.snapshots(req)
 	if err != nil {
-		return nil, ListSnapshotsOutput{}, fileError(err)
+		return nil, ListSnapshotsOutput{}, h.fileError(err)
 	}
 	var b strings.Builder
 	for _, s := range snaps {

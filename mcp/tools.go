@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"fmt"
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"reflect"
 	"slices"
 
@@ -10,6 +9,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
 )

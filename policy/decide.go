@@ -1,12 +1,12 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )

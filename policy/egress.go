@@ -1,12 +1,12 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )

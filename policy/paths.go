@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Sentinels for script-path refusals; each is wrapped with the path, the rule

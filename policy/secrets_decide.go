@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/egressrule"
 )
 

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Setting is one value of the policy file with where it came from: the

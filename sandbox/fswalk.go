@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Bounds of a workspace walk: sharing a huge tree (a home directory, a

@@ -1,12 +1,12 @@
 package sandbox
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"math"
 	"os"
 	"strconv"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // SandboxUID and SandboxGID are the ids scripts run as when the caller is

@@ -108,7 +108,7 @@ func Begin(ctx context.Context, slots chan struct{}, spec *Spec) (res *Result, e
 	res = NewResult(spec)
 	return res, func(err *error) {
 		if *err != nil && res.Error == "" {
-			res.Error = (*err).Error()
+			res.Error, res.Cause = (*err).Error(), *err
 		}
 		<-slots
 	}, nil

@@ -1,12 +1,13 @@
 package sandbox
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Permission bits a foreign sandbox user needs.

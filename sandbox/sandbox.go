@@ -142,6 +142,11 @@ type Result struct {
 	// error with Started set means the sandbox failed mid-run (killed from
 	// outside, engine failure), and the Result says as much as is known.
 	Started bool `json:"-"`
+	// Cause is the error Error was written from when the run failed in
+	// the backend (Begin), so a front end can tell it to its own reader
+	// (where.Render): the operator with the host's paths, a remote caller
+	// without them. Nil when Error came from inside the sandbox.
+	Cause error `json:"-"`
 }
 
 // The kinds of FileChange.

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"archive/tar"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // A writable workspace reaches a sandbox as a copy the backend sends in: a

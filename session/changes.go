@@ -1,11 +1,11 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 

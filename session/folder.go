@@ -1,7 +1,6 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // ErrReadOnly is wrapped by the refusal of a write to a Folder opened

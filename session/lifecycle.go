@@ -1,10 +1,11 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"sort"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // deleteWait bounds how long Delete waits for runs in the session to

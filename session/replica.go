@@ -1,9 +1,10 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // When several servers share the load (serve --replica), each one owns the

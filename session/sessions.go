@@ -1,7 +1,6 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // sess is one session in memory. id to ttl, the channels and ctx are set

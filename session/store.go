@@ -1,13 +1,14 @@
 package session
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Store is the set of sessions under one root. Layout:

@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )

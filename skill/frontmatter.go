@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"bufio"
 	"bytes"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Bounds on what is read from a SKILL.md. A frontmatter is a few hundred

@@ -1,13 +1,13 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 

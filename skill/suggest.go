@@ -1,10 +1,11 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"os"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // maxListed bounds how many skill names a not-found message lists.

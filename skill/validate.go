@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"math"
 	"os"
 	"slices"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Report is the outcome of validating one skill folder. The JSON field names

@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // Bounds of the walk that finds skills under a root. A collection nests

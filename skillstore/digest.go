@@ -1,7 +1,6 @@
 package skillstore
 
 import (
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // DigestPrefix starts every skill digest.

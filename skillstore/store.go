@@ -1,8 +1,6 @@
 package skillstore
 
 import (
-	"path"
-	"github.com/sandboxrun/sandboxrun/internal/where"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -11,12 +9,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
