@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -13,25 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 )
-
-// syncBuffer is a log destination the proxy's goroutines share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A refused request whose path, host, method or reason carries a
 // placeholder (as sent, or percent-encoded) leaves it in none of what
@@ -39,7 +21,7 @@ func (s *syncBuffer) String() string {
 // as JSON), the observer's decisions and the logs. The sandbox's own
 // answer still says why, in its words.
 func TestRefusedPlaceholdersAreRedacted(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	var mu sync.Mutex
 	var observed []egresslog.Decision
 	s := setupIntercept(t, true,

@@ -3,11 +3,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -24,6 +22,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/testserve"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
 )
@@ -97,17 +96,7 @@ func TestFaultsKilledUnderLoad(t *testing.T) {
 		t.Logf("round %d: killed with %d sandbox(es) running; %d uploads acknowledged so far", round+1, len(left), n)
 
 		srv = start()
-		c := srv.do(t, "GET", "/v1/sessions", nil)
-		require.Equal(t, http.StatusOK, c.status, c.String())
-		var l struct {
-			Sessions []sessionInfo `json:"sessions"`
-		}
-		require.NoError(t, json.Unmarshal(c.body, &l))
-		var listed []string
-		for _, s := range l.Sessions {
-			listed = append(listed, s.ID)
-		}
-		require.ElementsMatch(t, ids, listed, "round %d: every session survives", round+1)
+		require.ElementsMatch(t, ids, srv.ids(t), "round %d: every session survives", round+1)
 		for _, id := range ids {
 			byPath := entries(srv.list(t, id))
 			for p := range byPath {
@@ -163,7 +152,7 @@ func load(ctx context.Context, srv *sessServer, ids []string, prefix string, mu 
 				data[j] = byte(rng.Uint32())
 			}
 			p := fmt.Sprintf("%s-%d.bin", prefix, i)
-			status, _ := request(ctx, "PUT", srv.url+"/v1/sessions/"+id+"/files/"+p, data)
+			status, _ := testserve.Call(ctx, "PUT", srv.url+"/v1/sessions/"+id+"/files/"+p, data)
 			if status == http.StatusCreated {
 				mu.Lock()
 				acked[id][p] = sha(data)
@@ -177,31 +166,12 @@ func load(ctx context.Context, srv *sessServer, ids []string, prefix string, mu 
 			}
 			mu.Unlock()
 			if p != "" {
-				_, _ = request(ctx, "GET", srv.url+"/v1/sessions/"+id+"/files/"+p, nil)
+				_, _ = testserve.Call(ctx, "GET", srv.url+"/v1/sessions/"+id+"/files/"+p, nil)
 			}
 		case 3: // a run that writes
 			body, _ := json.Marshal(map[string]any{"session": id, "timeout": 60,
 				"code": fmt.Sprintf("import os\nos.makedirs('out', exist_ok=True)\nopen('out/%s-%d.txt', 'w').write('x' * 100000)\nprint('ok')", prefix, i)})
-			_, _ = request(ctx, "POST", srv.url+"/v1/skills/"+srv.skill+"/python", body)
+			_, _ = testserve.Call(ctx, "POST", srv.url+"/v1/skills/"+srv.skill+"/python", body)
 		}
 	}
-}
-
-// request sends one request and reads the whole answer; status -1 when
-// the exchange failed.
-func request(ctx context.Context, method, url string, body []byte) (int, []byte) {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return -1, nil
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return -1, nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return -1, nil
-	}
-	return resp.StatusCode, b
 }

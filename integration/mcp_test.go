@@ -23,7 +23,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends"
-	"github.com/sandboxrun/sandboxrun/internal/testserve"
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -112,7 +112,7 @@ func (s *mcpServer) requireNoContainers(t *testing.T) {
 }
 
 // syncBuffer collects a subprocess's stderr while tests read it.
-type syncBuffer = testserve.Log
+type syncBuffer = testlog.Buffer
 
 func (s *mcpServer) call(t *testing.T, tool string, args map[string]any) *mcpsdk.CallToolResult {
 	t.Helper()

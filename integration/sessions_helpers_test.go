@@ -163,6 +163,22 @@ func (s *sessServer) get(t *testing.T, id, p string) []byte {
 	return c.body
 }
 
+// ids lists the ids of the sessions the server knows.
+func (s *sessServer) ids(t *testing.T) []string {
+	t.Helper()
+	c := s.do(t, "GET", "/v1/sessions", nil)
+	require.Equal(t, http.StatusOK, c.status, c.String())
+	var l struct {
+		Sessions []sessionInfo `json:"sessions"`
+	}
+	require.NoError(t, json.Unmarshal(c.body, &l))
+	var ids []string
+	for _, si := range l.Sessions {
+		ids = append(ids, si.ID)
+	}
+	return ids
+}
+
 // list returns the session's listing.
 func (s *sessServer) list(t *testing.T, id string) []session.Entry {
 	t.Helper()

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -11,13 +10,13 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 	"github.com/sandboxrun/sandboxrun/server"
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -29,25 +28,7 @@ type replicaPair struct {
 	url [2]string
 	eng [2]*specEngine
 	ts  [2]*httptest.Server
-	log [2]*syncBuffer
-}
-
-// syncBuffer is a log destination safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	log [2]*testlog.Buffer
 }
 
 func startPair(t testing.TB) *replicaPair {
@@ -78,7 +59,7 @@ func startPair(t testing.TB) *replicaPair {
 			SessionsRoot: t.TempDir(), Replica: name, Observer: metrics})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = svc.Close() })
-		p.log[i] = &syncBuffer{}
+		p.log[i] = &testlog.Buffer{}
 		srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB), Metrics: metrics,
 			Logger:   slog.New(slog.NewTextHandler(p.log[i], nil)),
 			Replicas: &server.Replicas{Self: name, PeerURL: "http://{replica}.peer", Transport: transport}})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sandboxrun/sandboxrun/internal/limit"
 	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
@@ -62,22 +63,15 @@ func badPath(p, format string, args ...any) *PathError {
 	return &PathError{Path: p, Reason: fmt.Sprintf(format, args...)}
 }
 
-// LimitError reports a bound that was reached: which one (its policy key),
-// its value, and how to raise it.
-type LimitError struct {
-	// Limit is the operator policy key of the bound, e.g. "sessions.quota".
-	Limit string
-	// Value is the bound's value (bytes, count, depth or nanoseconds).
-	Value int64
-	// Hint says how to get past it: the policy key or flag to raise, or what
-	// to remove.
-	Hint string
-}
+// LimitError reports a bound that was reached: which one (Limit, its
+// operator policy key, e.g. "sessions.quota"), its value (Value: bytes,
+// count, depth or nanoseconds), and how to raise it (Hint). Its fields and
+// message are the skill store's too (internal/limit); it is a type of its
+// own so that a caller tells a session's limit from an upload's.
+type LimitError limit.Error
 
 // Error says which limit, its value and the hint.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("limit reached: %s (%d): %s", e.Limit, e.Value, e.Hint)
-}
+func (e *LimitError) Error() string { return (*limit.Error)(e).Error() }
 
 // Is makes every *LimitError match ErrLimit.
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }

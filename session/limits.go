@@ -3,6 +3,8 @@ package session
 import (
 	"log/slog"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/limit"
 )
 
 // Limits are the operator's bounds on sessions. A zero field takes its
@@ -45,34 +47,18 @@ const (
 // WithDefaults returns l with every zero (or negative) field set to its
 // default.
 func (l Limits) WithDefaults() Limits {
-	if l.TTL <= 0 {
-		l.TTL = DefaultTTL
-	}
-	if l.MaxTTL <= 0 {
-		l.MaxTTL = DefaultMaxTTL
-	}
+	l.TTL = limit.Or(l.TTL, DefaultTTL)
+	l.MaxTTL = limit.Or(l.MaxTTL, DefaultMaxTTL)
 	if l.TTL > l.MaxTTL {
 		// A default above its own ceiling would make every Create fail.
 		l.MaxTTL = l.TTL
 	}
-	if l.Quota <= 0 {
-		l.Quota = DefaultQuota
-	}
-	if l.MaxPerOwner <= 0 {
-		l.MaxPerOwner = DefaultMaxPerOwner
-	}
-	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = DefaultMaxTotalBytes
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = DefaultMaxFiles
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
-	if l.MaxSnapshots <= 0 {
-		l.MaxSnapshots = DefaultMaxSnapshots
-	}
+	l.Quota = limit.Or(l.Quota, DefaultQuota)
+	l.MaxPerOwner = limit.Or(l.MaxPerOwner, DefaultMaxPerOwner)
+	l.MaxTotalBytes = limit.Or(l.MaxTotalBytes, DefaultMaxTotalBytes)
+	l.MaxFiles = limit.Or(l.MaxFiles, DefaultMaxFiles)
+	l.MaxDepth = limit.Or(l.MaxDepth, DefaultMaxDepth)
+	l.MaxSnapshots = limit.Or(l.MaxSnapshots, DefaultMaxSnapshots)
 	return l
 }
 

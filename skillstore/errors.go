@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/limit"
 )
 
 // Sentinel errors callers branch on with errors.Is; the HTTP server maps
@@ -49,17 +51,14 @@ const (
 	LimitVersions    = "skill_uploads.max_versions"
 )
 
-// LimitError reports a bound reached: its policy key, its value, the fix.
-type LimitError struct {
-	Limit string
-	Value int64
-	Hint  string
-}
+// LimitError reports a bound reached: its policy key (Limit), its value
+// (Value) and the fix (Hint). Its fields and message are the session
+// store's too (internal/limit); it is a type of its own so that a caller
+// tells an upload's limit from a session's.
+type LimitError limit.Error
 
 // Error names the limit, its value and the fix.
-func (e *LimitError) Error() string {
-	return fmt.Sprintf("limit reached: %s (%d): %s", e.Limit, e.Value, e.Hint)
-}
+func (e *LimitError) Error() string { return (*limit.Error)(e).Error() }
 
 // Unwrap matches ErrLimit.
 func (e *LimitError) Unwrap() error { return ErrLimit }

@@ -1,5 +1,7 @@
 package skillstore
 
+import "github.com/sandboxrun/sandboxrun/internal/limit"
+
 // Defaults of the upload limits (policy skill_uploads).
 const (
 	DefaultMaxUploadBytes = 30 << 20
@@ -26,20 +28,10 @@ type Limits struct {
 
 // WithDefaults fills the zero fields.
 func (l Limits) WithDefaults() Limits {
-	if l.MaxUploadBytes <= 0 {
-		l.MaxUploadBytes = DefaultMaxUploadBytes
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = DefaultMaxFiles
-	}
-	if l.MaxSkills <= 0 {
-		l.MaxSkills = DefaultMaxSkills
-	}
-	if l.MaxVersions <= 0 {
-		l.MaxVersions = DefaultMaxVersions
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
-	}
+	l.MaxUploadBytes = limit.Or(l.MaxUploadBytes, DefaultMaxUploadBytes)
+	l.MaxFiles = limit.Or(l.MaxFiles, DefaultMaxFiles)
+	l.MaxSkills = limit.Or(l.MaxSkills, DefaultMaxSkills)
+	l.MaxVersions = limit.Or(l.MaxVersions, DefaultMaxVersions)
+	l.MaxDepth = limit.Or(l.MaxDepth, DefaultMaxDepth)
 	return l
 }

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -243,22 +242,9 @@ func start(bin, skills, sessions string) (*server, error) {
 func (s *server) stop() { s.Stop() }
 
 // call sends one request and reads the whole answer; -1 when the exchange
-// failed.
+// failed. A request in flight when the soak ends is let finish.
 func (s *server) call(method, path string, body []byte) (int, []byte) {
-	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
-	if err != nil {
-		return -1, nil
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return -1, nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return -1, nil
-	}
-	return resp.StatusCode, b
+	return testserve.Call(context.Background(), method, s.url+path, body)
 }
 
 // sample reads the server's memory and descriptors from /proc and its

@@ -2,38 +2,20 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 )
-
-// lockedBuffer is a bytes.Buffer safe to write and read from two goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestMCPServesOverStdio runs `sandboxrun mcp` in-process, its stdin and
 // stdout connected to an SDK client, with Docker unreachable: listing,
@@ -86,7 +68,7 @@ func TestMCPServesOverStdio(t *testing.T) {
 // connected to an SDK client.
 type stdioServer struct {
 	cs             *mcpsdk.ClientSession
-	stdout, stderr *lockedBuffer
+	stdout, stderr *testlog.Buffer
 	clientOut      io.Closer
 	code           chan int
 }
@@ -95,7 +77,7 @@ func startStdio(ctx context.Context, t *testing.T, args ...string) *stdioServer 
 	t.Helper()
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
-	s := &stdioServer{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, clientOut: clientOut, code: make(chan int, 1)}
+	s := &stdioServer{stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}, clientOut: clientOut, code: make(chan int, 1)}
 	go func() {
 		s.code <- execute(context.Background(), args, streams{in: serverIn, out: io.MultiWriter(serverOut, s.stdout), err: s.stderr})
 		_ = serverOut.Close() // what the process's exit does to its stdout

@@ -1,7 +1,6 @@
 package testserve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,9 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 )
 
 // Options say how to start the server. Bin is required.
@@ -72,7 +72,7 @@ func Start(o Options) (*Server, error) {
 	args := append(append([]string(nil), o.Args...), "--listen", listen)
 	cmd := exec.Command(o.Bin, args...)
 	cmd.Env = append(os.Environ(), o.Env...)
-	s := &Server{URL: "http://" + listen, Cmd: cmd, Log: &Log{}, done: make(chan struct{})}
+	s := &Server{URL: "http://" + listen, Cmd: cmd, Log: newLog(), done: make(chan struct{})}
 	if sock, ok := strings.CutPrefix(listen, "unix:"); ok {
 		s.URL = "unix:" + sock
 	}
@@ -187,29 +187,12 @@ func (s *Server) Stop() {
 	}
 }
 
-// maxLog bounds what a Log keeps: the tail of a long run's log (a soak
-// logs a line a request) is what explains its end.
+// maxLog bounds what a server's Log keeps: the tail of a long run's log (a
+// soak logs a line a request) is what explains its end.
 const maxLog = 1 << 20
 
-// Log is the server's stderr, its last maxLog bytes, safe to read while
-// it is written.
-type Log struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// Log is a server's stderr, safe to read while it is written. Start keeps
+// its last maxLog bytes (newLog).
+type Log = testlog.Buffer
 
-func (l *Log) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if over := l.buf.Len() + len(p) - maxLog; over > 0 {
-		l.buf.Next(min(over, l.buf.Len()))
-	}
-	return l.buf.Write(p)
-}
-
-// String is everything written so far.
-func (l *Log) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+func newLog() *Log { return &Log{Max: maxLog} }

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A Log keeps the tail of what was written.
+// A server's Log keeps the tail of what was written.
 func TestLogKeepsTheTail(t *testing.T) {
-	var l Log
+	l := newLog()
 	line := strings.Repeat("x", 99) + "\n"
 	for range 2 * maxLog / len(line) {
 		_, err := l.Write([]byte(line))
