@@ -1,38 +1,19 @@
 package sandboxrun_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/testlog"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
-
-// syncBuffer is a log sink the Service may write from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Each refusal a remote caller can meet before a sandbox starts is told
 // from values: its message names the skill's files by their sandbox paths,
@@ -66,7 +47,7 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 	require.NoError(t, os.WriteFile(polPath, []byte("limits:\n  timeout: {max: 20s}\n  memory: {max: 256m}\n"), 0o600))
 	pol, err := policy.LoadPolicy(polPath)
 	require.NoError(t, err)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	svc, err := sandboxrun.New(sandboxrun.Config{
 		SkillRoots: []string{root}, Policy: pol, SessionsRoot: filepath.Join(host, "sessions"),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Warn: func(string) {},
