@@ -85,17 +85,7 @@ func (e *Error) Error() string { return e.wrapped.Error() }
 func (e *Error) Render(n Namer) string { return e.text.Render(n) }
 
 // Unwrap returns what the format's %w verbs named.
-func (e *Error) Unwrap() []error {
-	switch w := e.wrapped.(type) {
-	case interface{ Unwrap() error }:
-		if inner := w.Unwrap(); inner != nil {
-			return []error{inner}
-		}
-	case interface{ Unwrap() []error }:
-		return w.Unwrap()
-	}
-	return nil
-}
+func (e *Error) Unwrap() []error { return unwrapped(e.wrapped) }
 
 // renderer is an error, or a value with a message, that can say itself to
 // a reader.
