@@ -92,6 +92,23 @@ func TestOpenAPIDocument(t *testing.T) {
 		require.Contains(t, item, strings.ToLower(r[1]), "route %s %s", r[1], r[2])
 	}
 
+	// Every endpoint that reads a body says what a body too slow (408) or
+	// too large (413) gets, as every such route answers.
+	bodies := 0
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			op, ok := op.(map[string]any)
+			if !ok || op["requestBody"] == nil {
+				continue
+			}
+			bodies++
+			responses := op["responses"].(map[string]any)
+			require.Contains(t, responses, "408", "%s %s", method, path)
+			require.Contains(t, responses, "413", "%s %s", method, path)
+		}
+	}
+	require.GreaterOrEqual(t, bodies, 10)
+
 	f := start(t, nil, server.Options{})
 	r := call(t, "GET", f.url+"/v1/openapi.json", "")
 	require.Equal(t, 200, r.status)
