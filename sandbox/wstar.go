@@ -3,7 +3,6 @@ package sandbox
 import (
 	"archive/tar"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -148,7 +147,7 @@ func WriteTree(w io.Writer, root string, uid, gid int) (map[string]Copied, error
 				return err
 			}
 			if _, err := io.CopyN(tw, f, fi.Size()); err != nil {
-				return fmt.Errorf("read %s: %w", p, err)
+				return where.Errorf("read %s: %w", where.Path(p), err)
 			}
 			seen[rel] = Copied{Typ: tar.TypeReg, Size: fi.Size(), Perm: h.Mode, MTime: fi.ModTime(), RootOwned: h.Uid == 0}
 		}

@@ -105,7 +105,7 @@ func (s *Store) openDirs() error {
 		return where.Errorf("sessions root %q: %w", where.Path(s.root), err)
 	}
 	if err := unix.Flock(int(s.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("sessions root %q is in use by another sandboxrun process (%w): stop it, or give each server its own sessions root", s.root, err)
+		return where.Errorf("sessions root %q is in use by another sandboxrun process (%w): stop it, or give each server its own sessions root", where.Path(s.root), err)
 	}
 	return nil
 }
