@@ -101,7 +101,7 @@ func Render(err error, n Namer) string {
 	if err == nil {
 		return ""
 	}
-	switch e := err.(type) {
+	switch e := err.(type) { //nolint:errorlint // this error itself: what it wraps is rendered below, one link at a time
 	case renderer:
 		return e.Render(n)
 	case *fs.PathError:
@@ -123,7 +123,7 @@ func Render(err error, n Namer) string {
 }
 
 func unwrapped(err error) []error {
-	switch w := err.(type) {
+	switch w := err.(type) { //nolint:errorlint // the links of this error alone, not of its chain
 	case interface{ Unwrap() error }:
 		if inner := w.Unwrap(); inner != nil {
 			return []error{inner}
