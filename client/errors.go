@@ -10,17 +10,18 @@ import (
 // Sentinels to branch on with errors.Is; every answer the server refused
 // is an *Error, which matches the sentinel of its status.
 var (
-	ErrBadRequest       = errors.New("bad request")                           // 400
-	ErrUnauthorized     = errors.New("missing or unknown bearer token")       // 401
-	ErrRefused          = errors.New("refused by the server's policy")        // 403
-	ErrNotFound         = errors.New("not found")                             // 404
-	ErrConflict         = errors.New("conflict")                              // 409
-	ErrTooLarge         = errors.New("over a size limit")                     // 413
-	ErrUnsupportedMedia = errors.New("unsupported media type")                // 415
-	ErrBusy             = errors.New("too many requests; retry later")        // 429
-	ErrServer           = errors.New("the server or the sandbox failed")      // 5xx
-	ErrUnavailable      = errors.New("the engine or an image is unavailable") // 503
-	ErrDiskFull         = errors.New("the server's disk is full")             // 507
+	ErrBadRequest       = errors.New("bad request")                               // 400
+	ErrUnauthorized     = errors.New("missing or unknown bearer token")           // 401
+	ErrRefused          = errors.New("refused by the server's policy")            // 403
+	ErrNotFound         = errors.New("not found")                                 // 404
+	ErrRequestTimeout   = errors.New("the request's body did not arrive in time") // 408
+	ErrConflict         = errors.New("conflict")                                  // 409
+	ErrTooLarge         = errors.New("over a size limit")                         // 413
+	ErrUnsupportedMedia = errors.New("unsupported media type")                    // 415
+	ErrBusy             = errors.New("too many requests; retry later")            // 429
+	ErrServer           = errors.New("the server or the sandbox failed")          // 5xx
+	ErrUnavailable      = errors.New("the engine or an image is unavailable")     // 503
+	ErrDiskFull         = errors.New("the server's disk is full")                 // 507
 )
 
 // Error is an answer other than success: the status and what the server
@@ -61,6 +62,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrRefused
 	case http.StatusNotFound:
 		return target == ErrNotFound
+	case http.StatusRequestTimeout:
+		return target == ErrRequestTimeout
 	case http.StatusConflict:
 		return target == ErrConflict
 	case http.StatusRequestEntityTooLarge:

@@ -34,6 +34,7 @@ func TestErrorMapping(t *testing.T) {
 				require.Equal(t, "Bash(rm:*)", e.Suggest)
 			}},
 		{404, `{"error":"skill \"nope\" not found"}`, nil, ErrNotFound, nil},
+		{408, `{"error":"the body did not arrive in time"}`, nil, ErrRequestTimeout, nil},
 		{409, `{"error":"a folder is in the way"}`, nil, ErrConflict, nil},
 		{413, `{"error":"over sessions.quota"}`, nil, ErrTooLarge, nil},
 		{415, `{"error":"not a tar"}`, nil, ErrUnsupportedMedia, nil},

@@ -84,6 +84,10 @@ class ConflictError(SandboxrunError):
     """409: a folder or a link is where a file is needed."""
 
 
+class RequestTimeoutError(SandboxrunError):
+    """408: the request's body did not arrive in time; nothing ran or was kept, so send it again."""
+
+
 class TooLargeError(SandboxrunError):
     """413: a limit on bytes or files; the message names the limit and how to raise it."""
 
@@ -124,6 +128,7 @@ _BY_STATUS = {
     401: AuthError,
     403: RefusedError,
     404: NotFoundError,
+    408: RequestTimeoutError,
     409: ConflictError,
     413: TooLargeError,
     415: UnsupportedMediaError,

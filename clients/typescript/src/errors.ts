@@ -58,6 +58,9 @@ export class NotFoundError extends SandboxrunError {}
 /** 409: a folder or a link is where a file is needed. */
 export class ConflictError extends SandboxrunError {}
 
+/** 408: the request's body did not arrive in time; nothing ran or was kept, so send it again. */
+export class RequestTimeoutError extends SandboxrunError {}
+
 /** 413: a limit on bytes or files; the message names it and how to raise it. */
 export class TooLargeError extends SandboxrunError {}
 
@@ -88,6 +91,7 @@ const BY_STATUS: Record<number, typeof SandboxrunError> = {
   401: AuthError,
   403: RefusedError,
   404: NotFoundError,
+  408: RequestTimeoutError,
   409: ConflictError,
   413: TooLargeError,
   415: UnsupportedMediaError,

@@ -12,6 +12,7 @@ import {
   BadRequestError,
   BusyError,
   ConflictError,
+  RequestTimeoutError,
   NotFoundError,
   RefusedError,
   ServerError,
@@ -320,6 +321,11 @@ describe('errors', { concurrency: true }, () => {
     const e = errorForStatus(415, { error: 'not a tar' });
     assert.ok(e instanceof UnsupportedMediaError);
     assert.equal(e.status, 415);
+  });
+  it('408 maps to RequestTimeoutError', () => {
+    const e = errorForStatus(408, { error: 'the body did not arrive in time' });
+    assert.ok(e instanceof RequestTimeoutError);
+    assert.equal(e.status, 408);
   });
   it('429 carries the retry delay', async () => {
     const u = new Client({ url: busy.url });
