@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/size"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // MaxSkillFileBytes bounds a skill file handed to a remote caller whole (an
@@ -78,6 +79,19 @@ func skillPath(skillName, ref string) (string, error) {
 // (Execution.Remote).
 func (s *Service) ReadSkillFile(skillRef, ref string) (*SkillFile, error) {
 	sk, err := s.Skill(skillRef)
+	return s.readSkillFile(sk, err, ref)
+}
+
+// ReadSkillFileAs is ReadSkillFile for owner (the digest of the caller's
+// token), who may name one of their uploaded skills, as ResolveSkill finds
+// it.
+func (s *Service) ReadSkillFileAs(owner, skillRef, ref string) (*SkillFile, error) {
+	rs, err := s.ResolveSkill(owner, skillRef)
+	return s.readSkillFile(rs.Skill, err, ref)
+}
+
+// readSkillFile reads ref of sk, which loaded unless err says why not.
+func (s *Service) readSkillFile(sk *skill.Skill, err error, ref string) (*SkillFile, error) {
 	if err != nil {
 		// The skill did not load: its folder is not known to hide.
 		return nil, s.callerNames(nil, "").tell(err)

@@ -1,6 +1,8 @@
 package sandboxrun_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -14,6 +16,9 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/skill"
+	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 func TestSkillPathAcceptsWhatAModelSees(t *testing.T) {
@@ -140,6 +145,38 @@ func TestReadSkillFileStaysInsideTheSkill(t *testing.T) {
 
 	_, err = svc.ReadSkillFile("../files", "SKILL.md")
 	require.ErrorIs(t, err, sandboxrun.ErrRefused, "the skill is named, never a path")
+}
+
+// TestReadSkillFileAsReachesTheOwnersUploads: ReadSkillFileAs reads the
+// owner's upload; another owner, and ReadSkillFile (operator skills), find
+// no such skill.
+func TestReadSkillFileAsReachesTheOwnersUploads(t *testing.T) {
+	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"))
+	require.NoError(t, err)
+	svc, _ := newService(t, sandboxrun.Config{Policy: pol})
+	st, err := svc.SkillStore()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	body := "---\nname: mine\ndescription: Mine. Use it in tests.\n---\nbody\n"
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: "SKILL.md", Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}))
+	_, err = tw.Write([]byte(body))
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	owner, other := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	_, err = st.Put(owner, skillstore.FormatTar, &buf)
+	require.NoError(t, err)
+
+	f, err := svc.ReadSkillFileAs(owner, "mine", "SKILL.md")
+	require.NoError(t, err)
+	require.Equal(t, body, string(f.Data))
+	for name, read := range map[string]func() (*sandboxrun.SkillFile, error){
+		"another owner": func() (*sandboxrun.SkillFile, error) { return svc.ReadSkillFileAs(other, "mine", "SKILL.md") },
+		"no owner":      func() (*sandboxrun.SkillFile, error) { return svc.ReadSkillFile("mine", "SKILL.md") },
+	} {
+		_, err := read()
+		require.ErrorIs(t, err, skill.ErrSkillNotFound, name)
+	}
 }
 
 func TestRunScriptRefusesHostPathsFromRemoteCallers(t *testing.T) {

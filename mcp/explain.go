@@ -43,7 +43,7 @@ func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Argv = in.Argv
+	r.Argv, r.Owner = in.Argv, h.owner
 	if err := h.files.runIn(req, &r); err != nil {
 		return nil, nil, err
 	}

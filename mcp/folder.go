@@ -81,6 +81,6 @@ func (w *folder) runIn(_ *mcpsdk.CallToolRequest, r *sandboxrun.Request) error {
 	if w.err != nil {
 		return w.err
 	}
-	r.Workspace, r.Session, r.Owner = w.f.Dir(), "", ""
+	r.Workspace, r.Session = w.f.Dir(), ""
 	return nil
 }

@@ -26,29 +26,24 @@ type handlers struct {
 	interval time.Duration
 	base     context.Context // the server's lifetime, not a request's
 	files    files           // where file tools and runs work
+	// owner is who the connections act for: the digest of the token that
+	// opened them, else sessionOwner. Skills resolve as it (the
+	// operator's, and its uploads), as for its HTTP requests.
+	owner string
 
 	mu     sync.Mutex
 	listed map[string]string // resource URI -> description, as registered
 }
 
 func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ ListSkillsInput) (*mcpsdk.CallToolResult, ListSkillsOutput, error) {
-	skills, errs := h.svc.Skills()
-	for _, err := range errs {
-		// The operator's problem, not the model's: logged, and the skill
-		// left out of the list.
-		h.log.Warn("skill left out of the list", "err", err)
-	}
-	// A skill with disable-model-invocation is the host's to name, never
-	// shown to the model.
-	skills = skill.ForModel(skills)
+	skills := h.skills(true)
 	out := ListSkillsOutput{Skills: make([]SkillSummary, 0, len(skills))}
 	var b strings.Builder
 	for _, sk := range skills {
-		m := sk.Manifest
-		out.Skills = append(out.Skills, SkillSummary{Name: m.Name, Description: m.Description, WhenToUse: m.WhenToUse})
-		fmt.Fprintf(&b, "- %s: %s\n", m.Name, m.Description)
-		if m.WhenToUse != "" {
-			fmt.Fprintf(&b, "  When to use: %s\n", m.WhenToUse)
+		out.Skills = append(out.Skills, SkillSummary{Name: sk.Name, Description: sk.Description, WhenToUse: sk.WhenToUse})
+		fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)
+		if sk.WhenToUse != "" {
+			fmt.Fprintf(&b, "  When to use: %s\n", sk.WhenToUse)
 		}
 	}
 	if len(skills) == 0 {
@@ -57,8 +52,28 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 	return textResult(b.String(), false), out, nil
 }
 
+// skills are those the owner may name, as its GET /v1/skills lists them,
+// less those with disable-model-invocation: the host's to name, never
+// shown to the model. What could not be listed is the operator's problem,
+// not the model's: logged when logBroken, and left out.
+func (h *handlers) skills(logBroken bool) []sandboxrun.Listed {
+	all, errs := h.svc.ListSkills(h.owner)
+	if logBroken {
+		for _, err := range errs {
+			h.log.Warn("skill left out of the list", "err", err)
+		}
+	}
+	out := make([]sandboxrun.Listed, 0, len(all))
+	for _, sk := range all {
+		if !sk.DisableModelInvocation {
+			out = append(out, sk)
+		}
+	}
+	return out
+}
+
 func (h *handlers) activateSkill(_ context.Context, _ *mcpsdk.CallToolRequest, in SkillInput) (*mcpsdk.CallToolResult, ActivateOutput, error) {
-	a, err := h.svc.ActivateRemote("", in.Skill)
+	a, err := h.svc.ActivateRemote(h.owner, in.Skill)
 	if err != nil {
 		return nil, ActivateOutput{}, h.toolError(in.Skill, err, facts{})
 	}
@@ -126,6 +141,7 @@ func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what, s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.base, cancel)()
+	r.Owner = h.owner
 	if err := h.files.runIn(req, &r); err != nil {
 		return h.svc.Stopped(err)
 	}

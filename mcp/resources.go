@@ -58,15 +58,14 @@ func (h *handlers) addResources(srv *mcpsdk.Server) {
 // and removes those of skills that are gone, touching only what changed so
 // clients are not told of changes that did not happen.
 func (h *handlers) syncResources(srv *mcpsdk.Server) {
-	skills, _ := h.svc.Skills() // list_skills logs the broken ones
 	want := map[string]*mcpsdk.Resource{}
-	for _, sk := range skill.ForModel(skills) {
-		uri := SkillURI(sk.Manifest.Name, manifest)
+	for _, sk := range h.skills(false) { // list_skills logs the broken ones
+		uri := SkillURI(sk.Name, manifest)
 		want[uri] = &mcpsdk.Resource{
 			URI:         uri,
-			Name:        sk.Manifest.Name,
-			Title:       sk.Manifest.Name + " (" + manifest + ")",
-			Description: sk.Manifest.Description,
+			Name:        sk.Name,
+			Title:       sk.Name + " (" + manifest + ")",
+			Description: sk.Description,
 			MIMEType:    "text/markdown",
 		}
 	}
@@ -102,7 +101,7 @@ func (h *handlers) readResource(_ context.Context, req *mcpsdk.ReadResourceReque
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, mcpsdk.ResourceNotFoundError(uri)
 	}
-	f, err := h.svc.ReadSkillFile(u.Hostname(), strings.TrimPrefix(u.Path, "/"))
+	f, err := h.svc.ReadSkillFileAs(h.owner, u.Hostname(), strings.TrimPrefix(u.Path, "/"))
 	switch {
 	case errors.Is(err, skill.ErrSkillNotFound), errors.Is(err, sandboxrun.ErrSkillFileNotFound):
 		return nil, mcpsdk.ResourceNotFoundError(uri)

@@ -103,14 +103,19 @@ func newOptions(opts []Option) options {
 // NewServer returns an MCP server whose tools and resources are calls on
 // svc. Build svc with AllowSkillPaths false: the server's callers are models,
 // which name skills, never host folders. One server serves any number of
-// sessions.
+// sessions, all with no token: operator skills only, workspaces of the
+// owner "mcp".
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
-	o := newOptions(opts)
+	return newServer(svc, newOptions(opts), sessionOwner)
+}
+
+// newServer is NewServer for connections acting for owner.
+func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server {
 	var ws files
 	var where string
 	switch {
 	case o.workspace == "":
-		ws, where = newWorkspaces(svc), instructionsSession
+		ws, where = newWorkspaces(svc, owner), instructionsSession
 	case o.writable:
 		ws, where = openFolder(o.base, svc, o.workspace, true), instructionsFolder
 	default:
@@ -122,7 +127,7 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 	}
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws}
+	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws, owner: owner}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t
@@ -194,15 +199,17 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 // so that a shutdown cancels the runs in flight too. Idle sessions end after
 // 30 minutes; requests reaching a loopback address with another Host header
 // are refused (the SDK's DNS-rebinding protection).
+//
+// Behind the server's tokens, a connection acts for the owner of the token
+// that opened it (see byOwner); with no token it acts as NewServer's.
 func HTTPHandler(svc *sandboxrun.Service, opts ...Option) http.Handler {
-	o := newOptions(opts)
-	srv := NewServer(svc, opts...)
-	return mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, &mcpsdk.StreamableHTTPOptions{
-		Logger:                       o.log,
+	b := &byOwner{svc: svc, o: newOptions(opts), servers: map[string]*mcpsdk.Server{}}
+	return b.guard(mcpsdk.NewStreamableHTTPHandler(b.server, &mcpsdk.StreamableHTTPOptions{
+		Logger:                       b.o.log,
 		SessionTimeout:               30 * time.Minute,
 		MaxRequestBodyBytes:          MaxMessageBytes,
 		PropagateRequestCancellation: true,
-	})
+	}))
 }
 
 type readerFunc func([]byte) (int, error)

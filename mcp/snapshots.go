@@ -57,7 +57,7 @@ func (w *workspaces) snapshot(req *mcpsdk.CallToolRequest, label string) (sessio
 	if err != nil {
 		return session.Snapshot{}, err
 	}
-	return st.Snapshot(sessionOwner, id, label)
+	return st.Snapshot(w.owner, id, label)
 }
 
 func (w *workspaces) restore(req *mcpsdk.CallToolRequest, snap string) error {
@@ -65,7 +65,7 @@ func (w *workspaces) restore(req *mcpsdk.CallToolRequest, snap string) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Restore(sessionOwner, id, snap)
+	_, err = st.Restore(w.owner, id, snap)
 	return err
 }
 
@@ -74,7 +74,7 @@ func (w *workspaces) snapshots(req *mcpsdk.CallToolRequest) ([]session.Snapshot,
 	if err != nil {
 		return nil, err
 	}
-	return st.ListSnapshots(sessionOwner, id)
+	return st.ListSnapshots(w.owner, id)
 }
 
 func (w *folder) snapshot(*mcpsdk.CallToolRequest, string) (session.Snapshot, error) {

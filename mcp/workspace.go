@@ -12,22 +12,27 @@ import (
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
-// sessionOwner owns the sandboxrun sessions of MCP connections. Their ids
-// never leave the server: a connection finds its own by its MCP session.
+// sessionOwner is who a connection with no token acts for (stdio, a
+// server that takes no tokens): it owns their sandboxrun sessions, and,
+// being no token's digest, has no uploaded skills (the skill store knows
+// no such owner), so those connections reach operator skills only. A
+// connection's session ids never leave the server: it finds its own by
+// its MCP session.
 const sessionOwner = "mcp"
 
 // workspaces give each MCP connection a sandboxrun session of its own,
 // made on first use and removed when the client disconnects, so that files
 // written by one call (a tool, a run) are there for the next.
 type workspaces struct {
-	svc *sandboxrun.Service
+	svc   *sandboxrun.Service
+	owner string // the connections' owner, who owns their sessions
 
 	mu     sync.Mutex
 	byConn map[*mcpsdk.ServerSession]string // connection -> session id
 }
 
-func newWorkspaces(svc *sandboxrun.Service) *workspaces {
-	return &workspaces{svc: svc, byConn: map[*mcpsdk.ServerSession]string{}}
+func newWorkspaces(svc *sandboxrun.Service, owner string) *workspaces {
+	return &workspaces{svc: svc, owner: owner, byConn: map[*mcpsdk.ServerSession]string{}}
 }
 
 // errNoWorkspace is wrapped when the server keeps no sessions.
@@ -51,7 +56,7 @@ func (w *workspaces) of(req *mcpsdk.CallToolRequest) (*session.Store, string, er
 	if id, ok := w.byConn[conn]; ok {
 		return st, id, nil
 	}
-	info, err := st.Create(sessionOwner, 0)
+	info, err := st.Create(w.owner, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -62,7 +67,7 @@ func (w *workspaces) of(req *mcpsdk.CallToolRequest) (*session.Store, string, er
 		w.mu.Lock()
 		delete(w.byConn, conn)
 		w.mu.Unlock()
-		_ = st.Delete(sessionOwner, info.ID)
+		_ = st.Delete(w.owner, info.ID)
 	}()
 	return st, info.ID, nil
 }
@@ -77,7 +82,7 @@ func (w *workspaces) runIn(req *mcpsdk.CallToolRequest, r *sandboxrun.Request) e
 	case err != nil:
 		return err
 	}
-	r.Session, r.Owner = id, sessionOwner
+	r.Session, r.Owner = id, w.owner
 	return nil
 }
 
@@ -98,7 +103,7 @@ func (w *workspaces) put(req *mcpsdk.CallToolRequest, p string, data []byte) (se
 	if err != nil {
 		return session.FileInfo{}, err
 	}
-	return st.PutFile(sessionOwner, id, p, bytes.NewReader(data))
+	return st.PutFile(w.owner, id, p, bytes.NewReader(data))
 }
 
 func (w *workspaces) get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error) {
@@ -106,7 +111,7 @@ func (w *workspaces) get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]
 	if err != nil {
 		return nil, session.Entry{}, err
 	}
-	f, e, err := st.OpenFile(sessionOwner, id, p)
+	f, e, err := st.OpenFile(w.owner, id, p)
 	if err != nil {
 		return nil, e, err
 	}
@@ -120,5 +125,5 @@ func (w *workspaces) list(req *mcpsdk.CallToolRequest, sub string) ([]session.En
 	if err != nil {
 		return nil, err
 	}
-	return st.ListFiles(sessionOwner, id, sub)
+	return st.ListFiles(w.owner, id, sub)
 }

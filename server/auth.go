@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -11,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/caller"
 )
 
 // Tokens are the accepted bearer tokens, kept as sha256 digests so the
@@ -88,13 +89,9 @@ func (t *Tokens) check(r *http.Request) (string, error) {
 	return hex.EncodeToString(got[:]), nil
 }
 
-type ownerKey struct{}
-
-// owner is who made r, as requireToken found it: sessions belong to it.
-func owner(r *http.Request) string {
-	o, _ := r.Context().Value(ownerKey{}).(string)
-	return o
-}
+// owner is who made r, as requireToken found it: sessions, uploads and
+// MCP connections belong to it.
+func owner(r *http.Request) string { return caller.Owner(r.Context()) }
 
 // requireToken wraps h so that only requests with an accepted token reach it.
 func (t *Tokens) requireToken(h http.Handler) http.Handler {
@@ -105,6 +102,6 @@ func (t *Tokens) requireToken(h http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, err)
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ownerKey{}, who)))
+		h.ServeHTTP(w, r.WithContext(caller.WithOwner(r.Context(), who)))
 	})
 }

@@ -1,0 +1,17 @@
+package caller_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/caller"
+)
+
+func TestOwner(t *testing.T) {
+	require.Empty(t, caller.Owner(context.Background()), "nothing said: no owner")
+	ctx := caller.WithOwner(context.Background(), "abc")
+	require.Equal(t, "abc", caller.Owner(ctx))
+	require.Equal(t, "def", caller.Owner(caller.WithOwner(ctx, "def")), "the innermost wins")
+}
