@@ -98,13 +98,50 @@ func (c *callerNames) name(host string) string {
 func (c *callerNames) say(operator string, told string) string {
 	for _, p := range c.places {
 		for _, form := range p.forms {
-			if strings.Contains(told, form) {
+			if holdsPath(told, form) && !c.isShown(form) {
 				c.log.Warn("a remote answer named a host folder; the caller was told less", "err", operator)
 				return "the server's message named one of its own folders, so it went to the operator's log instead"
 			}
 		}
 	}
 	return told
+}
+
+// holdsPath reports whether text names the path p or a path under it: no
+// letter of a name runs into p before it (a slash may: file:///srv/x), and
+// p is followed by the end, a slash or a character no name goes on with. A
+// path that only begins like p (/work for /w) is another path.
+func holdsPath(text, p string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], p)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(p)
+		before := start == 0 || text[start-1] == '/' || !isPathByte(text[start-1])
+		after := end == len(text) || text[end] == '/' || !isPathByte(text[end])
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isPathByte(b byte) bool {
+	return b == '/' || b == '.' || b == '_' || b == '-' || b == '~' ||
+		'0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || b >= 0x80
+}
+
+// isShown reports whether a host path's text is part of what the caller
+// is told anyway: skills kept at /skills on the host, say, whose folders
+// the sandbox shows under the same names. Such a path hides nothing.
+func (c *callerNames) isShown(form string) bool {
+	for _, p := range c.places {
+		if p.shown == form || strings.HasPrefix(p.shown, form+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // tell is err as the caller is told it: its message rendered through the

@@ -1,0 +1,33 @@
+package sandboxrun
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A host folder whose path is also the name the sandbox gives it (skills
+// kept at /skills on the host) is not a leak: the answer is told as is.
+// Another host folder still is.
+func TestSayKnowsSandboxNames(t *testing.T) {
+	c := &callerNames{log: slog.New(slog.DiscardHandler), places: []place{
+		{forms: []string{"/skills/hello"}, shown: "/skills/hello"},
+		{forms: []string{"/workspace"}, shown: "/workspace"},
+		{forms: []string{"/skills"}, shown: "the skills folder"},
+		{forms: []string{"/srv/sessions"}, shown: "the sessions folder"},
+		{forms: []string{"/w"}, shown: "the uploaded skills folder"},
+	}}
+	for _, told := range []string{
+		"script \"scripts/x.py\": /skills/hello/scripts/x.py does not exist",
+		"no skill \"nope\" in the skills folder",
+		"cannot write /workspace/out: read-only",
+	} {
+		require.Equal(t, told, c.say("operator", told))
+	}
+	require.NotContains(t, c.say("operator", "creating a session under /srv/sessions/ab: disk full"), "/srv/sessions")
+	require.NotContains(t, c.say("operator", "reading /w/up/x: gone"), "/w/", "a host path that only begins like a sandbox name is still caught")
+	require.NotContains(t, c.say("operator", "see file:///srv/sessions/ab"), "/srv/sessions")
+	require.Equal(t, "/skills/hello/scripts/x.py", c.name("/skills/hello/scripts/x.py"))
+	require.Equal(t, "the skills folder/other", c.name("/skills/other"))
+}
