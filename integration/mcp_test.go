@@ -23,6 +23,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/internal/testlog"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -123,16 +124,6 @@ func (s *mcpServer) call(t *testing.T, tool string, args map[string]any) *mcpsdk
 	return res
 }
 
-func resultText(res *mcpsdk.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func decodeTool(t *testing.T, res *mcpsdk.CallToolResult, v any) {
 	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
@@ -160,11 +151,11 @@ func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
 	s := startMCP(t)
 
 	res := s.call(t, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
-	require.False(t, res.IsError, resultText(res))
-	require.Contains(t, resultText(res), "python3 /skills/hello/scripts/echo.py")
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Contains(t, mcptest.Text(res), "python3 /skills/hello/scripts/echo.py")
 
 	res = s.call(t, mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "args_json": `{"greeting": "hi"}`})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	require.True(t, out.Success)
@@ -172,17 +163,17 @@ func TestMCPStdioRunsSkillsInRealSandboxes(t *testing.T) {
 	eventuallyNoContainers(t, sandbox.LabelRunID+"="+out.ID)
 
 	res = s.call(t, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": `echo '{"n": 1}' | python3 {baseDir}/scripts/echo.py`})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	decodeTool(t, res, &out)
 	require.Equal(t, map[string]any{"n": float64(1)}, out.Output.(map[string]any)["args"])
 
 	res = s.call(t, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "id; cat /etc/hostname"})
 	require.True(t, res.IsError)
-	require.Contains(t, resultText(res), `command denied at "id"`)
-	require.Contains(t, resultText(res), "add Bash(id:*) to the skill's allowed-tools")
+	require.Contains(t, mcptest.Text(res), `command denied at "id"`)
+	require.Contains(t, mcptest.Text(res), "add Bash(id:*) to the skill's allowed-tools")
 
 	res = s.call(t, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "import socket, os\nprint(sorted(socket.if_nameindex()), os.getuid() != 0)"})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var py sandboxrun.PythonResult
 	decodeTool(t, res, &py)
 	require.Equal(t, "[(1, 'lo')] True\n", py.Stdout, "loopback only, not root")
@@ -213,7 +204,7 @@ func TestMCPArgv(t *testing.T) {
 		"argv":      []string{"/skills/data-analysis/assets/sample.csv", "--by", "price", "-n", "2"},
 		"args_json": nil, "timeout_seconds": nil, // as an OpenAI strict-mode model writes it
 	})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	top, ok := out.Output.(map[string]any)
@@ -225,7 +216,7 @@ func TestMCPArgv(t *testing.T) {
 	res = s.call(t, mcp.ToolRunPython, map[string]any{
 		"skill": "hello", "code": "import json, sys; print(json.dumps(sys.argv[1:]))", "argv": argv,
 	})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var py sandboxrun.PythonResult
 	decodeTool(t, res, &py)
 	var got []string
@@ -234,7 +225,7 @@ func TestMCPArgv(t *testing.T) {
 
 	res = s.call(t, mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "argv": []string{"a\x00b"}})
 	require.True(t, res.IsError)
-	require.Contains(t, resultText(res), "argument 1 contains a NUL byte")
+	require.Contains(t, mcptest.Text(res), "argument 1 contains a NUL byte")
 	res = s.call(t, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi", "argv": []string{"x"}})
 	require.True(t, res.IsError, "a command carries its own arguments")
 	s.requireNoContainers(t)
@@ -368,7 +359,7 @@ func TestMCPStreamableHTTPRunsARealSkill(t *testing.T) {
 	wg.Wait()
 	for i, res := range results {
 		require.NoError(t, errs[i])
-		require.False(t, res.IsError, resultText(res))
+		require.False(t, res.IsError, mcptest.Text(res))
 		var out mcp.RunOutput
 		decodeTool(t, res, &out)
 		require.True(t, out.Success, "run %d: %+v", i, out)

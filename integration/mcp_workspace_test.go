@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -46,7 +47,7 @@ func TestMCPWorkspaceFolder(t *testing.T) {
 
 	csv := "name,price\napple,3\npear,5\n"
 	res := s.call(t, mcp.ToolWriteFile, map[string]any{"path": "in/data.csv", "content": csv})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	got, err := os.ReadFile(filepath.Join(dir, "in", "data.csv"))
 	require.NoError(t, err)
 	require.Equal(t, csv, string(got), "write_file wrote into the host folder")
@@ -55,22 +56,22 @@ func TestMCPWorkspaceFolder(t *testing.T) {
 		"print(os.getcwd())\n" +
 		"print(open('in/data.csv').read(), end='')\n" +
 		"open('out.txt', 'w').write('made by the run')\n"})
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var py sandboxrun.PythonResult
 	decodeTool(t, res, &py)
 	require.Equal(t, "/workspace\n"+csv, py.Stdout, "the run reads what write_file put, from /workspace")
-	require.Contains(t, resultText(res), "out.txt: created")
+	require.Contains(t, mcptest.Text(res), "out.txt: created")
 	got, err = os.ReadFile(filepath.Join(dir, "out.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "made by the run", string(got), "the run's write is handed back to the folder")
 	res = s.call(t, mcp.ToolReadFile, map[string]any{"path": "out.txt"})
-	require.False(t, res.IsError, resultText(res))
-	require.Equal(t, "made by the run", resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Equal(t, "made by the run", mcptest.Text(res))
 
 	// The link to / is listed as a link, never entered.
 	res = s.call(t, mcp.ToolListFiles, map[string]any{})
-	require.False(t, res.IsError, resultText(res))
-	require.Contains(t, resultText(res), "link -> /\n")
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Contains(t, mcptest.Text(res), "link -> /\n")
 	var list mcp.ListFilesOutput
 	decodeTool(t, res, &list)
 	var paths []string
@@ -85,12 +86,12 @@ func TestMCPWorkspaceFolder(t *testing.T) {
 
 	res = s.call(t, mcp.ToolReadFile, map[string]any{"path": "link/etc/passwd"})
 	require.True(t, res.IsError)
-	require.Contains(t, resultText(res), "symlink")
-	require.NotContains(t, resultText(res), "root:")
+	require.Contains(t, mcptest.Text(res), "symlink")
+	require.NotContains(t, mcptest.Text(res), "root:")
 	canary := "sandboxrun-canary-" + filepath.Base(dir)
 	res = s.call(t, mcp.ToolWriteFile, map[string]any{"path": "link/tmp/" + canary, "content": "pwned"})
 	require.True(t, res.IsError)
-	require.Contains(t, resultText(res), "symlink")
+	require.Contains(t, mcptest.Text(res), "symlink")
 	_, err = os.Lstat(filepath.Join("/tmp", canary))
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing written through the link")
 	res = s.call(t, mcp.ToolListFiles, map[string]any{"path": "link/etc"})
@@ -111,21 +112,21 @@ func TestMCPReadOnlyWorkspaceFolder(t *testing.T) {
 	for _, p := range []string{"README.md", "new.txt"} {
 		res := s.call(t, mcp.ToolWriteFile, map[string]any{"path": p, "content": "changed"})
 		require.True(t, res.IsError, p)
-		require.Contains(t, resultText(res), "read-only", p)
-		require.Contains(t, resultText(res), "workspace.write", p)
+		require.Contains(t, mcptest.Text(res), "read-only", p)
+		require.Contains(t, mcptest.Text(res), "workspace.write", p)
 	}
 
 	res := s.call(t, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(open('README.md').read(), end='')\n" +
 		"open('/workspace/new.txt', 'w').write('changed')\n"})
-	require.True(t, res.IsError, "the run cannot write: %s", resultText(res))
+	require.True(t, res.IsError, "the run cannot write: %s", mcptest.Text(res))
 	var py sandboxrun.PythonResult
 	decodeTool(t, res, &py)
 	require.Equal(t, "# project\n", py.Stdout, "the run reads the folder")
 	require.Contains(t, py.Stderr, "Read-only file system")
 
 	res = s.call(t, mcp.ToolReadFile, map[string]any{"path": "README.md"})
-	require.False(t, res.IsError, resultText(res))
-	require.Equal(t, "# project\n", resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Equal(t, "# project\n", mcptest.Text(res))
 	require.Equal(t, before, folderState(t, dir), "the read-only folder is unchanged")
 	s.requireNoContainers(t)
 }

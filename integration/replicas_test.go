@@ -24,6 +24,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -290,12 +291,12 @@ func mcpThroughNonOwner(t *testing.T, rs *replicaSet) {
 	ctx := context.Background()
 	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolWriteFile, Arguments: map[string]any{"path": "note.txt", "content": "via r-1"}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	res, err = cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: mcp.ToolRunPython, Arguments: map[string]any{
 		"skill": rs.skill, "code": "print(open('note.txt').read().upper())",
 	}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	require.Equal(t, "VIA R-1\n", out.Stdout)

@@ -21,6 +21,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/internal/testserve"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -352,7 +353,7 @@ func TestServerMCPOverStreamableHTTP(t *testing.T) {
 		"skill": name, "script": "scripts/echo.py", "args_json": `{"via": "mcp"}`,
 	}})
 	require.NoError(t, err)
-	require.False(t, res.IsError, resultText(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.RunOutput
 	decodeTool(t, res, &out)
 	require.Equal(t, map[string]any{"got": map[string]any{"via": "mcp"}}, out.Output)

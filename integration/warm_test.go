@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
@@ -177,7 +178,7 @@ func TestWarmMCPStdioByDefault(t *testing.T) {
 	s := startMCP(t, "--warm-idle", warmIdle)
 	call := func() mcp.RunOutput {
 		res := s.call(t, mcp.ToolRunScript, map[string]any{"skill": "hello", "script": "scripts/echo.py", "args_json": `{"n": 1}`})
-		require.False(t, res.IsError, resultText(res))
+		require.False(t, res.IsError, mcptest.Text(res))
 		var out mcp.RunOutput
 		decodeTool(t, res, &out)
 		require.True(t, out.Success)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -47,18 +48,18 @@ func TestExplainAsksTheHost(t *testing.T) {
 	t.Cleanup(func() { _ = svc.Close() })
 	cs := session(t, svc)
 
-	res := call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	var e sandboxrun.RemoteExplanation
 	structured(t, res, &e)
 	require.True(t, e.Host.Checked)
-	require.Contains(t, text(res), "host: checked against the engine's host")
+	require.Contains(t, mcptest.Text(res), "host: checked against the engine's host")
 
-	explained := call(t, cs, mcp.ToolExplain, map[string]any{"skill": "greedy", "script": "scripts/g.py"})
-	ran := call(t, cs, mcp.ToolRunScript, map[string]any{"skill": "greedy", "script": "scripts/g.py"})
-	require.True(t, explained.IsError, text(explained))
-	require.True(t, ran.IsError, text(ran))
-	require.Contains(t, text(explained), "beyond what the engine's host offers: cpus 4 (max_cpus / --cpus) is above the engine host's 2 CPUs")
-	require.Equal(t, text(ran), text(explained), "explain_run refuses as the run does")
+	explained := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "greedy", "script": "scripts/g.py"})
+	ran := mcptest.Call(t, cs, mcp.ToolRunScript, map[string]any{"skill": "greedy", "script": "scripts/g.py"})
+	require.True(t, explained.IsError, mcptest.Text(explained))
+	require.True(t, ran.IsError, mcptest.Text(ran))
+	require.Contains(t, mcptest.Text(explained), "beyond what the engine's host offers: cpus 4 (max_cpus / --cpus) is above the engine host's 2 CPUs")
+	require.Equal(t, mcptest.Text(ran), mcptest.Text(explained), "explain_run refuses as the run does")
 	require.Len(t, eng.ran(), 0, "nothing ran")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 )
 
@@ -32,8 +33,8 @@ func TestExplainRunsNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["skill"] = "hello"
-			res := call(t, cs, mcp.ToolExplain, tc.args)
-			require.False(t, res.IsError, text(res))
+			res := mcptest.Call(t, cs, mcp.ToolExplain, tc.args)
+			require.False(t, res.IsError, mcptest.Text(res))
 			var e sandboxrun.RemoteExplanation
 			structured(t, res, &e)
 			require.Equal(t, tc.action, e.Action)
@@ -46,12 +47,12 @@ func TestExplainRunsNothing(t *testing.T) {
 			// the sandbox mounts it.
 			require.Equal(t, "/workspace", e.Workspace)
 			require.NotEmpty(t, e.Session)
-			require.Contains(t, text(res), "allowed: "+tc.action)
+			require.Contains(t, mcptest.Text(res), "allowed: "+tc.action)
 			requireNoHostPath(t, res, skills)
 			requireNoHostPath(t, res, os.TempDir()) // where the sessions are
 		})
 	}
-	res := call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py", "timeout_seconds": 4})
+	res := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py", "timeout_seconds": 4})
 	var e sandboxrun.RemoteExplanation
 	structured(t, res, &e)
 	require.InDelta(t, 4.0, e.Limits.TimeoutSec, 0.001)
@@ -72,13 +73,13 @@ func TestExplainRunsNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["skill"] = "hello"
-			res := call(t, cs, mcp.ToolExplain, tc.args)
-			require.True(t, res.IsError, text(res))
-			require.Contains(t, text(res), tc.says)
+			res := mcptest.Call(t, cs, mcp.ToolExplain, tc.args)
+			require.True(t, res.IsError, mcptest.Text(res))
+			require.Contains(t, mcptest.Text(res), tc.says)
 		})
 	}
-	res = call(t, cs, mcp.ToolExplain, map[string]any{"skill": "nope", "code": "1"})
+	res = mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "nope", "code": "1"})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "list_skills")
+	require.Contains(t, mcptest.Text(res), "list_skills")
 	require.Empty(t, eng.ran(), "explain starts nothing")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -39,14 +40,14 @@ func TestConnectionWorkspace(t *testing.T) {
 	one, two := connect(t, srv, nil), connect(t, srv, nil)
 
 	bin := []byte{0, 1, 2, 0xff, 0xfe, '\n'}
-	res := call(t, one, mcp.ToolWriteFile, map[string]any{"path": "in/data.bin", "content": base64.StdEncoding.EncodeToString(bin), "encoding": "base64"})
-	require.False(t, res.IsError, text(res))
-	res = call(t, one, mcp.ToolWriteFile, map[string]any{"path": "notes.md", "content": "héllo"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, one, mcp.ToolWriteFile, map[string]any{"path": "in/data.bin", "content": base64.StdEncoding.EncodeToString(bin), "encoding": "base64"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	res = mcptest.Call(t, one, mcp.ToolWriteFile, map[string]any{"path": "notes.md", "content": "héllo"})
+	require.False(t, res.IsError, mcptest.Text(res))
 
-	res = call(t, one, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
-	require.False(t, res.IsError, text(res))
-	require.Contains(t, text(res), "out.txt: created (4 bytes)")
+	res = mcptest.Call(t, one, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Contains(t, mcptest.Text(res), "out.txt: created (4 bytes)")
 	var pr sandboxrun.PythonResult
 	structured(t, res, &pr)
 	require.Len(t, pr.Files, 1)
@@ -54,18 +55,18 @@ func TestConnectionWorkspace(t *testing.T) {
 	require.True(t, spec.WorkspaceWritable)
 	require.FileExists(t, filepath.Join(spec.Workspace, "in", "data.bin"))
 
-	res = call(t, one, mcp.ToolReadFile, map[string]any{"path": "in/data.bin", "encoding": "base64"})
+	res = mcptest.Call(t, one, mcp.ToolReadFile, map[string]any{"path": "in/data.bin", "encoding": "base64"})
 	var got mcp.ReadFileOutput
 	structured(t, res, &got)
 	require.Equal(t, base64.StdEncoding.EncodeToString(bin), got.Content)
-	res = call(t, one, mcp.ToolReadFile, map[string]any{"path": "in/data.bin"})
+	res = mcptest.Call(t, one, mcp.ToolReadFile, map[string]any{"path": "in/data.bin"})
 	require.True(t, res.IsError, "binary as text is refused")
-	require.Contains(t, text(res), "base64")
-	res = call(t, one, mcp.ToolReadFile, map[string]any{"path": "out.txt"})
-	require.Equal(t, "made", text(res))
+	require.Contains(t, mcptest.Text(res), "base64")
+	res = mcptest.Call(t, one, mcp.ToolReadFile, map[string]any{"path": "out.txt"})
+	require.Equal(t, "made", mcptest.Text(res))
 
 	var list mcp.ListFilesOutput
-	structured(t, call(t, one, mcp.ToolListFiles, map[string]any{}), &list)
+	structured(t, mcptest.Call(t, one, mcp.ToolListFiles, map[string]any{}), &list)
 	var paths []string
 	for _, e := range list.Files {
 		paths = append(paths, e.Path)
@@ -73,15 +74,15 @@ func TestConnectionWorkspace(t *testing.T) {
 	require.Equal(t, []string{"in", "in/data.bin", "notes.md", "out.txt"}, paths)
 
 	// The other connection sees none of it.
-	structured(t, call(t, two, mcp.ToolListFiles, map[string]any{}), &list)
+	structured(t, mcptest.Call(t, two, mcp.ToolListFiles, map[string]any{}), &list)
 	require.Empty(t, list.Files)
-	res = call(t, two, mcp.ToolReadFile, map[string]any{"path": "notes.md"})
+	res = mcptest.Call(t, two, mcp.ToolReadFile, map[string]any{"path": "notes.md"})
 	require.True(t, res.IsError)
 
 	for _, bad := range []string{"../x", "/etc/passwd", "a\\b", "%2e%2e/x", ""} {
-		res = call(t, one, mcp.ToolWriteFile, map[string]any{"path": bad, "content": "x"})
+		res = mcptest.Call(t, one, mcp.ToolWriteFile, map[string]any{"path": bad, "content": "x"})
 		require.True(t, res.IsError, bad)
-		require.Contains(t, text(res), "bad path", bad)
+		require.Contains(t, mcptest.Text(res), "bad path", bad)
 	}
 
 	// Disconnecting removes the workspace.
@@ -98,10 +99,10 @@ func TestConnectionWorkspace(t *testing.T) {
 
 func TestFileToolsWithoutSessions(t *testing.T) {
 	cs := session(t, service(t, &fakeEngine{}))
-	res := call(t, cs, mcp.ToolWriteFile, map[string]any{"path": "a.txt", "content": "x"})
+	res := mcptest.Call(t, cs, mcp.ToolWriteFile, map[string]any{"path": "a.txt", "content": "x"})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "--sessions DIR")
-	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
+	require.Contains(t, mcptest.Text(res), "--sessions DIR")
+	res = mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
 	require.False(t, res.IsError, "runs still work, without a workspace")
 }
 
@@ -109,9 +110,9 @@ func TestReadFileBound(t *testing.T) {
 	svc := sessionService(t, &fakeEngine{})
 	cs := connect(t, mcp.NewServer(svc), nil)
 	big := make([]byte, mcp.MaxReadBytes+1)
-	res := call(t, cs, mcp.ToolWriteFile, map[string]any{"path": "big.bin", "content": base64.StdEncoding.EncodeToString(big), "encoding": "base64"})
-	require.False(t, res.IsError, text(res))
-	res = call(t, cs, mcp.ToolReadFile, map[string]any{"path": "big.bin", "encoding": "base64"})
+	res := mcptest.Call(t, cs, mcp.ToolWriteFile, map[string]any{"path": "big.bin", "content": base64.StdEncoding.EncodeToString(big), "encoding": "base64"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	res = mcptest.Call(t, cs, mcp.ToolReadFile, map[string]any{"path": "big.bin", "encoding": "base64"})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "over the 4194304-byte limit")
+	require.Contains(t, mcptest.Text(res), "over the 4194304-byte limit")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -56,31 +57,31 @@ func TestWorkspaceFolder(t *testing.T) {
 	require.Contains(t, one.InitializeResult().Instructions, "a folder the operator chose, shared by every call")
 
 	bin := []byte{0, 1, 2, 0xff, 0xfe, '\n'}
-	res := call(t, one, mcp.ToolWriteFile, map[string]any{"path": "in/data.bin", "content": base64.StdEncoding.EncodeToString(bin), "encoding": "base64"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, one, mcp.ToolWriteFile, map[string]any{"path": "in/data.bin", "content": base64.StdEncoding.EncodeToString(bin), "encoding": "base64"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	got, err := os.ReadFile(filepath.Join(dir, "in", "data.bin"))
 	require.NoError(t, err)
 	require.Equal(t, bin, got, "written into the host folder")
 
-	res = call(t, one, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
-	require.False(t, res.IsError, text(res))
+	res = mcptest.Call(t, one, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	spec := eng.ran()[0]
 	require.Equal(t, dir, spec.Workspace, "the folder is the run's /workspace")
 	require.True(t, spec.WorkspaceWritable, "hello is granted Write and workspace.write is declared")
 
 	// The other connection shares the folder.
-	res = call(t, two, mcp.ToolReadFile, map[string]any{"path": "in/data.bin", "encoding": "base64"})
+	res = mcptest.Call(t, two, mcp.ToolReadFile, map[string]any{"path": "in/data.bin", "encoding": "base64"})
 	var rf mcp.ReadFileOutput
 	structured(t, res, &rf)
 	require.Equal(t, base64.StdEncoding.EncodeToString(bin), rf.Content)
 	want := sha256.Sum256(bin)
 	require.Equal(t, hex.EncodeToString(want[:]), rf.SHA256, "read_file gives the sha256 of what it read")
 	require.Equal(t, int64(len(bin)), rf.Size)
-	res = call(t, two, mcp.ToolReadFile, map[string]any{"path": "README.md"})
-	require.Equal(t, "# project\n", text(res), "the operator's own files are readable")
+	res = mcptest.Call(t, two, mcp.ToolReadFile, map[string]any{"path": "README.md"})
+	require.Equal(t, "# project\n", mcptest.Text(res), "the operator's own files are readable")
 
 	var list mcp.ListFilesOutput
-	structured(t, call(t, two, mcp.ToolListFiles, map[string]any{}), &list)
+	structured(t, mcptest.Call(t, two, mcp.ToolListFiles, map[string]any{}), &list)
 	require.Equal(t, []string{"README.md", "in", "in/data.bin"}, entryPaths(list))
 
 	st, err := svc.Sessions()
@@ -99,10 +100,10 @@ func TestReadOnlyWorkspaceFolder(t *testing.T) {
 	require.Contains(t, cs.InitializeResult().Instructions, "read-only")
 
 	for _, p := range []string{"README.md", "new.txt", "sub/new.txt"} {
-		res := call(t, cs, mcp.ToolWriteFile, map[string]any{"path": p, "content": "changed"})
+		res := mcptest.Call(t, cs, mcp.ToolWriteFile, map[string]any{"path": p, "content": "changed"})
 		require.True(t, res.IsError, p)
-		require.Contains(t, text(res), "read-only", p)
-		require.Contains(t, text(res), "workspace.write", "the error names the policy setting")
+		require.Contains(t, mcptest.Text(res), "read-only", p)
+		require.Contains(t, mcptest.Text(res), "workspace.write", "the error names the policy setting")
 	}
 	des, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -111,11 +112,11 @@ func TestReadOnlyWorkspaceFolder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "# project\n", string(got))
 
-	res := call(t, cs, mcp.ToolReadFile, map[string]any{"path": "README.md"})
-	require.Equal(t, "# project\n", text(res), "reading still works")
+	res := mcptest.Call(t, cs, mcp.ToolReadFile, map[string]any{"path": "README.md"})
+	require.Equal(t, "# project\n", mcptest.Text(res), "reading still works")
 
-	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
-	require.False(t, res.IsError, text(res))
+	res = mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	spec := eng.ran()[0]
 	require.Equal(t, dir, spec.Workspace)
 	require.False(t, spec.WorkspaceWritable, "workspace.write: read-only wins over the skill's Write")
@@ -131,24 +132,24 @@ func TestWorkspaceFolderNeverFollowsLinks(t *testing.T) {
 	cs := connect(t, mcp.NewServer(service(t, &fakeEngine{}), mcp.WithWorkspace(dir, true)), nil)
 
 	var list mcp.ListFilesOutput
-	structured(t, call(t, cs, mcp.ToolListFiles, map[string]any{}), &list)
+	structured(t, mcptest.Call(t, cs, mcp.ToolListFiles, map[string]any{}), &list)
 	require.Equal(t, []string{"README.md", "leak", "link", "out"}, entryPaths(list), "links are listed, never entered")
-	res := call(t, cs, mcp.ToolListFiles, map[string]any{})
-	require.Contains(t, text(res), "link -> /")
+	res := mcptest.Call(t, cs, mcp.ToolListFiles, map[string]any{})
+	require.Contains(t, mcptest.Text(res), "link -> /")
 
 	for _, p := range []string{"link/etc/passwd", "leak", "out/secret"} {
-		res := call(t, cs, mcp.ToolReadFile, map[string]any{"path": p})
+		res := mcptest.Call(t, cs, mcp.ToolReadFile, map[string]any{"path": p})
 		require.True(t, res.IsError, p)
-		require.Contains(t, text(res), "symlink", p)
-		require.NotContains(t, text(res), "top secret", p)
-		require.NotContains(t, text(res), "root:", p)
+		require.Contains(t, mcptest.Text(res), "symlink", p)
+		require.NotContains(t, mcptest.Text(res), "top secret", p)
+		require.NotContains(t, mcptest.Text(res), "root:", p)
 	}
 	for _, p := range []string{"link/tmp/x", "out/secret", "out/new"} {
-		res := call(t, cs, mcp.ToolWriteFile, map[string]any{"path": p, "content": "pwned"})
+		res := mcptest.Call(t, cs, mcp.ToolWriteFile, map[string]any{"path": p, "content": "pwned"})
 		require.True(t, res.IsError, p)
-		require.Contains(t, text(res), "symlink", p)
+		require.Contains(t, mcptest.Text(res), "symlink", p)
 	}
-	res = call(t, cs, mcp.ToolListFiles, map[string]any{"path": "link/etc"})
+	res = mcptest.Call(t, cs, mcp.ToolListFiles, map[string]any{"path": "link/etc"})
 	require.True(t, res.IsError)
 	got, err := os.ReadFile(filepath.Join(outside, "secret"))
 	require.NoError(t, err)
@@ -157,9 +158,9 @@ func TestWorkspaceFolderNeverFollowsLinks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, des, 1, "nothing written outside")
 	for _, bad := range []string{"../x", "/etc/passwd", "%2e%2e/x"} {
-		res = call(t, cs, mcp.ToolWriteFile, map[string]any{"path": bad, "content": "x"})
+		res = mcptest.Call(t, cs, mcp.ToolWriteFile, map[string]any{"path": bad, "content": "x"})
 		require.True(t, res.IsError, bad)
-		require.Contains(t, text(res), "bad path", bad)
+		require.Contains(t, mcptest.Text(res), "bad path", bad)
 	}
 }
 
@@ -172,9 +173,9 @@ func TestUnusableWorkspaceFolder(t *testing.T) {
 		mcp.ToolListFiles: {},
 		mcp.ToolRunPython: {"skill": "hello", "code": "print(1)"},
 	} {
-		res := call(t, cs, tool, args)
+		res := mcptest.Call(t, cs, tool, args)
 		require.True(t, res.IsError, tool)
-		require.Contains(t, text(res), "--workspace", tool)
+		require.Contains(t, mcptest.Text(res), "--workspace", tool)
 	}
 	require.Empty(t, eng.ran(), "no run without its workspace")
 }

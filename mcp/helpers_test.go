@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -129,31 +129,10 @@ func session(t *testing.T, svc *sandboxrun.Service, opts ...mcp.Option) *mcpsdk.
 	return connect(t, mcp.NewServer(svc, opts...), nil)
 }
 
-// call calls a tool and returns its result; a protocol error fails the test.
-func call(t *testing.T, cs *mcpsdk.ClientSession, tool string, args map[string]any) *mcpsdk.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err, "tools/call %s", tool)
-	return res
-}
-
-// text joins a result's text parts.
-func text(res *mcpsdk.CallToolResult) string {
-	var s string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok {
-			s += tc.Text
-		}
-	}
-	return s
-}
-
 // structured decodes a result's structured content into v.
 func structured(t *testing.T, res *mcpsdk.CallToolResult, v any) {
 	t.Helper()
-	require.NotNil(t, res.StructuredContent, "no structured content; text: %s", text(res))
+	require.NotNil(t, res.StructuredContent, "no structured content; text: %s", mcptest.Text(res))
 	b, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, v))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -27,11 +28,11 @@ func TestModelDisabledSkillIsNotListed(t *testing.T) {
 	}
 	cs := session(t, service(t, &fakeEngine{}, root))
 
-	res := call(t, cs, "list_skills", map[string]any{})
+	res := mcptest.Call(t, cs, "list_skills", map[string]any{})
 	require.False(t, res.IsError)
-	require.Contains(t, text(res), "shown")
-	require.Contains(t, text(res), "When to use: When a test asks.")
-	require.NotContains(t, text(res), "hidden")
+	require.Contains(t, mcptest.Text(res), "shown")
+	require.Contains(t, mcptest.Text(res), "When to use: When a test asks.")
+	require.NotContains(t, mcptest.Text(res), "hidden")
 
 	list, err := cs.ListResources(context.Background(), nil)
 	require.NoError(t, err)
@@ -42,8 +43,8 @@ func TestModelDisabledSkillIsNotListed(t *testing.T) {
 	require.Contains(t, uris, "skill://shown/SKILL.md")
 	require.NotContains(t, uris, "skill://hidden/SKILL.md")
 
-	res = call(t, cs, "activate_skill", map[string]any{"skill": "hidden"})
-	require.False(t, res.IsError, text(res))
+	res = mcptest.Call(t, cs, "activate_skill", map[string]any{"skill": "hidden"})
+	require.False(t, res.IsError, mcptest.Text(res))
 }
 
 // With uploads on, an MCP connection (which owns no uploads) is told of a
@@ -55,8 +56,8 @@ func TestMissingSkillWithUploadsOn(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
 	cs := session(t, svc)
-	res := call(t, cs, "run_skill_script", map[string]any{"skill": "nope", "script": "scripts/x.py"})
+	res := mcptest.Call(t, cs, "run_skill_script", map[string]any{"skill": "nope", "script": "scripts/x.py"})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "list_skills")
-	require.NotContains(t, text(res), "token digest")
+	require.Contains(t, mcptest.Text(res), "list_skills")
+	require.NotContains(t, mcptest.Text(res), "token digest")
 }

@@ -11,6 +11,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	sessionstore "github.com/sandboxrun/sandboxrun/session"
@@ -86,7 +87,7 @@ func TestProgressIsReportedWhenAskedFor(t *testing.T) {
 	close(eng.release)
 	res := wait(t, done, "the result")
 	require.NotNil(t, res)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 
 	got := progress.all()
 	require.GreaterOrEqual(t, len(got), 3)
@@ -105,7 +106,7 @@ func TestNoProgressWithoutAToken(t *testing.T) {
 	eng := &fakeEngine{}
 	progress := newProgressLog()
 	cs := connect(t, mcp.NewServer(service(t, eng), mcp.WithProgressInterval(time.Millisecond)), progress)
-	res := call(t, cs, mcp.ToolRunPython, argsFor(mcp.ToolRunPython, "hello"))
+	res := mcptest.Call(t, cs, mcp.ToolRunPython, argsFor(mcp.ToolRunPython, "hello"))
 	require.False(t, res.IsError)
 	require.Empty(t, progress.all())
 	require.Nil(t, eng.ran()[0].Stdout)
@@ -153,7 +154,7 @@ func TestServeStdio(t *testing.T) {
 
 	cs, err := newClient(nil).Connect(context.Background(), &mcpsdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	require.NoError(t, err)
-	res := call(t, cs, mcp.ToolListSkills, nil)
+	res := mcptest.Call(t, cs, mcp.ToolListSkills, nil)
 	require.False(t, res.IsError)
 
 	// A host that goes away mid-run: the run is cancelled, not left to
@@ -183,11 +184,11 @@ func TestStreamableHTTP(t *testing.T) {
 	tools, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	require.Len(t, tools.Tools, len(mcp.Tools()))
-	res := call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
-	require.False(t, res.IsError, text(res))
-	res = call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "jq ."})
+	res := mcptest.Call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	res = mcptest.Call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "jq ."})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "Bash(jq:*)")
+	require.Contains(t, mcptest.Text(res), "Bash(jq:*)")
 
 	// A run with progress, answered over the same HTTP request's stream.
 	done := make(chan *mcpsdk.CallToolResult, 1)
@@ -203,7 +204,7 @@ func TestStreamableHTTP(t *testing.T) {
 	require.NoError(t, wait(t, eng.finished, "the run to end"))
 	res = wait(t, done, "the result")
 	require.NotNil(t, res)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 
 	// And a cancelled one.
 	ctx, cancel := context.WithCancel(context.Background())

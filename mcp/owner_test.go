@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/caller"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skillstore"
@@ -90,7 +91,7 @@ func TestConnectionsActForTheirOwner(t *testing.T) {
 			cs := c.connect(t, svc)
 			ctx := context.Background()
 
-			list := text(call(t, cs, mcp.ToolListSkills, nil))
+			list := mcptest.Text(mcptest.Call(t, cs, mcp.ToolListSkills, nil))
 			require.Contains(t, list, "- hello:")
 			resources, err := cs.ListResources(ctx, nil)
 			require.NoError(t, err)
@@ -101,16 +102,16 @@ func TestConnectionsActForTheirOwner(t *testing.T) {
 			require.Contains(t, uris, mcp.SkillURI("hello", "SKILL.md"))
 			for _, name := range []string{"upload-a", "upload-anonymous"} {
 				uri := mcp.SkillURI(name, "scripts/go.py")
-				run := call(t, cs, mcp.ToolRunScript, map[string]any{"skill": name, "script": "scripts/go.py"})
-				activate := call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": name})
-				explain := call(t, cs, mcp.ToolExplain, map[string]any{"skill": name, "script": "scripts/go.py"})
+				run := mcptest.Call(t, cs, mcp.ToolRunScript, map[string]any{"skill": name, "script": "scripts/go.py"})
+				activate := mcptest.Call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": name})
+				explain := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": name, "script": "scripts/go.py"})
 				_, readErr := cs.ReadResource(ctx, &mcpsdk.ReadResourceParams{URI: uri})
 				if name == c.sees {
 					require.Contains(t, list, "- "+name+":")
 					require.Contains(t, uris, mcp.SkillURI(name, "SKILL.md"))
-					require.False(t, run.IsError, text(run))
-					require.False(t, activate.IsError, text(activate))
-					require.False(t, explain.IsError, text(explain))
+					require.False(t, run.IsError, mcptest.Text(run))
+					require.False(t, activate.IsError, mcptest.Text(activate))
+					require.False(t, explain.IsError, mcptest.Text(explain))
 					require.NoError(t, readErr)
 					continue
 				}
@@ -118,7 +119,7 @@ func TestConnectionsActForTheirOwner(t *testing.T) {
 				require.NotContains(t, uris, mcp.SkillURI(name, "SKILL.md"))
 				for _, res := range []*mcpsdk.CallToolResult{run, activate, explain} {
 					require.True(t, res.IsError)
-					require.Contains(t, text(res), `no skill named "`+name+`"`)
+					require.Contains(t, mcptest.Text(res), `no skill named "`+name+`"`)
 				}
 				require.Error(t, readErr)
 			}

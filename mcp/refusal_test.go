@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
@@ -44,9 +45,9 @@ func TestRefusedRunNamesNoHostPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["skill"] = "hello"
-			res := call(t, cs, tc.tool, tc.args)
-			require.True(t, res.IsError, text(res))
-			require.Contains(t, text(res), tc.says)
+			res := mcptest.Call(t, cs, tc.tool, tc.args)
+			require.True(t, res.IsError, mcptest.Text(res))
+			require.Contains(t, mcptest.Text(res), tc.says)
 			for _, host := range []string{dir, polPath, sessions, skills, exampleSkills} {
 				requireNoHostPath(t, res, host)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -43,21 +44,21 @@ func TestListSkillsGivesFrontmatterOnly(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "broken", "SKILL.md"), []byte("---\nname: [\n---\n"), 0o644))
 	cs := session(t, service(t, &fakeEngine{}, root))
 
-	res := call(t, cs, mcp.ToolListSkills, nil)
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, cs, mcp.ToolListSkills, nil)
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.ListSkillsOutput
 	structured(t, res, &out)
 	require.Len(t, out.Skills, 1, "the broken skill is left out")
 	require.Equal(t, "hello", out.Skills[0].Name)
 	require.Contains(t, out.Skills[0].Description, "Echoes its JSON arguments")
-	require.Contains(t, text(res), "- hello: Echoes")
+	require.Contains(t, mcptest.Text(res), "- hello: Echoes")
 	requireNoHostPath(t, res, root)
 }
 
 func TestActivateSkillResolvesBaseDir(t *testing.T) {
 	cs := session(t, service(t, &fakeEngine{}))
-	res := call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, cs, mcp.ToolActivateSkill, map[string]any{"skill": "hello"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.ActivateOutput
 	structured(t, res, &out)
 	require.Equal(t, "/skills/hello", out.BaseDir)
@@ -65,7 +66,7 @@ func TestActivateSkillResolvesBaseDir(t *testing.T) {
 	require.NotContains(t, out.Instructions, "{baseDir}")
 	require.Contains(t, out.Scripts, "scripts/echo.py")
 	require.Equal(t, []string{"Bash(python3:*)", "Bash(echo:*)", "Read"}, out.AllowedTools)
-	require.Contains(t, text(res), "python3 /skills/hello/scripts/echo.py")
+	require.Contains(t, mcptest.Text(res), "python3 /skills/hello/scripts/echo.py")
 	abs, err := filepath.Abs(exampleSkills)
 	require.NoError(t, err)
 	requireNoHostPath(t, res, abs)
@@ -93,10 +94,10 @@ func TestSkillsAreNamedNeverPathed(t *testing.T) {
 	require.NoError(t, err)
 	for _, ref := range []string{"nope", "../skills/hello", abs, ".", "..", "hello/", "", "hel\\lo"} {
 		for _, tool := range skillTools {
-			res := call(t, cs, tool, argsFor(tool, ref))
-			require.True(t, res.IsError, "%s %q: %s", tool, ref, text(res))
+			res := mcptest.Call(t, cs, tool, argsFor(tool, ref))
+			require.True(t, res.IsError, "%s %q: %s", tool, ref, mcptest.Text(res))
 			require.Nil(t, res.StructuredContent, "a refusal has no result to structure")
-			require.Contains(t, text(res), "list_skills", "%s %q: the model is told where names come from", tool, ref)
+			require.Contains(t, mcptest.Text(res), "list_skills", "%s %q: the model is told where names come from", tool, ref)
 			if ref != abs {
 				requireNoHostPath(t, res, abs)
 			}
@@ -108,18 +109,18 @@ func TestSkillsAreNamedNeverPathed(t *testing.T) {
 func TestRunSkillScript(t *testing.T) {
 	eng := &fakeEngine{}
 	cs := session(t, service(t, eng))
-	res := call(t, cs, mcp.ToolRunScript, map[string]any{
+	res := mcptest.Call(t, cs, mcp.ToolRunScript, map[string]any{
 		"skill": "hello", "script": "scripts/echo.py", "args_json": `{"name": "world"}`, "timeout_seconds": 5,
 	})
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out mcp.RunOutput
 	structured(t, res, &out)
 	require.Equal(t, mcp.RunOutput{
 		ID: "run-1", Skill: "hello", Outcome: "success", ExitCode: 0, Success: true,
 		Stdout: `{"ok": true}`, Output: map[string]any{"ok": true}, DurationMS: 12,
 	}, out)
-	require.Contains(t, text(res), "success: exit code 0")
-	require.Contains(t, text(res), `{"ok": true}`)
+	require.Contains(t, mcptest.Text(res), "success: exit code 0")
+	require.Contains(t, mcptest.Text(res), `{"ok": true}`)
 
 	specs := eng.ran()
 	require.Len(t, specs, 1)
@@ -130,10 +131,10 @@ func TestRunSkillScript(t *testing.T) {
 
 	// The shape an OpenAI strict-mode model writes: every field, null for
 	// the ones not given.
-	res = call(t, cs, mcp.ToolRunScript, map[string]any{
+	res = mcptest.Call(t, cs, mcp.ToolRunScript, map[string]any{
 		"skill": "hello", "script": "/skills/hello/scripts/echo.py", "args_json": nil, "timeout_seconds": nil,
 	})
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 	specs = eng.ran()
 	require.Len(t, specs, 2)
 	require.Equal(t, 10*time.Second, specs[1].Limits.Timeout, "the skill's own limit")
@@ -157,8 +158,8 @@ func TestArgvReachesTheProgramExactly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			before := len(eng.ran())
-			res := call(t, cs, tt.tool, tt.args)
-			require.False(t, res.IsError, text(res))
+			res := mcptest.Call(t, cs, tt.tool, tt.args)
+			require.False(t, res.IsError, mcptest.Text(res))
 			specs := eng.ran()
 			require.Len(t, specs, before+1)
 			require.Equal(t, append(tt.program, argv...), specs[before].Argv)
@@ -166,12 +167,12 @@ func TestArgvReachesTheProgramExactly(t *testing.T) {
 	}
 
 	// Commands carry their own arguments: the tool has no argv.
-	res := call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi", "argv": []string{"x"}})
+	res := mcptest.Call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi", "argv": []string{"x"}})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "argv")
-	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "1", "argv": []string{"\x00"}})
+	require.Contains(t, mcptest.Text(res), "argv")
+	res = mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "1", "argv": []string{"\x00"}})
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "argument 1 contains a NUL byte")
+	require.Contains(t, mcptest.Text(res), "argument 1 contains a NUL byte")
 	require.Len(t, eng.ran(), len(tests), "refused argv never reaches the engine")
 }
 
@@ -182,7 +183,7 @@ func TestFailedRunsAreToolErrorsWithTheirOutput(t *testing.T) {
 	}}
 	cs := session(t, service(t, eng))
 	for _, tool := range []string{mcp.ToolRunScript, mcp.ToolRunCommand} {
-		res := call(t, cs, tool, argsFor(tool, "hello"))
+		res := mcptest.Call(t, cs, tool, argsFor(tool, "hello"))
 		require.True(t, res.IsError, tool)
 		var out mcp.RunOutput
 		structured(t, res, &out)
@@ -191,7 +192,7 @@ func TestFailedRunsAreToolErrorsWithTheirOutput(t *testing.T) {
 		require.False(t, out.Success)
 		require.Nil(t, out.Output, "partial is not JSON")
 		require.Contains(t, out.Stderr, "last line", "the structured result holds all the output")
-		txt := text(res)
+		txt := mcptest.Text(res)
 		require.Contains(t, txt, "failure: exit code 3")
 		require.Contains(t, txt, "--- stdout ---\npartial\n")
 		require.NotContains(t, txt, "last line", "the text repeats at most 32 KiB of a stream")
@@ -203,7 +204,7 @@ func TestFailedRunsAreToolErrorsWithTheirOutput(t *testing.T) {
 		res.TimedOut = true
 		return res, nil
 	}
-	res := call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
+	res := mcptest.Call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
 	require.True(t, res.IsError)
 	var out mcp.RunOutput
 	structured(t, res, &out)
@@ -240,10 +241,10 @@ func TestRefusedRunsNeverReachTheEngine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["skill"] = "hello"
-			res := call(t, cs, mcp.ToolRunScript, tc.args)
-			require.True(t, res.IsError, text(res))
+			res := mcptest.Call(t, cs, mcp.ToolRunScript, tc.args)
+			require.True(t, res.IsError, mcptest.Text(res))
 			require.Nil(t, res.StructuredContent)
-			require.Contains(t, text(res), tc.says)
+			require.Contains(t, mcptest.Text(res), tc.says)
 			if !strings.Contains(fmt.Sprint(tc.args), abs) {
 				requireNoHostPath(t, res, filepath.Dir(filepath.Dir(abs)))
 			}
@@ -263,18 +264,18 @@ func TestDeniedCommandsSayWhatWouldAllowThem(t *testing.T) {
 		{"echo $(id)", `"$(id)"`, ""},
 		{"eval ls", `"eval ls"`, ""},
 	} {
-		res := call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": tc.command})
+		res := mcptest.Call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": tc.command})
 		require.True(t, res.IsError, tc.command)
 		require.Nil(t, res.StructuredContent)
-		txt := text(res)
+		txt := mcptest.Text(res)
 		require.Contains(t, txt, "command denied at "+tc.part, tc.command)
 		require.Contains(t, txt, tc.suggest, tc.command)
 		require.Contains(t, txt, "The skill's allowed-tools: Bash(python3:*), Bash(echo:*), Read", tc.command)
 	}
 	require.Empty(t, eng.ran())
 
-	res := call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi && python3 {baseDir}/scripts/echo.py"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, cs, mcp.ToolRunCommand, map[string]any{"skill": "hello", "command": "echo hi && python3 {baseDir}/scripts/echo.py"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	specs := eng.ran()
 	require.Len(t, specs, 1)
 	require.Equal(t, "bash", specs[0].Runtime)
@@ -284,8 +285,8 @@ func TestDeniedCommandsSayWhatWouldAllowThem(t *testing.T) {
 func TestRunPythonAnswersInTheAgentShape(t *testing.T) {
 	eng := &fakeEngine{}
 	cs := session(t, service(t, eng))
-	res := call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(2 + 2)"})
-	require.False(t, res.IsError, text(res))
+	res := mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(2 + 2)"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	var out sandboxrun.PythonResult
 	structured(t, res, &out)
 	require.Equal(t, sandboxrun.PythonResult{SkillName: "hello", Stdout: `{"ok": true}`}, out)
@@ -296,13 +297,13 @@ func TestRunPythonAnswersInTheAgentShape(t *testing.T) {
 	eng.run = func(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 		return result(spec, 1, "", "Traceback (most recent call last):\nZeroDivisionError: division by zero\n"), nil
 	}
-	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "1/0"})
+	res = mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "1/0"})
 	require.True(t, res.IsError)
 	structured(t, res, &out)
 	require.Equal(t, 1, out.ReturnCode)
-	require.Contains(t, text(res), "ZeroDivisionError")
+	require.Contains(t, mcptest.Text(res), "ZeroDivisionError")
 
-	res = call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": ""})
+	res = mcptest.Call(t, cs, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": ""})
 	require.True(t, res.IsError, "empty code is refused")
 	require.Nil(t, res.StructuredContent)
 }
@@ -312,16 +313,16 @@ func TestEngineFailuresAreToolErrors(t *testing.T) {
 		return nil, sandbox.ErrUnavailable
 	}}
 	cs := session(t, service(t, eng))
-	res := call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
+	res := mcptest.Call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
 	require.True(t, res.IsError)
-	require.Contains(t, text(res), "could not be started")
+	require.Contains(t, mcptest.Text(res), "could not be started")
 
 	eng.run = func(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 		res := result(spec, -9, "half", "")
 		res.Signal = "SIGKILL"
 		return res, errors.New("container killed from outside")
 	}
-	res = call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
+	res = mcptest.Call(t, cs, mcp.ToolRunScript, argsFor(mcp.ToolRunScript, "hello"))
 	require.True(t, res.IsError)
 	var out mcp.RunOutput
 	structured(t, res, &out)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry/telemetrytest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 )
@@ -30,7 +31,7 @@ func TestToolCallContinuesTheHostsTrace(t *testing.T) {
 		},
 	})
 	require.NoError(t, err)
-	require.False(t, res.IsError, text(res))
+	require.False(t, res.IsError, mcptest.Text(res))
 
 	var tool, run, runParent string
 	for _, s := range exp.GetSpans() {

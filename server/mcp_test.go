@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/server"
@@ -54,25 +55,6 @@ func mcpAs(t *testing.T, url, tok string) *mcpsdk.ClientSession {
 	return cs
 }
 
-func callTool(t *testing.T, cs *mcpsdk.ClientSession, tool string, args map[string]any) *mcpsdk.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err, tool)
-	return res
-}
-
-func toolText(res *mcpsdk.CallToolResult) string {
-	var s string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok {
-			s += tc.Text
-		}
-	}
-	return s
-}
-
 // TestMCPSessionAnswersItsOwnerOnly: a request with another token naming
 // an MCP session is answered as one naming no session, and runs nothing;
 // the session goes on for its owner.
@@ -111,8 +93,8 @@ func TestMCPSessionAnswersItsOwnerOnly(t *testing.T) {
 	}
 	require.Empty(t, eng.dirs, "nothing ran for the other token")
 
-	res := callTool(t, csA, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
-	require.False(t, res.IsError, toolText(res))
+	res := mcptest.Call(t, csA, mcp.ToolRunPython, map[string]any{"skill": "hello", "code": "print(1)"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	require.Len(t, eng.dirs, 1, "the owner's session is intact")
 }
 
@@ -125,11 +107,11 @@ func TestMCPActsForTheToken(t *testing.T) {
 	csA, csB := mcpAs(t, url, tokenA), mcpAs(t, url, tokenB)
 	ctx := context.Background()
 
-	list := callTool(t, csA, mcp.ToolListSkills, nil)
-	require.Contains(t, toolText(list), "- greeter: Greets.")
-	list = callTool(t, csB, mcp.ToolListSkills, nil)
-	require.NotContains(t, toolText(list), "greeter")
-	require.Contains(t, toolText(list), "- hello:", "operator skills for every token")
+	list := mcptest.Call(t, csA, mcp.ToolListSkills, nil)
+	require.Contains(t, mcptest.Text(list), "- greeter: Greets.")
+	list = mcptest.Call(t, csB, mcp.ToolListSkills, nil)
+	require.NotContains(t, mcptest.Text(list), "greeter")
+	require.Contains(t, mcptest.Text(list), "- hello:", "operator skills for every token")
 
 	for _, c := range []struct {
 		tool string
@@ -141,19 +123,19 @@ func TestMCPActsForTheToken(t *testing.T) {
 		{mcp.ToolRunPython, map[string]any{"skill": "greeter", "code": "print(1)"}},
 		{mcp.ToolExplain, map[string]any{"skill": "greeter", "code": "print(1)"}},
 	} {
-		theirs := callTool(t, csB, c.tool, c.args)
+		theirs := mcptest.Call(t, csB, c.tool, c.args)
 		require.True(t, theirs.IsError, c.tool)
-		require.Contains(t, toolText(theirs), `no skill named "greeter"`, c.tool)
+		require.Contains(t, mcptest.Text(theirs), `no skill named "greeter"`, c.tool)
 	}
 	require.Empty(t, eng.dirs, "nothing of A's ran for B")
 
-	res := callTool(t, csA, mcp.ToolActivateSkill, map[string]any{"skill": "greeter"})
-	require.False(t, res.IsError, toolText(res))
-	require.Contains(t, toolText(res), "Run scripts/hi.py.")
-	res = callTool(t, csA, mcp.ToolExplain, map[string]any{"skill": "greeter", "script": "scripts/hi.py"})
-	require.False(t, res.IsError, toolText(res))
-	res = callTool(t, csA, mcp.ToolRunScript, map[string]any{"skill": "greeter", "script": "scripts/hi.py"})
-	require.False(t, res.IsError, toolText(res))
+	res := mcptest.Call(t, csA, mcp.ToolActivateSkill, map[string]any{"skill": "greeter"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	require.Contains(t, mcptest.Text(res), "Run scripts/hi.py.")
+	res = mcptest.Call(t, csA, mcp.ToolExplain, map[string]any{"skill": "greeter", "script": "scripts/hi.py"})
+	require.False(t, res.IsError, mcptest.Text(res))
+	res = mcptest.Call(t, csA, mcp.ToolRunScript, map[string]any{"skill": "greeter", "script": "scripts/hi.py"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	require.Contains(t, eng.last(), "greeter", "the upload ran")
 
 	uri := mcp.SkillURI("greeter", "SKILL.md")
@@ -170,8 +152,8 @@ func TestMCPActsForTheToken(t *testing.T) {
 	require.Error(t, err, "another token's upload is not a resource of B's")
 
 	// The workspace of A's connection is a session of A's.
-	res = callTool(t, csA, mcp.ToolWriteFile, map[string]any{"path": "in.txt", "content": "mine"})
-	require.False(t, res.IsError, toolText(res))
+	res = mcptest.Call(t, csA, mcp.ToolWriteFile, map[string]any{"path": "in.txt", "content": "mine"})
+	require.False(t, res.IsError, mcptest.Text(res))
 	var listed struct {
 		Sessions []struct {
 			ID string `json:"id"`
@@ -188,8 +170,8 @@ func TestMCPActsForTheToken(t *testing.T) {
 	require.NotContains(t, string(r.body), id, "B's runs have a workspace of B's, never A's")
 	r = call(t, "GET", url+"/v1/sessions/"+id+"/files/in.txt", "", as(tokenB)...)
 	require.Equal(t, http.StatusNotFound, r.status)
-	res = callTool(t, csB, mcp.ToolReadFile, map[string]any{"path": "in.txt"})
-	require.True(t, res.IsError, "B's connection has a workspace of its own: %s", toolText(res))
+	res = mcptest.Call(t, csB, mcp.ToolReadFile, map[string]any{"path": "in.txt"})
+	require.True(t, res.IsError, "B's connection has a workspace of its own: %s", mcptest.Text(res))
 }
 
 func resourceURIs(rs *mcpsdk.ListResourcesResult) []string {

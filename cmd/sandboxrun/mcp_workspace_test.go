@@ -9,6 +9,8 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 )
 
 // writePolicy writes an operator policy file and returns its path.
@@ -52,13 +54,7 @@ func callTool(ctx context.Context, t *testing.T, cs *mcpsdk.ClientSession, name 
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err)
-	var s string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok {
-			s += tc.Text
-		}
-	}
-	return s, res.IsError
+	return mcptest.Text(res), res.IsError
 }
 
 // TestMCPWorkspaceOverStdio: `sandboxrun mcp --workspace DIR` gives the
