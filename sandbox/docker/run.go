@@ -206,19 +206,26 @@ func (d *Runner) startContainer(ctx context.Context, spec *sandbox.Spec, vol *wo
 	params.hostsFile = hosts
 	cfg, hc := containerConfig(spec, params)
 	name := containerName(spec.RunID)
-	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	// The create is not cancelled with the run: an engine may finish a
+	// create whose caller went away, after the removal by name found
+	// nothing, and the container would outlive the run. A create is short;
+	// the run's cancellation is looked at once it returns.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.callTimeout)
 	sctx, sp := telemetry.Start(cctx, "container.create")
 	created, err := d.client.ContainerCreate(sctx, cfg, hc, nil, nil, name)
 	endSpan(sp, err)
 	cancel()
-	// A create cut short may still have made the container: it is then
-	// removed by name, as its id never arrived.
+	// A create cut short (its timeout) may still have made the container:
+	// it is then removed by name, as its id never arrived.
 	b := &box{id: created.ID, ref: created.ID, runID: spec.RunID, imageID: usr.imageID}
 	if b.ref == "" {
 		b.ref = name
 	}
 	if err != nil {
 		return b, createError(spec.Image, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return b, fmt.Errorf("run cancelled: %w", err)
 	}
 	b.s, err = d.attachAndStart(ctx, created.ID)
 	return b, err

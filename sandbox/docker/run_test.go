@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
@@ -170,6 +172,38 @@ func TestRunOOMFromInspectForAnOlderInit(t *testing.T) {
 	res, err = newTestDocker(t, f).Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
 	require.True(t, res.OOMKilled, "SIGKILL at 60 of 64 MiB without a count")
+}
+
+// cancelDuringCreate is an engine that finishes a create the caller gave
+// up on while it ran, as a real engine may.
+type cancelDuringCreate struct {
+	*fakeClient
+	cancel context.CancelFunc
+}
+
+func (c *cancelDuringCreate) ContainerCreate(ctx context.Context, cfg *container.Config, hc *container.HostConfig,
+	nc *network.NetworkingConfig, p *ocispec.Platform, name string) (container.CreateResponse, error) {
+	c.cancel()
+	return c.fakeClient.ContainerCreate(ctx, cfg, hc, nc, p, name)
+}
+
+// A run cancelled while its container is being created removes the
+// container the engine made, by its id: the create is not cut short, so
+// no container appears after the run has gone.
+func TestRunCancelledDuringCreate(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &fakeClient{}
+	d, err := New(WithClient(&cancelDuringCreate{fakeClient: f, cancel: cancel}), WithVersion("0.1.0-test"))
+	require.NoError(t, err)
+	d.ids = sandbox.IdentityFor(1000, 1000)
+	_, err = d.Run(ctx, testSpec(t))
+	require.ErrorIs(t, err, context.Canceled)
+	settled(t, d)
+	require.Equal(t, []string{"create", "remove"}, f.Calls(), "nothing started")
+	removed := f.Removed()
+	require.Len(t, removed, 1)
+	require.Contains(t, removed[0], "c0ffee", "removed by the id the engine gave")
 }
 
 // Every path after a create that may have made a container removes it.
