@@ -31,3 +31,27 @@ func TestSayKnowsSandboxNames(t *testing.T) {
 	require.Equal(t, "/skills/hello/scripts/x.py", c.name("/skills/hello/scripts/x.py"))
 	require.Equal(t, "the skills folder/other", c.name("/skills/other"))
 }
+
+// holdsPath finds a host path wherever a message could put it, and only
+// there.
+func TestHoldsPath(t *testing.T) {
+	const p = "/srv/sessions"
+	for text, want := range map[string]bool{
+		"/srv/sessions":                      true,
+		"under /srv/sessions.":               true,
+		"under /srv/sessions...":             true,
+		"under /srv/sessions/ab: gone":       true,
+		`root "/srv/sessions": in use`:       true,
+		"(/srv/sessions)":                    true,
+		"see file:///srv/sessions/x":         true,
+		"a /srv/sessions, and more":          true,
+		"/srv/sessions2 is another folder":   false,
+		"/srv/sessions.txt is another file":  false,
+		"/srv/sessions-old is another":       false,
+		"/data/srv/sessions is another path": false,
+		"x/srv/sessions":                     false,
+		"nothing here":                       false,
+	} {
+		require.Equal(t, want, holdsPath(text, p), text)
+	}
+}

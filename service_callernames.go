@@ -109,8 +109,9 @@ func (c *callerNames) say(operator string, told string) string {
 
 // holdsPath reports whether text names the path p or a path under it: no
 // letter of a name runs into p before it (a slash may: file:///srv/x), and
-// p is followed by the end, a slash or a character no name goes on with. A
-// path that only begins like p (/work for /w) is another path.
+// p is followed by the end, a slash or a character no name goes on with
+// (after any full stops). A path that only begins like p (/work for /w) is
+// another path.
 func holdsPath(text, p string) bool {
 	for i := 0; ; {
 		j := strings.Index(text[i:], p)
@@ -119,7 +120,13 @@ func holdsPath(text, p string) bool {
 		}
 		start, end := i+j, i+j+len(p)
 		before := start == 0 || text[start-1] == '/' || !isPathByte(text[start-1])
-		after := end == len(text) || text[end] == '/' || !isPathByte(text[end])
+		// Dots that end a sentence ("… under /srv/x.") are not part of
+		// the name; dots that go on into one (/srv/x.txt) are.
+		k := end
+		for k < len(text) && text[k] == '.' {
+			k++
+		}
+		after := k == len(text) || text[k] == '/' || !isPathByte(text[k])
 		if before && after {
 			return true
 		}
