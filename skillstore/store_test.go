@@ -136,6 +136,8 @@ func TestRefusalsKeepNothing(t *testing.T) {
 		{"too large", append(demo("", "hello", ""), ent{name: "big", body: big}), Limits{MaxUploadBytes: 3000}, LimitUploadBytes, ErrLimit},
 		{"too many files", append(demo("", "hello", ""), ent{name: "x", body: "x"}), Limits{MaxFiles: 3}, LimitFiles, ErrLimit},
 		{"reserved", demo("", "taken", ""), Limits{}, "operator skill", ErrNameTaken},
+		{"a script linked out of scripts/", append(demo("", "hello", ""), ent{name: "notes.py", body: "x"}, ent{name: "scripts/l.py", typ: tar.TypeSymlink, link: "../notes.py"}),
+			Limits{}, "it resolves to hello/notes.py", ErrInvalid},
 	}
 	for _, tc := range cases {
 		for _, f := range []Format{FormatTar, FormatZip} {
