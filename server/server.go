@@ -90,7 +90,7 @@ func New(o Options) (*Server, error) {
 
 // Handler is the server's whole HTTP surface.
 func (s *Server) Handler() http.Handler {
-	return s.traced(s.logRequests(s.boundBodies(s.guardFilePaths(s.mux))))
+	return s.traced(s.logRequests(s.boundBodies(s.guardPaths(s.mux))))
 }
 
 func (s *Server) routes() {

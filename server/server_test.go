@@ -144,7 +144,7 @@ func TestErrorsHaveTheirStatus(t *testing.T) {
 		{"host path to a script", "/v1/skills/hello/run", `{"script": "/etc/passwd"}`, 403, "absolute path"},
 		{"data file, not a script", "/v1/skills/hello/run", `{"script": "SKILL.md"}`, 403, "scripts"},
 		{"unknown skill", "/v1/skills/nope/run", `{"script": "scripts/x.py"}`, 404, "nope"},
-		{"skill named by an encoded path", "/v1/skills/..%2Fhello/run", `{"script": "scripts/echo.py"}`, 404, "path"},
+		{"skill named by an encoded path", "/v1/skills/..%2Fhello/run", `{"script": "scripts/echo.py"}`, 400, "percent-encodes"},
 		{"unknown field", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "image": "alpine"}`, 400, "image"},
 		{"field of another endpoint", "/v1/skills/hello/run", `{"script": "scripts/echo.py", "command": "id"}`, 400, "command"},
 		{"missing field", "/v1/skills/hello/exec", `{}`, 400, "command"},

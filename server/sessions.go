@@ -252,51 +252,6 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// guardFilePaths refuses a file path in a session URL before the router
-// sees it: the router would clean "a/../b" and answer with a redirect to
-// another path, and a percent-encoded "..", "/", "\" or NUL must never be
-// decoded into one. The store checks the decoded path again.
-func (s *Server) guardFilePaths(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rest, ok := strings.CutPrefix(r.URL.Path, "/v1/sessions/")
-		if !ok {
-			h.ServeHTTP(w, r)
-			return
-		}
-		_, p, _ := strings.Cut(rest, "/")
-		p, ok = strings.CutPrefix(p, "files/")
-		if !ok {
-			h.ServeHTTP(w, r)
-			return
-		}
-		depth := session.Limits{}.WithDefaults().MaxDepth
-		if st, err := s.o.Service.Sessions(); err == nil {
-			depth = st.Limits().MaxDepth
-		}
-		_, err := session.CheckPath(p, depth)
-		if err == nil && encodedSeparator(r.URL.EscapedPath()) {
-			err = &session.PathError{Path: p, Reason: "the URL percent-encodes a '.', '/', '\\' or NUL; send the path's characters as they are, e.g. /files/out/report.csv"}
-		}
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// encodedSeparator reports whether an escaped URL path hides a dot, a
-// slash, a backslash or NUL behind percent-encoding.
-func encodedSeparator(escaped string) bool {
-	l := strings.ToLower(escaped)
-	for _, e := range []string{"%2e", "%2f", "%5c", "%00"} {
-		if strings.Contains(l, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // uploadStall bounds how long an upload may send nothing: the session is
 // held while its body is read, so a client that stalls must not hold it
 // (and the runs waiting for it) for longer.
