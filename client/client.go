@@ -32,7 +32,8 @@ func WithToken(token string) Option { return func(c *Client) { c.token = token }
 // WithHTTPClient replaces the HTTP client (default: one with no overall
 // timeout, since a run lasts as long as its own limit; pass a context with
 // a deadline to bound a call). For a unix socket URL its transport is
-// replaced by one dialing the socket.
+// replaced by one dialing the socket. Either way a request other than GET
+// or HEAD follows no redirect (see ErrRedirect); hc itself is not changed.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
 // New returns a client of the server at rawURL: http://host:port,
@@ -49,6 +50,9 @@ func New(rawURL string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	hc := *c.hc // the caller's client is not changed
+	hc.CheckRedirect = followOnlyReads(hc.CheckRedirect)
+	c.hc = &hc
 	if sock, ok := strings.CutPrefix(rawURL, "unix:"); ok {
 		if sock == "" {
 			return nil, errors.New("sandboxrun client: unix: needs a socket path, e.g. unix:/run/sandboxrun.sock")
@@ -82,23 +86,6 @@ type call struct {
 	header map[string]string
 }
 
-// pathOf fills an operation's pattern. Each value is escaped as a path
-// segment; a file path keeps its slashes.
-func pathOf(pattern string, params map[string]string) string {
-	out := pattern
-	for k, v := range params {
-		segs := strings.Split(v, "/")
-		if k != "path" {
-			segs = []string{v}
-		}
-		for i, s := range segs {
-			segs[i] = url.PathEscape(s)
-		}
-		out = strings.ReplaceAll(out, "{"+k+"}", strings.Join(segs, "/"))
-	}
-	return out
-}
-
 // send makes the request and returns the response when its status is 2xx;
 // otherwise it reads the error body into an *Error.
 func (c *Client) send(ctx context.Context, cl call) (*http.Response, error) {
@@ -106,7 +93,11 @@ func (c *Client) send(ctx context.Context, cl call) (*http.Response, error) {
 	if !ok {
 		panic("sandboxrun client: unknown operation " + cl.op)
 	}
-	u := c.base + pathOf(op.path, cl.params)
+	p, err := pathOf(op.path, cl.params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cl.op, err)
+	}
+	u := c.base + p
 	if len(cl.query) > 0 {
 		u += "?" + cl.query.Encode()
 	}
@@ -128,6 +119,9 @@ func (c *Client) send(ctx context.Context, cl call) (*http.Response, error) {
 		return resp, nil
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified {
+		return nil, redirected(resp)
+	}
 	return nil, readError(resp)
 }
 

@@ -51,7 +51,7 @@ func (e *Error) Error() string {
 }
 
 // Is matches the sentinel of e's status; a 503 or a 507 is also an
-// ErrServer.
+// ErrServer, a 3xx is ErrRedirect.
 func (e *Error) Is(target error) bool {
 	switch e.Status {
 	case http.StatusBadRequest:
@@ -76,6 +76,9 @@ func (e *Error) Is(target error) bool {
 		return target == ErrUnavailable || target == ErrServer
 	case http.StatusInsufficientStorage:
 		return target == ErrDiskFull || target == ErrServer
+	}
+	if e.Status >= 300 && e.Status < 400 {
+		return target == ErrRedirect
 	}
 	return e.Status >= 500 && target == ErrServer
 }
