@@ -78,7 +78,9 @@ class Transport:
         except (OSError, http.client.HTTPException) as e:
             conn.close()
             raise TransportError(f"{method} {path}: cannot reach the sandboxrun server at {self.url}: {e}") from e
-        if resp.status >= 400:
+        if resp.status >= 300:
+            # A redirect is never followed (http.client does not) nor taken
+            # for success: the API answers none.
             try:
                 raise _error(resp, method, path)
             finally:
@@ -152,5 +154,10 @@ def _error(resp: http.client.HTTPResponse, method: str, path: str) -> Exception:
     except ValueError:
         pass
     message = str(body.get("error") or raw.decode("utf-8", "replace").strip() or resp.reason)
+    if 300 <= resp.status < 400:
+        location = resp.getheader("Location", "")
+        body = {"location": location}
+        message = (f"{method} {path} answered {resp.status}, a redirect to {location!r}, not followed: "
+                   "the sandboxrun API answers none, so the server (or a proxy) is not the one expected")
     result = Result.from_json(body["result"]) if isinstance(body.get("result"), dict) else None
     return error_for_status(resp.status, message, body, result, resp.getheader("Retry-After"))

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from ._local import Local, find_binary
 from ._transport import Transport
-from .errors import LocalModeError, SandboxrunError, error_for_status
+from .errors import BadParamError, LocalModeError, SandboxrunError, error_for_status
 from .session import Session
 from .types import (
     Activation,
@@ -62,11 +62,23 @@ OPERATIONS = {
 STREAMING = {"run": "stream_run", "exec": "stream_exec", "python": "stream_python"}
 
 
-def _seg(text: str) -> str:
+def _seg(text: str, what: str = "id") -> str:
+    """One path segment: an id or a name, refused when a router would clean it away."""
+    if not isinstance(text, str) or text in ("", ".", "..") or "/" in text or "\\" in text:
+        raise BadParamError(
+            f"{what} {text!r}: ids and names are never empty, '.' or '..' and hold no '/' or '\\'; "
+            "a server would resolve it to another resource (snapshots/.. is the session itself): pass the id or the name alone"
+        )
     return quote(text, safe="")
 
 
 def _fpath(path: str) -> str:
+    """A file path relative to the workspace, its slashes kept."""
+    if not isinstance(path, str) or any(seg in ("", ".", "..") for seg in path.split("/")):
+        raise BadParamError(
+            f"path {path!r}: a file path has no empty, '.' or '..' folder (no leading, trailing or double '/'); "
+            "name the file relative to the workspace, clean, e.g. out/report.csv"
+        )
     return quote(path, safe="/")
 
 
@@ -177,22 +189,22 @@ class Client:
 
     def skill_versions(self, name: str) -> List[SkillVersion]:
         """The versions of one of your uploaded skills, oldest first."""
-        doc = self._server("skills").json("GET", f"/v1/skills/{_seg(name)}/versions")
+        doc = self._server("skills").json("GET", f"/v1/skills/{_seg(name, 'skill name')}/versions")
         return [SkillVersion.from_json(v) for v in doc.get("versions", [])]
 
     def delete_skill(self, name: str) -> None:
         """Remove every version of one of your uploaded skills."""
-        self._server("skills").call("DELETE", "/v1/skills/" + _seg(name))
+        self._server("skills").call("DELETE", "/v1/skills/" + _seg(name, 'skill name'))
 
     def delete_skill_version(self, name: str, version: str) -> None:
         """Remove one version (a version or sha256:<hex>) of an uploaded skill."""
-        self._server("skills").call("DELETE", f"/v1/skills/{_seg(name)}/versions/{_seg(version)}")
+        self._server("skills").call("DELETE", f"/v1/skills/{_seg(name, 'skill name')}/versions/{_seg(version, 'version')}")
 
     def activate(self, name: str) -> Activation:
         """A skill's instructions with {baseDir} resolved, its files and allowed tools."""
         if self._local:
             return self._local.activate(name)
-        return Activation.from_json(self._server("activate").json("GET", "/v1/skills/" + _seg(name)))
+        return Activation.from_json(self._server("activate").json("GET", "/v1/skills/" + _seg(name, 'skill name')))
 
     def check_command(self, skill: str, command: str) -> Dict[str, Any]:
         """Local mode only: sandboxrun's own command checker, without running
@@ -236,7 +248,7 @@ class Client:
             if key != "command":
                 raise LocalModeError("explain of a script or code needs a server; locally only commands are judged (exec --dry-run)")
             return self._local.explain_command(skill, target, opts)
-        return Explanation.from_json(self._server("explain").json("POST", f"/v1/skills/{_seg(skill)}/explain", _body(key, target, opts)))
+        return Explanation.from_json(self._server("explain").json("POST", f"/v1/skills/{_seg(skill, 'skill name')}/explain", _body(key, target, opts)))
 
     # -- runs ------------------------------------------------------------------
 
@@ -315,7 +327,7 @@ class Client:
         opts = {k: v for k, v in kw.items() if k not in ("self", "skill", key)}
         if self._local:
             return self._local.execute(kind, skill, target, opts)
-        doc = self._server(kind).json("POST", f"/v1/skills/{_seg(skill)}/{kind}", _body(key, target, opts))
+        doc = self._server(kind).json("POST", f"/v1/skills/{_seg(skill, 'skill name')}/{kind}", _body(key, target, opts))
         return Result.from_json(doc)
 
     def _stream(self, kind: str, skill: str, key: str, target: str, kw: Dict[str, Any]) -> Iterator[Union[Event, Result]]:
@@ -329,7 +341,7 @@ class Client:
                 yield Event(type="stderr", data=res.stderr)
             yield res
             return
-        path = f"/v1/skills/{_seg(skill)}/{kind}"
+        path = f"/v1/skills/{_seg(skill, 'skill name')}/{kind}"
         for doc in self._server(kind).lines("POST", path, _body(key, target, kw)):
             ev = Event.from_json(doc)
             if ev.type == "result" and ev.result is not None:
@@ -356,11 +368,11 @@ class Client:
         return [SessionInfo.from_json(s) for s in doc.get("sessions", [])]
 
     def get_session(self, session_id: str) -> SessionInfo:
-        return SessionInfo.from_json(self._server("sessions").json("GET", "/v1/sessions/" + _seg(session_id)))
+        return SessionInfo.from_json(self._server("sessions").json("GET", "/v1/sessions/" + _seg(session_id, 'session id')))
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session: a run in it is cancelled, then its folder goes."""
-        self._server("sessions").call("DELETE", "/v1/sessions/" + _seg(session_id))
+        self._server("sessions").call("DELETE", "/v1/sessions/" + _seg(session_id, 'session id'))
 
     def fork(self, session_id: str, snapshot: Optional[str] = None, ttl: Optional[Timeout] = None) -> Session:
         """A new session with the files of session_id as they are now, or as its snapshot holds them."""
@@ -376,53 +388,53 @@ class Client:
     def create_snapshot(self, session_id: str, label: Optional[str] = None) -> Snapshot:
         """Save the session's files as they are now (files only)."""
         body = {} if label is None else {"label": label}
-        return Snapshot.from_json(self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id)}/snapshots", body))
+        return Snapshot.from_json(self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id, 'session id')}/snapshots", body))
 
     def list_snapshots(self, session_id: str) -> List[Snapshot]:
-        doc = self._server("sessions").json("GET", f"/v1/sessions/{_seg(session_id)}/snapshots")
+        doc = self._server("sessions").json("GET", f"/v1/sessions/{_seg(session_id, 'session id')}/snapshots")
         return [Snapshot.from_json(s) for s in doc.get("snapshots", [])]
 
     def delete_snapshot(self, session_id: str, snapshot: str) -> None:
-        self._server("sessions").call("DELETE", f"/v1/sessions/{_seg(session_id)}/snapshots/{_seg(snapshot)}")
+        self._server("sessions").call("DELETE", f"/v1/sessions/{_seg(session_id, 'session id')}/snapshots/{_seg(snapshot, 'snapshot')}")
 
     def restore(self, session_id: str, snapshot: str) -> SessionInfo:
         """Make the session's workspace exactly the snapshot: files added since go, deleted ones come back."""
-        doc = self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id)}/restore", {"snapshot": snapshot})
+        doc = self._server("sessions").json("POST", f"/v1/sessions/{_seg(session_id, 'session id')}/restore", {"snapshot": snapshot})
         return SessionInfo.from_json(doc)
 
     def put_file(self, session_id: str, path: str, data: Union[bytes, str]) -> StoredFile:
         """Write one file (folders on the way are made); str is written as UTF-8."""
         body = data.encode() if isinstance(data, str) else bytes(data)
         _, _, raw = self._server("files").call(
-            "PUT", f"/v1/sessions/{_seg(session_id)}/files/{_fpath(path)}", body,
+            "PUT", f"/v1/sessions/{_seg(session_id, 'session id')}/files/{_fpath(path)}", body,
             {"Content-Type": "application/octet-stream"},
         )
         return StoredFile.from_json(json.loads(raw))
 
     def get_file(self, session_id: str, path: str) -> bytes:
-        _, _, raw = self._server("files").call("GET", f"/v1/sessions/{_seg(session_id)}/files/{_fpath(path)}")
+        _, _, raw = self._server("files").call("GET", f"/v1/sessions/{_seg(session_id, 'session id')}/files/{_fpath(path)}")
         return raw
 
     def delete_file(self, session_id: str, path: str) -> None:
         """Delete a file, or a folder with what it holds; a link goes, never its target."""
-        self._server("files").call("DELETE", f"/v1/sessions/{_seg(session_id)}/files/{_fpath(path)}")
+        self._server("files").call("DELETE", f"/v1/sessions/{_seg(session_id, 'session id')}/files/{_fpath(path)}")
 
     def list_files(self, session_id: str, path: Optional[str] = None) -> List[FileEntry]:
         q = "" if path is None else "?path=" + quote(path, safe="/")
-        doc = self._server("files").json("GET", f"/v1/sessions/{_seg(session_id)}/files{q}")
+        doc = self._server("files").json("GET", f"/v1/sessions/{_seg(session_id, 'session id')}/files{q}")
         return [FileEntry.from_json(f) for f in doc.get("files", [])]
 
     def get_tar(self, session_id: str) -> bytes:
         """The whole workspace as a tar (links stay links)."""
         _, _, raw = self._server("files").call(
-            "GET", f"/v1/sessions/{_seg(session_id)}/files", headers={"Accept": "application/x-tar"}
+            "GET", f"/v1/sessions/{_seg(session_id, 'session id')}/files", headers={"Accept": "application/x-tar"}
         )
         return raw
 
     def put_tar(self, session_id: str, data: bytes) -> List[StoredFile]:
         """Unpack a tar of regular files and folders into the workspace, all or nothing."""
         _, _, raw = self._server("files").call(
-            "PUT", f"/v1/sessions/{_seg(session_id)}/files", bytes(data), {"Content-Type": "application/x-tar"}
+            "PUT", f"/v1/sessions/{_seg(session_id, 'session id')}/files", bytes(data), {"Content-Type": "application/x-tar"}
         )
         return [StoredFile.from_json(f) for f in json.loads(raw).get("files", [])]
 

@@ -35,6 +35,28 @@ class TransportError(SandboxrunError):
     """The server could not be reached, or answered something that is not HTTP/JSON."""
 
 
+class BadParamError(SandboxrunError, ValueError):
+    """An id, a name or a file path refused before anything was sent.
+
+    Empty, ``.``, ``..`` or holding a ``/`` (an id or a name), or a file path
+    with an empty, ``.`` or ``..`` folder: a server's router would resolve it
+    to another resource (``snapshots/..`` is the session itself).
+    """
+
+
+class RedirectError(SandboxrunError):
+    """3xx: the server answered a redirect, which the client never follows.
+
+    The API answers none; a client that followed one with the same method
+    could act on another resource (a DELETE on the parent). ``location`` is
+    where it pointed.
+    """
+
+    @property
+    def location(self) -> str:
+        return str(self.body.get("location", ""))
+
+
 class LocalModeError(SandboxrunError):
     """The call needs a server: the local CLI mode has no such operation."""
 
@@ -151,6 +173,8 @@ def error_for_status(
         except ValueError:
             delay = 1.0
         return BusyError(message, retry_after=delay, status=status, body=body, result=result)
+    if 300 <= status < 400:
+        return RedirectError(message, status=status, body=body, result=result)
     cls = _BY_STATUS.get(status)
     if cls is None:
         cls = ServerError if status >= 500 else SandboxrunError
