@@ -28,6 +28,28 @@ export class LocalModeError extends SandboxrunError {}
 /** 400: the request was malformed; the message says which part and why. */
 export class BadRequestError extends SandboxrunError {}
 
+/**
+ * An id, a name or a file path refused before anything was sent: empty,
+ * "." or "..", or (an id or a name) holding a "/" or a "\", which a server's
+ * router would resolve to another resource (snapshots/.. is the session
+ * itself). No server answered, so status is undefined.
+ */
+export class BadParamError extends BadRequestError {}
+
+/**
+ * 3xx: the server answered a redirect, which the client does not follow for
+ * a request other than GET or HEAD (the API answers none; following one
+ * with the same method could act on another resource). location is where
+ * it pointed, when the answer said.
+ */
+export class RedirectError extends SandboxrunError {
+  readonly location?: string;
+  constructor(message: string, opts: { status?: number; body?: ErrorBody; location?: string } = {}) {
+    super(message, opts);
+    this.location = opts.location;
+  }
+}
+
 /** 401: the bearer token is missing or unknown (set SANDBOXRUN_TOKEN). */
 export class AuthError extends SandboxrunError {}
 

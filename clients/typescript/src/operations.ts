@@ -1,7 +1,7 @@
 // Every endpoint of the HTTP API by the spec's operationId: the client
 // builds each request from this table, and a test holds it against
 // server/openapi.json.
-import { BadRequestError } from './errors.js';
+import { BadParamError } from './errors.js';
 
 export interface Operation {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -41,18 +41,26 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = Object.freeze({
 /**
  * Fills an operation's path. Each value is escaped as one path segment; a
  * file path keeps its slashes (the server refuses percent-encoded ones).
+ * A value a router would resolve to another resource is a BadParamError
+ * before anything is sent: fetch itself resolves "." and "..", so
+ * deleteSnapshot(id, "..") would otherwise name the session.
  */
 export function pathOf(pattern: string, params: Record<string, string>): string {
   return pattern.replace(/\{(\w+)\}/g, (_, key: string) => {
     const value = params[key];
-    if (value === undefined || value === '') {
-      throw new TypeError(`sandboxrun: ${key} is required`);
+    if (typeof value !== 'string' || value === '') {
+      throw new BadParamError(`sandboxrun: ${key} is required`);
+    }
+    if (key !== 'path' && /[/\\]/.test(value)) {
+      throw new BadParamError(`${key} ${JSON.stringify(value)}: ids and names hold no "/" or "\\"; pass the id or the name alone`);
     }
     const segs = key === 'path' ? value.split('/') : [value];
-    // fetch would resolve "." and ".." before sending, turning a bad path
-    // into another URL; the server's 400 is what the caller should see.
     if (segs.some((s) => s === '.' || s === '..' || s === '')) {
-      throw new BadRequestError(`path ${JSON.stringify(value)}: empty, "." and ".." elements are refused; name the file relative to the workspace, e.g. out/report.csv`, { status: 400 });
+      throw new BadParamError(
+        key === 'path'
+          ? `path ${JSON.stringify(value)}: empty, "." and ".." elements are refused; name the file relative to the workspace, e.g. out/report.csv`
+          : `${key} ${JSON.stringify(value)}: ids and names are never "." or "..", which a server would resolve to another resource (the parent)`,
+      );
     }
     return segs.map(encodeURIComponent).join('/');
   });

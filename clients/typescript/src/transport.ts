@@ -1,7 +1,7 @@
 // One request to a server, over fetch (http, https) or node:http (a unix
 // socket, which fetch cannot reach).
 import { request as httpRequest } from 'node:http';
-import { TransportError, errorForStatus } from './errors.js';
+import { RedirectError, TransportError, errorForStatus } from './errors.js';
 import type { ErrorBody } from './types.js';
 
 export interface Reply {
@@ -60,6 +60,14 @@ export class Transport {
     if (reply.status >= 200 && reply.status < 300) {
       return reply;
     }
+    if (reply.status === 0 || (reply.status >= 300 && reply.status < 400)) {
+      await readAll(reply.body).catch(() => undefined);
+      const location = reply.header('location');
+      throw new RedirectError(
+        `${req.method} ${req.path} answered a redirect${location ? ` to ${JSON.stringify(location)}` : ''}, not followed: the sandboxrun API answers none, so the server (or a proxy) is not the one expected`,
+        { status: reply.status || undefined, location },
+      );
+    }
     const text = new TextDecoder().decode(await readAll(reply.body));
     let body: ErrorBody;
     try {
@@ -77,7 +85,10 @@ export class Transport {
   private async viaFetch(req: Sent, headers: Record<string, string>): Promise<Reply> {
     let res: Response;
     try {
-      res = await fetch(this.base + req.path, { method: req.method, headers, body: req.body, signal: req.signal });
+      // A redirect of anything but a read is handed back, never followed
+      // with the same method onto another resource.
+      const redirect = req.method === 'GET' || req.method === 'HEAD' ? 'follow' : 'manual';
+      res = await fetch(this.base + req.path, { method: req.method, headers, body: req.body, signal: req.signal, redirect });
     } catch (err) {
       if (req.signal?.aborted) {
         throw err;
