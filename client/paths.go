@@ -31,8 +31,9 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("sandboxrun client: %s %q: %s", e.Param, e.Value, e.Reason)
 }
 
-// Unwrap reports ErrBadParam.
-func (e *ParamError) Unwrap() error { return ErrBadParam }
+// Unwrap reports ErrBadParam, and ErrBadRequest as the server's 400 for
+// the same path would.
+func (e *ParamError) Unwrap() []error { return []error{ErrBadParam, ErrBadRequest} }
 
 // checkParam refuses what a router would clean into another path: v as
 // an id or a name (one segment), or as a file path (segments, no empty

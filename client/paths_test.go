@@ -77,6 +77,7 @@ func TestUncleanParamsAreRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			err := call()
 			require.ErrorIs(t, err, ErrBadParam)
+			require.ErrorIs(t, err, ErrBadRequest, "as the server's 400 would")
 			var pe *ParamError
 			require.ErrorAs(t, err, &pe)
 			require.NotEmpty(t, pe.Param)

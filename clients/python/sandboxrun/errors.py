@@ -35,15 +35,6 @@ class TransportError(SandboxrunError):
     """The server could not be reached, or answered something that is not HTTP/JSON."""
 
 
-class BadParamError(SandboxrunError, ValueError):
-    """An id, a name or a file path refused before anything was sent.
-
-    Empty, ``.``, ``..`` or holding a ``/`` (an id or a name), or a file path
-    with an empty, ``.`` or ``..`` folder: a server's router would resolve it
-    to another resource (``snapshots/..`` is the session itself).
-    """
-
-
 class RedirectError(SandboxrunError):
     """3xx: the server answered a redirect, which the client never follows.
 
@@ -63,6 +54,17 @@ class LocalModeError(SandboxrunError):
 
 class BadRequestError(SandboxrunError):
     """400: the request was malformed; the message says which part and why."""
+
+
+class BadParamError(BadRequestError, ValueError):
+    """An id, a name or a file path refused before anything was sent.
+
+    Empty, ``.``, ``..`` or holding a ``/`` (an id or a name), or a file path
+    with an empty, ``.`` or ``..`` folder: a server's router would resolve it
+    to another resource (``snapshots/..`` is the session itself). No server
+    answered: ``status`` is None. A ``BadRequestError``, as the server's 400
+    for the same path would be.
+    """
 
 
 class AuthError(SandboxrunError):

@@ -81,6 +81,8 @@ class ParamsTest(unittest.TestCase):
                 with self.assertRaises(sandboxrun.BadParamError) as cm:
                     call()
                 self.assertIsInstance(cm.exception, ValueError)
+                self.assertIsInstance(cm.exception, sandboxrun.BadRequestError)
+                self.assertIsNone(cm.exception.status, "no server answered")
                 self.assertIn("'..'", cm.exception.message)
         self.assertEqual(_Recorder.seen, [], "nothing was sent")
 
