@@ -148,6 +148,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err := egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	res, err = s.handBackFull(res, err)
+	pastQuota(res, req.lease)
 	if res != nil {
 		res.SkillDigest = rs.Digest
 	}
