@@ -53,9 +53,10 @@ type Execution struct {
 	Result *sandbox.Result
 	Err    error
 
-	svc   *Service
-	skill *skill.Skill // nil: refused before the skill loaded
-	plan  *plan.Plan   // nil: refused before the plan was made
+	svc    *Service
+	skill  *skill.Skill // nil: refused before the skill loaded
+	source string       // the skill's (SourceOperator, SourceUploaded) once it resolved
+	plan   *plan.Plan   // nil: refused before the plan was made
 }
 
 // Ended is the Result and the error, as RunScript and the like return

@@ -108,7 +108,23 @@ var ErrNoBackend = errors.New("no sandbox backend configured")
 // Observer learns the outcome of each request; the server's metrics
 // implement it. Calls may come from many goroutines at once.
 type Observer interface {
-	Observe(skill string, outcome Outcome, d time.Duration)
+	Observe(o Observed)
+}
+
+// Observed is one request's outcome, for an Observer. Nothing in it is
+// text a caller chose: Skill names an operator skill only (an uploaded
+// skill's name is its owner's, and callers may upload and delete names
+// without end), so a metrics page shows nothing of one tenant to another
+// and its label set stays as small as the operator's skills.
+type Observed struct {
+	// Skill is the operator skill's name; "" for an uploaded skill and
+	// for a request refused before its skill resolved.
+	Skill string
+	// Source is SourceOperator or SourceUploaded once the skill resolved,
+	// "" before.
+	Source   string
+	Outcome  Outcome
+	Duration time.Duration
 }
 
 // Service performs every operation sandboxrun offers, for any front end:

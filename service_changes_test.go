@@ -14,6 +14,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // changesEngine hands back a layer through the Spec's applier, as a
@@ -105,4 +106,45 @@ func TestHostFolderRunAppliesItsChangesToTheFolder(t *testing.T) {
 	_, err = ro.RunScript(context.Background(), "writer", "scripts/w.py", sandboxrun.Request{Workspace: ws})
 	require.NoError(t, err)
 	require.False(t, eng.applied, "a read-only workspace gets no applier")
+}
+
+// TestSessionRunPastItsQuotaKeepsWhatFits: a run whose changes hold more
+// than the session's room is no error: the Result says workspace_full and
+// names the file left out, the session keeps the rest and stays within
+// its quota.
+func TestSessionRunPastItsQuotaKeepsWhatFits(t *testing.T) {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, f := range []struct{ name, body string }{{"a-big.bin", strings.Repeat("x", 3000)}, {"b-small.txt", "fits"}} {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(f.body))}))
+		_, err := tw.Write([]byte(f.body))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	eng := &changesEngine{layer: b.Bytes()}
+	pol, err := policy.ParsePolicy("p.yaml", []byte("sessions:\n  quota: 4Ki\n"))
+	require.NoError(t, err)
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, SessionsRoot: t.TempDir(), Runner: eng, Policy: pol})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+	st, err := svc.Sessions()
+	require.NoError(t, err)
+	info, err := st.Create("o", 0)
+	require.NoError(t, err)
+	_, err = st.PutFile("o", info.ID, "held", strings.NewReader(strings.Repeat("h", 2000)))
+	require.NoError(t, err)
+
+	res, err := svc.RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{Session: info.ID, Owner: "o"})
+	require.NoError(t, err, "changes past the quota are no refusal of the run")
+	require.True(t, res.WorkspaceFull)
+	require.False(t, res.Success)
+	require.Contains(t, res.Error, `1 file(s) were not kept: "a-big.bin"`)
+	require.Contains(t, res.Error, "sessions.quota")
+	require.Equal(t, []sandbox.FileChange{{Path: "b-small.txt", Change: sandbox.FileCreated, Size: 4, SHA256: res.Files[0].SHA256}}, res.Files)
+	got, err := st.Get("o", info.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(2004), got.BytesUsed)
+	require.LessOrEqual(t, got.BytesUsed, int64(4096))
+	_, _, err = st.OpenFile("o", info.ID, "a-big.bin")
+	require.ErrorIs(t, err, session.ErrFileNotFound, "the file past the quota was not kept")
 }

@@ -82,14 +82,11 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	x := &Execution{svc: s}
 	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
-		// Observed under the skill's name once it is known, "" before: a
-		// caller naming skills that do not exist must not grow the
-		// metrics' labels.
 		name := ""
 		if x.skill != nil {
 			name = x.skill.Manifest.Name
 		}
-		s.observe(name, x.Result, x.Err, time.Since(start))
+		s.observe(observed(name, x.source, x.Result, x.Err, time.Since(start)))
 		endRun(span, name, x.Result, x.Err)
 	}()
 	x.Result, x.Err = s.run(ctx, ref, req, a, ak, x)
@@ -113,7 +110,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		return nil, err
 	}
 	sk := rs.Skill
-	x.skill = sk
+	x.skill, x.source = sk, rs.Source
 	name := sk.Manifest.Name
 	ak.digest = rs.Digest
 	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
@@ -151,6 +148,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
 	res, err := egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	res, err = s.handBackFull(res, err)
+	pastQuota(res, req.lease)
 	if res != nil {
 		res.SkillDigest = rs.Digest
 	}
@@ -224,8 +222,20 @@ func (s *Service) auditRefusal(skillName string, req Request, a asked, err error
 	}
 }
 
-func (s *Service) observe(skillName string, res *sandbox.Result, err error, d time.Duration) {
+func (s *Service) observe(o Observed) {
 	if s.cfg.Observer != nil {
-		s.cfg.Observer.Observe(skillName, OutcomeOf(res, err), d)
+		s.cfg.Observer.Observe(o)
 	}
+}
+
+// observed is what an Observer is told of a run of the skill name from
+// source ("" before the skill resolved). Only an operator skill is told
+// by name: a caller naming skills that do not exist, or uploading them
+// under names of its choosing, must neither grow the metrics' labels nor
+// show those names to other callers.
+func observed(name, source string, res *sandbox.Result, err error, d time.Duration) Observed {
+	if source != SourceOperator {
+		name = ""
+	}
+	return Observed{Skill: name, Source: source, Outcome: OutcomeOf(res, err), Duration: d}
 }

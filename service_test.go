@@ -73,14 +73,16 @@ func (f *fakeEngine) Close() error { return nil }
 
 // observed collects Observer calls.
 type observed struct {
-	mu  sync.Mutex
-	got []string
+	mu      sync.Mutex
+	got     []string // skill:outcome
+	sources []string
 }
 
-func (o *observed) Observe(skill string, outcome sandboxrun.Outcome, _ time.Duration) {
+func (o *observed) Observe(ob sandboxrun.Observed) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.got = append(o.got, skill+":"+string(outcome))
+	o.got = append(o.got, ob.Skill+":"+string(ob.Outcome))
+	o.sources = append(o.sources, ob.Source)
 }
 
 func newService(t *testing.T, cfg sandboxrun.Config) (*sandboxrun.Service, *fakeEngine) {

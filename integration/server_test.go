@@ -194,8 +194,8 @@ func TestServerRunsSkillsInRealSandboxes(t *testing.T) {
 	require.NoError(t, err)
 	text, _ := io.ReadAll(metrics.Body)
 	metrics.Body.Close()
-	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="success",skill=%q} 4`, name))
-	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="refused",skill=%q} 1`, name))
+	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="success",skill=%q,source="operator"} 4`, name))
+	require.Contains(t, string(text), fmt.Sprintf(`sandboxrun_executions_total{outcome="refused",skill=%q,source="operator"} 1`, name))
 	eventuallyNoSkillContainers(t, name)
 }
 

@@ -116,29 +116,39 @@ if os.path.exists("more.bin"):
 	require.EqualValues(t, quota, srv.info(t, s.ID).BytesUsed)
 }
 
-// TestSessionRunPastTheQuotaIs413: a run that writes more than the
-// session's quota leaves room for (the volume keeps a few pages past a
-// nearly full session's files) has its changes refused whole with 413 and
-// the Result, never a 500, and the session is as it was.
-func TestSessionRunPastTheQuotaIs413(t *testing.T) {
+// TestSessionRunPastTheQuotaKeepsWhatFits: a run that writes more than
+// the session's quota leaves room for (the volume keeps a few pages past
+// a nearly full session's files) answers 200, never 413 or 500: the
+// session keeps what fits, each file whole (the small file), leaves out
+// what does not (the big one, which the script wrote without ENOSPC),
+// stays within its quota, and the Result says so.
+func TestSessionRunPastTheQuotaKeepsWhatFits(t *testing.T) {
 	t.Parallel()
+	const quota = 1 << 20
 	pol := writeFile(t, "policy.yaml", "sessions:\n  quota: 1Mi\n")
 	srv := startSessionServer(t, "", "--policy", pol)
 	s := srv.create(t, "")
-	srv.put(t, s.ID, "almost.bin", randomBytes(t, 1<<20-8<<10))
-	before := treeDigest(t, srv.workspace(s.ID))
-	c := srv.pythonCall(t, s.ID, `open("more.bin", "wb").write(b"x" * 12288); print("wrote")`)
-	require.Equal(t, http.StatusRequestEntityTooLarge, c.status, c.String())
-	require.Contains(t, string(c.body), "sessions.quota", "the refusal names the limit and how to raise it")
-	var body struct {
-		Result sandbox.Result `json:"result"`
-	}
-	require.NoError(t, json.Unmarshal(c.body, &body))
-	require.Equal(t, "wrote\n", body.Result.Stdout, "the body carries the run's Result")
-	require.Equal(t, before, treeDigest(t, srv.workspace(s.ID)))
+	almost := randomBytes(t, quota-8<<10)
+	srv.put(t, s.ID, "almost.bin", almost)
+	c := srv.pythonCall(t, s.ID, `open("more.bin", "wb").write(b"x" * 12288); open("note.txt", "w").write("kept"); print("wrote")`)
+	require.Equal(t, http.StatusOK, c.status, c.String())
+	var res sandbox.Result
+	require.NoError(t, json.Unmarshal(c.body, &res))
+	require.Equal(t, "wrote\n", res.Stdout, "the script saw no error")
+	require.True(t, res.WorkspaceFull)
+	require.False(t, res.Success)
+	require.Contains(t, res.Error, `1 file(s) were not kept: "more.bin"`)
+	require.Contains(t, res.Error, "sessions.quota", "the Result names the limit and how to raise it")
+	require.Len(t, res.Files, 1)
+	require.Equal(t, "note.txt", res.Files[0].Path)
+
+	require.Equal(t, []byte("kept"), srv.get(t, s.ID, "note.txt"))
+	require.Equal(t, almost, srv.get(t, s.ID, "almost.bin"))
+	require.NoFileExists(t, filepath.Join(srv.workspace(s.ID), "more.bin"))
 	require.Empty(t, tempNames(t, srv.workspace(s.ID)))
-	res := srv.python(t, s.ID, `print("still runs")`)
-	require.True(t, res.Success, res.Stderr)
+	require.LessOrEqual(t, srv.info(t, s.ID).BytesUsed, int64(quota), "the session stays within its quota")
+	again := srv.python(t, s.ID, `print("still runs")`)
+	require.True(t, again.Success, again.Stderr)
 }
 
 func b2i(b bool) int64 {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -36,8 +35,8 @@ func NewMetrics() *Metrics {
 		reg: prometheus.NewRegistry(),
 		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sandboxrun_executions_total",
-			Help: "Execution requests by skill and outcome (success, failure, timeout, oom, refused, canceled, error).",
-		}, []string{"skill", "outcome"}),
+			Help: "Execution requests by operator skill (\"\" for an uploaded skill or none), skill source (operator, uploaded, \"\") and outcome (success, failure, timeout, oom, refused, canceled, error).",
+		}, []string{"skill", "source", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "sandboxrun_execution_duration_seconds",
 			Help:    "Time from a request's admission to its Result, by outcome.",
@@ -71,11 +70,11 @@ func (m *Metrics) ObserveCache(hit bool) {
 	m.cache.WithLabelValues(result).Inc()
 }
 
-// Observe implements sandboxrun.Observer. A request for a skill that was not
-// found counts under skill "" so callers cannot grow the label set.
-func (m *Metrics) Observe(skill string, outcome sandboxrun.Outcome, d time.Duration) {
-	m.executions.WithLabelValues(skill, string(outcome)).Inc()
-	m.duration.WithLabelValues(string(outcome)).Observe(d.Seconds())
+// Observe implements sandboxrun.Observer. Its labels hold no text a
+// caller chose: the Service names operator skills only (Observed).
+func (m *Metrics) Observe(o sandboxrun.Observed) {
+	m.executions.WithLabelValues(o.Skill, o.Source, string(o.Outcome)).Inc()
+	m.duration.WithLabelValues(string(o.Outcome)).Observe(o.Duration.Seconds())
 }
 
 // watchAdmission exports the admission's in-flight and queued counts.

@@ -271,7 +271,7 @@ func TestDisconnectCancelsTheRun(t *testing.T) {
 		t.Fatal("the run's context was not cancelled when the client went away")
 	}
 	require.Eventually(t, func() bool {
-		return strings.Contains(metricsText(t, f.url), `sandboxrun_executions_total{outcome="canceled",skill="hello"} 1`)
+		return strings.Contains(metricsText(t, f.url), `sandboxrun_executions_total{outcome="canceled",skill="hello",source="operator"} 1`)
 	}, 5*time.Second, 10*time.Millisecond)
 }
 
@@ -318,9 +318,9 @@ func TestMetrics(t *testing.T) {
 	call(t, "POST", f.url+"/v1/skills/nope/exec", `{"command": "echo"}`)
 	text := metricsText(t, f.url)
 	for _, want := range []string{
-		`sandboxrun_executions_total{outcome="success",skill="hello"} 1`,
-		`sandboxrun_executions_total{outcome="refused",skill="hello"} 1`,
-		`sandboxrun_executions_total{outcome="refused",skill=""} 1`,
+		`sandboxrun_executions_total{outcome="success",skill="hello",source="operator"} 1`,
+		`sandboxrun_executions_total{outcome="refused",skill="hello",source="operator"} 1`,
+		`sandboxrun_executions_total{outcome="refused",skill="",source=""} 1`,
 		`sandboxrun_execution_duration_seconds_count{outcome="success"} 1`,
 		`sandboxrun_queue_wait_seconds_count 3`,
 		`sandboxrun_executions_in_flight 0`,

@@ -39,11 +39,39 @@ func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.Fi
 	}
 	defer closeRoot(ws)
 	c := s.newCharger(ss, 0)
-	changes, delta, err := applyLayer(ctx, ws, layer, layerConfig{
+	done, err := applyLayer(ctx, ws, layer, layerConfig{
 		maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,
 	})
-	c.settle(changes != nil, delta, 0)
-	return changes, err
+	c.settle(done.changes != nil, done.delta, 0)
+	if done.over.count > 0 {
+		s.mu.Lock()
+		l.over = &done.over
+		s.mu.Unlock()
+	}
+	return done.changes, err
+}
+
+// NotKept is what a run's changes held past the session's room and were
+// therefore not kept, or nil when everything was (ApplyChanges keeps what
+// fits). Files names the first of them, in the layer's order; Count is
+// how many there were; Limit is the limit they met (sessions.quota or
+// sessions.max_total_bytes), with its hint.
+type NotKept struct {
+	Files []string
+	Count int
+	Limit *LimitError
+}
+
+// NotKept reports the files of the run's changes ApplyChanges left out
+// for want of room; nil when it kept them all (or did not run).
+func (l *Lease) NotKept() *NotKept {
+	l.s.mu.Lock()
+	o := l.over
+	l.s.mu.Unlock()
+	if o == nil {
+		return nil
+	}
+	return &NotKept{Files: append([]string(nil), o.files...), Count: o.count, Limit: o.limit}
 }
 
 // folderMaxEntries bounds the entries of one run's change layer to a host
@@ -60,13 +88,14 @@ func (f *Folder) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.F
 	if !f.writable {
 		return nil, where.Errorf("%w: a run's changes were not applied to %s: the folder was opened read-only", ErrReadOnly, where.Path(f.dir))
 	}
-	changes, _, err := applyLayer(ctx, f.root, layer, layerConfig{
+	done, err := applyLayer(ctx, f.root, layer, layerConfig{
 		maxEntries: folderMaxEntries, b: unmetered{},
 	})
-	return changes, err
+	return done.changes, err
 }
 
 // replaces credits the bytes of a file a staged one replaces.
 func (c *charger) replaces(n int64) { c.credit += n }
 
 func (unmetered) replaces(int64) {}
+func (unmetered) refund(int64)   {}

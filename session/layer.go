@@ -53,14 +53,48 @@ type layerPlan struct {
 	parents   map[string]bool // folders implied by the paths recorded
 	credited  map[string]bool
 	order     int
+	// over is what did not fit the budget: files the run's changes held
+	// past the session's room, not kept.
+	over overflow
+}
+
+// overflow lists the files of a layer that were not kept for want of
+// room, and the limit they met.
+type overflow struct {
+	files []string // the first maxOverflowListed, in the layer's order
+	count int
+	limit *LimitError
+	out   map[string]bool // every path left out (count of them, bounded by the entry count)
+}
+
+// maxOverflowListed bounds the paths a Result names as not kept.
+const maxOverflowListed = 20
+
+func (o *overflow) add(p string, le *LimitError) {
+	if o.out == nil {
+		o.out = map[string]bool{}
+	}
+	if !o.out[p] && o.count < maxOverflowListed {
+		o.files = append(o.files, p)
+	}
+	if !o.out[p] {
+		o.count++
+	}
+	o.out[p] = true
+	if o.limit == nil {
+		o.limit = le
+	}
 }
 
 // budget bounds a layer's bytes while they are read: a session's charger,
 // or nothing for a host folder (the run's write cap bounded them).
 type budget interface {
 	copy(w io.Writer, r io.Reader) (int64, error)
-	// replaces notes the bytes of a file a staged one will replace.
+	// replaces notes the bytes of a file a staged one will replace
+	// (negative: a replacement dropped).
 	replaces(n int64)
+	// refund gives back the bytes of a staged file dropped.
+	refund(n int64)
 }
 
 // layerConfig is what differs between the owners of a workspace.
@@ -74,32 +108,43 @@ func layerError(i int, name, format string, args ...any) error {
 	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadLayer, i, shorten(name), fmt.Sprintf(format, args...))
 }
 
+// applied is what applyLayer did: the changes (files and links; folders
+// are not listed), the change in bytes of regular files, and the files
+// left out for want of room.
+type applied struct {
+	changes []sandbox.FileChange
+	delta   int64
+	over    overflow
+}
+
 // applyLayer reads the whole layer into a staging folder at ws's top, then
 // applies it: deletions first (whiteouts, opaque folders), then folders,
 // files and links by path, each file or link written under a reserved
-// name and renamed into place. A malformed layer, one past the budget or
-// a cancelled ctx (while reading) changes nothing. It returns the changes
-// (files and links; folders are not listed) and the change in bytes of
-// regular files.
-func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) ([]sandbox.FileChange, int64, error) {
+// name and renamed into place. A malformed layer, one past the entry
+// count or a cancelled ctx (while reading) changes nothing. Past the
+// budget (a session's room) what fits is kept: files are taken in the
+// layer's order, each whole or not at all, and one that does not fit is
+// left out (the workspace keeps what it had at that path) and listed in
+// over; deletions, folders and links are always kept.
+func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) (applied, error) {
 	stageName := randName()
 	if err := ws.Mkdir(stageName, 0o700); err != nil {
-		return nil, 0, fmt.Errorf("staging the run's changes: %w", err)
+		return applied{}, fmt.Errorf("staging the run's changes: %w", err)
 	}
 	defer func() { _ = ws.RemoveAll(stageName) }()
 	stage, err := ws.OpenRoot(stageName)
 	if err != nil {
-		return nil, 0, fmt.Errorf("staging the run's changes: %w", err)
+		return applied{}, fmt.Errorf("staging the run's changes: %w", err)
 	}
 	defer closeRoot(stage)
 	plan, err := readLayer(ctx, ws, stage, r, cfg)
 	if err != nil {
-		return nil, 0, err
+		return applied{}, err
 	}
 	a := &applier{ws: ws, stage: stage, y: cfg.y, dirs: map[string]bool{}, log: newChangeLog()}
 	err = a.apply(plan)
 	a.sync()
-	return a.log.list(), a.delta, err
+	return applied{changes: a.log.list(), delta: a.delta, over: plan.over}, err
 }
 
 // readLayer validates every entry and stages the bytes of files and links.
@@ -135,7 +180,7 @@ func readLayer(ctx context.Context, ws, stage *os.Root, r io.Reader, cfg layerCo
 		if err := plan.add(ctx, i, hdr, name, tr, ws, stage, cfg); err != nil {
 			return nil, err
 		}
-		if len(plan.ops)+len(plan.whiteouts)+len(plan.opaque) > cfg.maxEntries {
+		if len(plan.ops)+len(plan.whiteouts)+len(plan.opaque)+plan.over.count > cfg.maxEntries {
 			return nil, &LimitError{Limit: LimitMaxFiles, Value: int64(cfg.maxEntries),
 				Hint: "the run changed more files, folders and links than a workspace may hold: have it write fewer, or raise sessions.max_files in the operator policy"}
 		}
@@ -185,12 +230,16 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archivers still write TypeRegA
 		op.kind = 'f'
 		if err := p.stageFile(op, clean, r, ws, stage, cfg); err != nil {
-			return err
+			return p.leaveOut(clean, err)
 		}
 	case tar.TypeLink:
 		// A hard link in the layer: its own copy of an earlier file of
 		// the layer (links never reach outside what the layer wrote).
 		src, err := layerPath(strings.TrimSuffix(strings.TrimPrefix(hdr.Linkname, "./"), "/"))
+		if err == nil && p.ops[src] == nil && p.over.out[src] {
+			p.over.add(clean, p.over.limit) // a copy of a file left out
+			return nil
+		}
 		if err != nil || p.ops[src] == nil || p.ops[src].kind != 'f' {
 			return layerError(i, hdr.Name, "a hard link to %q, which is no earlier file of the layer", hdr.Linkname)
 		}
@@ -202,7 +251,7 @@ func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, 
 		err = p.stageFile(op, clean, f, ws, stage, cfg)
 		f.Close()
 		if err != nil {
-			return err
+			return p.leaveOut(clean, err)
 		}
 	case tar.TypeSymlink:
 		t := hdr.Linkname
@@ -250,13 +299,30 @@ func (p *layerPlan) record(i int, shown, clean string, op *layerOp, stage *os.Ro
 	return nil
 }
 
+// leaveOut handles stageFile's error for the file clean: one past the
+// session's room (its quota, or the total of all sessions) is left out
+// and noted in p.over (an earlier entry of the layer for the same path,
+// which fitted, stays); any other error is the layer's.
+func (p *layerPlan) leaveOut(clean string, err error) error {
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != LimitQuota && le.Limit != LimitTotalBytes {
+		return err
+	}
+	p.over.add(clean, le)
+	return nil
+}
+
 // stageFile copies a file's bytes (counted as read, whatever the header
-// says) into the staging folder.
+// says) into the staging folder. A file past the budget is not staged:
+// its bytes are refunded, the credit for what it would replace withdrawn,
+// and the *LimitError returned.
 func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage *os.Root, cfg layerConfig) error {
+	var credit int64
 	if !p.credited[clean] {
 		p.credited[clean] = true
 		if _, fi, err := probe(ws, clean); err == nil && fi != nil && fi.Mode().IsRegular() {
-			cfg.b.replaces(fi.Size())
+			credit = fi.Size()
+			cfg.b.replaces(credit)
 		}
 	}
 	p.order++
@@ -267,6 +333,14 @@ func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage 
 	}
 	h := sha256.New()
 	op.size, err = cfg.b.copy(io.MultiWriter(f, h), r)
+	if errors.Is(err, ErrLimit) {
+		f.Close()
+		_ = stage.Remove(op.stage)
+		cfg.b.refund(op.size)
+		cfg.b.replaces(-credit)
+		p.credited[clean] = false
+		return err
+	}
 	if err == nil {
 		err = f.Chmod(op.mode)
 	}

@@ -26,7 +26,8 @@ type Lease struct {
 	ss       *sess
 	cancel   context.CancelFunc
 	once     sync.Once
-	released bool // guarded by s.mu
+	released bool      // guarded by s.mu
+	over     *overflow // guarded by s.mu: what ApplyChanges left out
 }
 
 // Acquire waits (bounded by ctx) for the session's lock and returns a
