@@ -87,6 +87,7 @@ func TestUploadRefusalsNameNoHostPath(t *testing.T) {
 		{"a script linked out of scripts", skillWith(map[string]string{"scripts/a.py": "->../lib/a.py", "lib/a.py": "print(1)\n"}), "it resolves to up/lib/a.py"},
 		{"scripts is a link", skillWith(map[string]string{"scripts": "->lib", "lib/a.py": "print(1)\n"}), "up/scripts: outside the skill's scripts/ folder"},
 		{"the body names a missing script", map[string]string{"SKILL.md": "---\nname: up\ndescription: A skill for the test. Use it in tests.\n---\nRun scripts/gone.py.\n", "scripts/a.py": "print(1)\n"}, "scripts/gone.py"},
+		{"the body names a script linked out of scripts", map[string]string{"SKILL.md": "---\nname: up\ndescription: A skill for the test. Use it in tests.\n---\nRun scripts/tool.py.\n", "scripts/tool.py": "->../lib/t.py", "lib/t.py": "print(1)\n"}, "the body references `scripts/tool.py`, which sandboxrun will not run: script \\\"scripts/tool.py\\\": outside the skill's scripts/ folder: it resolves to up/lib/t.py"},
 		{"an invalid SKILL.md", map[string]string{"SKILL.md": "---\nname: [up\n---\n"}, "SKILL.md:2"},
 	}
 	for _, tt := range tests {
