@@ -70,6 +70,7 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 		{"no such skill", "nope", script("scripts/run.py"), sandboxrun.Request{}, `no skill "nope" in the skills folder`},
 		{"invalid SKILL.md", "broken", script("scripts/run.py"), sandboxrun.Request{}, "the skills folder/broken/SKILL.md:2:"},
 		{"invalid manifest", "unnamed", script("scripts/run.py"), sandboxrun.Request{}, "the skills folder/unnamed/SKILL.md: invalid skill manifest"},
+		{"a broken skill's folder name", "broken", script("scripts/run.py"), sandboxrun.Request{}, "(the server's operator has to fix the skill)"},
 		{"no such script", "good", script("scripts/nope.py"), sandboxrun.Request{}, "/skills/good/scripts/nope.py does not exist"},
 		{"a link out of scripts", "good", script("scripts/link.py"), sandboxrun.Request{}, "it resolves to /skills/good/notes.py; only files under /skills/good/scripts can run"},
 		{"a set-id script", "good", script("scripts/setid.py"), sandboxrun.Request{}, "chmod u-s,g-s /skills/good/scripts/setid.py"},
@@ -86,6 +87,9 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 			require.ErrorIs(t, remote, sandboxrun.ErrRefused)
 			require.Contains(t, remote.Error(), tt.told)
 			require.NotContains(t, remote.Error(), host)
+			for _, cli := range []string{"sandboxrun validate", "--skills", "SANDBOXRUN_SKILLS"} {
+				require.NotContains(t, remote.Error(), cli, "the CLI's fix is the operator's, not the caller's")
+			}
 			require.NotContains(t, logs.String(), "host folder", "the last-resort check fired: a message holds a host path as text")
 
 			e, err := svc.ExplainRemote(t.Context(), tt.skill, tt.action, tt.req)

@@ -26,7 +26,7 @@ func notFoundByName(roots []string, ref string, skills []*Skill) error {
 		if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
 			return where.Errorf("%w: no skill %q in %s, which does not exist or is not a folder; %s", ErrSkillNotFound, ref, where.Path(root),
 				where.ForOperator{
-					Operator: fmt.Sprintf("pass --skills DIR (several: A:B) or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)", ref),
+					Operator: fmt.Sprintf("pass the skills root with --skills DIR (several: A:B) or SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)", ref),
 					Others:   "the server's operator has to fix its skills folder",
 				})
 		}
