@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/testlog"
@@ -40,6 +41,9 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 	write("good/scripts/setid.py", "print(3)\n", 0o644)
 	require.NoError(t, os.Chmod(filepath.Join(root, "good/scripts/setid.py"), 0o644|os.ModeSetuid))
 	write("noscripts/SKILL.md", manifest("noscripts"), 0o644)
+	write("withpipe/SKILL.md", manifest("withpipe"), 0o644)
+	write("withpipe/scripts/run.py", "print(1)\n", 0o644)
+	require.NoError(t, unix.Mkfifo(filepath.Join(root, "withpipe/scripts/f.py"), 0o600))
 	write("broken/SKILL.md", "---\nname: [broken\n---\n", 0o644)
 	write("unnamed/SKILL.md", "---\nname: unnamed\n---\nbody\n", 0o644)
 
@@ -66,10 +70,12 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 		{"no such skill", "nope", script("scripts/run.py"), sandboxrun.Request{}, `no skill "nope" in the skills folder`},
 		{"invalid SKILL.md", "broken", script("scripts/run.py"), sandboxrun.Request{}, "the skills folder/broken/SKILL.md:2:"},
 		{"invalid manifest", "unnamed", script("scripts/run.py"), sandboxrun.Request{}, "the skills folder/unnamed/SKILL.md: invalid skill manifest"},
+		{"a broken skill's folder name", "broken", script("scripts/run.py"), sandboxrun.Request{}, "(the server's operator has to fix the skill)"},
 		{"no such script", "good", script("scripts/nope.py"), sandboxrun.Request{}, "/skills/good/scripts/nope.py does not exist"},
 		{"a link out of scripts", "good", script("scripts/link.py"), sandboxrun.Request{}, "it resolves to /skills/good/notes.py; only files under /skills/good/scripts can run"},
 		{"a set-id script", "good", script("scripts/setid.py"), sandboxrun.Request{}, "chmod u-s,g-s /skills/good/scripts/setid.py"},
 		{"no scripts folder", "noscripts", script("scripts/run.py"), sandboxrun.Request{}, "no scripts/ folder at /skills/noscripts/scripts"},
+		{"a named pipe in the skill", "withpipe", script("scripts/run.py"), sandboxrun.Request{}, "skill withpipe: digest of the skills folder/withpipe: scripts/f.py is a named pipe, not a file, folder or link"},
 		{"over a ceiling", "good", script("scripts/run.py"), sandboxrun.Request{Timeout: 100e9}, "(operator policy line 2)"},
 	}
 	for _, tt := range tests {
@@ -81,6 +87,9 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 			require.ErrorIs(t, remote, sandboxrun.ErrRefused)
 			require.Contains(t, remote.Error(), tt.told)
 			require.NotContains(t, remote.Error(), host)
+			for _, cli := range []string{"sandboxrun validate", "--skills", "SANDBOXRUN_SKILLS"} {
+				require.NotContains(t, remote.Error(), cli, "the CLI's fix is the operator's, not the caller's")
+			}
 			require.NotContains(t, logs.String(), "host folder", "the last-resort check fired: a message holds a host path as text")
 
 			e, err := svc.ExplainRemote(t.Context(), tt.skill, tt.action, tt.req)

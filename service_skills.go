@@ -21,6 +21,10 @@ func (s *Service) Skills() ([]*skill.Skill, []error) {
 	return skill.Discover(s.cfg.SkillRoots...)
 }
 
+// fixedByOperator is what a remote caller is told of a broken operator
+// skill in place of the CLI command that shows why: it cannot run it.
+const fixedByOperator = "the server's operator has to fix the skill"
+
 // Skill loads a skill whole (frontmatter and body) by name, or folder
 // name, from the skill roots, or, when Config.AllowSkillPaths is set, by a
 // path to its folder. A missing skill matches skill.ErrSkillNotFound; a
@@ -40,7 +44,7 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 	loc, err := skill.Locate(s.cfg.SkillRoots, ref)
 	if err != nil {
 		if !errors.Is(err, skill.ErrSkillNotFound) {
-			err = fmt.Errorf("%w (run 'sandboxrun validate' on the skill for details)", err)
+			err = where.Errorf("%w (%s)", err, where.ForOperator{Operator: "run 'sandboxrun validate' on the skill for details", Others: fixedByOperator})
 		}
 		return nil, refused(err)
 	}
@@ -49,7 +53,7 @@ func (s *Service) Skill(ref string) (*skill.Skill, error) {
 	}
 	sk, err := skill.Load(loc.Dir)
 	if err != nil {
-		return nil, refused(where.Errorf("%w (run 'sandboxrun validate %s' for details)", err, where.Path(loc.Dir)))
+		return nil, refused(where.Errorf("%w (%s)", err, where.ForOperator{Operator: "run 'sandboxrun validate " + loc.Dir + "' for details", Others: fixedByOperator}))
 	}
 	if s.cfg.Strict {
 		if err := sk.Strict(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -74,6 +75,10 @@ func TestImageFor(t *testing.T) {
 		require.ErrorIs(t, err, sandboxrun.ErrNeedsBuild)
 		require.Contains(t, err.Error(), "sandboxrun build "+sk.Dir, "the hint names the folder, which works from any skills root")
 		require.Contains(t, err.Error(), tag)
+		told := where.Render(err, func(string) string { return "a file of the server" })
+		require.NotContains(t, told, sk.Dir, "a remote caller is told no host folder")
+		require.NotContains(t, told, "sandboxrun build", "nor the operator's command")
+		require.Contains(t, told, "its operator has to build it")
 	})
 
 	t.Run("a missing runner says how to build it", func(t *testing.T) {
@@ -81,6 +86,9 @@ func TestImageFor(t *testing.T) {
 		_, err := sandboxrun.ImageFor(ctx, sk, sandboxrun.BuildOptions{Lookup: f.lookup})
 		require.ErrorIs(t, err, images.ErrNotFound)
 		require.Contains(t, err.Error(), "sandboxrun images build")
+		told := where.Render(err, func(string) string { return "a file of the server" })
+		require.NotContains(t, told, "sandboxrun images build", "the command is the operator's")
+		require.Contains(t, told, "the server's operator has to build it")
 	})
 
 	t.Run("a malformed block is refused before any lookup", func(t *testing.T) {

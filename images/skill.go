@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -177,14 +178,14 @@ func (p PipConfig) normalized() (PipConfig, error) {
 		}
 		abs, err := filepath.Abs(l)
 		if err != nil {
-			return p, fmt.Errorf("--find-links %s: %w", l, err)
+			return p, where.Errorf("--find-links %s: %w", where.Path(l), err)
 		}
 		fi, err := os.Stat(abs)
 		if err != nil {
-			return p, fmt.Errorf("--find-links %s: %w: pass a folder of .whl/.tar.gz files or an http(s) URL", l, err)
+			return p, where.Errorf("--find-links %s: %w: pass a folder of .whl/.tar.gz files or an http(s) URL", where.Path(l), err)
 		}
 		if !fi.IsDir() {
-			return p, fmt.Errorf("--find-links %s: not a folder: pass a folder of .whl/.tar.gz files or an http(s) URL", l)
+			return p, where.Errorf("--find-links %s: not a folder: pass a folder of .whl/.tar.gz files or an http(s) URL", where.Path(l))
 		}
 		links = append(links, abs)
 	}

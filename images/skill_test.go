@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -77,6 +78,18 @@ func TestSkillOptionsRefused(t *testing.T) {
 		err := o.Validate()
 		require.Error(t, err)
 		require.NotContains(t, err.Error(), "hunter2")
+	})
+	t.Run("a find-links folder is a value a remote reader is told by name", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "wheels")
+		for _, dir := range []string{missing, notDir} {
+			o := baseSkillOptions()
+			o.Pip.FindLinks = []string{dir}
+			err := o.Validate()
+			require.ErrorContains(t, err, dir, "the operator is shown the folder")
+			told := where.Render(err, func(string) string { return "a file of the server" })
+			require.NotContains(t, told, filepath.Dir(dir))
+			require.Contains(t, told, "--find-links a file of the server")
+		}
 	})
 	t.Run("bad requirement matches the skill package's sentinel", func(t *testing.T) {
 		o := baseSkillOptions()

@@ -133,7 +133,7 @@ func flockWait(ctx context.Context, f *os.File, ref string, rep *reporter, said 
 			return nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("locking %s: %w", f.Name(), err)
+			return where.Errorf("locking %s: %w", where.Path(f.Name()), err)
 		}
 		if !*said {
 			rep.stepf("waiting for another sandboxrun process that is building %s", ref)

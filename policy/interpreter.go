@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 )
 
@@ -65,11 +66,11 @@ func Interpreter(runtime, hostPath string) ([]string, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: add a .py/.js/.sh extension, a shebang line (#!/usr/bin/env python3), or runtime: in SKILL.md", hostPath, ErrNoInterpreter)
+		return nil, where.Errorf("%s: %w: add a .py/.js/.sh extension, a shebang line (#!/usr/bin/env python3), or runtime: in SKILL.md", where.Path(hostPath), ErrNoInterpreter)
 	}
 	argv, err := parseShebang(line)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w; fix the shebang or set runtime: in SKILL.md", hostPath, ErrNoInterpreter, err)
+		return nil, where.Errorf("%s: %w: %w; fix the shebang or set runtime: in SKILL.md", where.Path(hostPath), ErrNoInterpreter, err)
 	}
 	return argv, nil
 }
@@ -79,13 +80,13 @@ func Interpreter(runtime, hostPath string) ([]string, error) {
 func readShebang(hostPath string) (string, bool, error) {
 	f, err := os.Open(hostPath) // #nosec G304 -- hostPath passed ResolveScript's path guard
 	if err != nil {
-		return "", false, fmt.Errorf("reading the shebang of %s: %w", hostPath, err)
+		return "", false, where.Errorf("reading the shebang of %s: %w", where.Path(hostPath), err)
 	}
 	defer func() { _ = f.Close() }()
 	buf := make([]byte, maxShebang)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return "", false, fmt.Errorf("reading the shebang of %s: %w", hostPath, err)
+		return "", false, where.Errorf("reading the shebang of %s: %w", where.Path(hostPath), err)
 	}
 	first, _, _ := bytes.Cut(buf[:n], []byte("\n"))
 	rest, ok := bytes.CutPrefix(first, []byte("#!"))

@@ -2,10 +2,11 @@ package policy
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 // ErrWorkspace is wrapped by every refusal of a workspace folder.
@@ -45,36 +46,36 @@ func ResolveWorkspace(dir, dockerSocket string) (string, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %w", ErrWorkspace, dir, err)
+		return "", where.Errorf("%w: %q: %w", ErrWorkspace, where.Path(dir), err)
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %w (pass an existing directory with --workspace)", ErrWorkspace, dir, err)
+		return "", where.Errorf("%w: %q: %w (pass an existing directory with --workspace)", ErrWorkspace, where.Path(dir), err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("%w: %q: %w (pass an existing directory with --workspace)", ErrWorkspace, dir, err)
+		return "", where.Errorf("%w: %q: %w (pass an existing directory with --workspace)", ErrWorkspace, where.Path(dir), err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%w: %q is not a directory; pass a directory with --workspace", ErrWorkspace, dir)
+		return "", where.Errorf("%w: %q is not a directory; pass a directory with --workspace", ErrWorkspace, where.Path(dir))
 	}
-	shown := fmt.Sprintf("%q", dir)
+	shown := where.Sprintf("%q", where.Path(dir))
 	if real != abs {
-		shown = fmt.Sprintf("%q (resolved to %s)", dir, real)
+		shown = where.Sprintf("%q (resolved to %s)", where.Path(dir), where.Path(real))
 	}
 	for _, p := range sharedParents {
 		if real == resolved(p) {
-			return "", fmt.Errorf("%w: %s is %s, which holds other users' and the system's files; pass a project folder with --workspace (the default is the current directory)", ErrWorkspace, shown, p)
+			return "", where.Errorf("%w: %s is %s, which holds other users' and the system's files; pass a project folder with --workspace (the default is the current directory)", ErrWorkspace, shown, p)
 		}
 	}
 	for _, tree := range systemTrees {
 		if PathWithin(real, resolved(tree)) {
-			return "", fmt.Errorf("%w: %s is inside the system folder %s; pass a project folder with --workspace (the default is the current directory)", ErrWorkspace, shown, tree)
+			return "", where.Errorf("%w: %s is inside the system folder %s; pass a project folder with --workspace (the default is the current directory)", ErrWorkspace, shown, tree)
 		}
 	}
 	sock := resolved(socketPath(dockerSocket))
 	if dir := filepath.Dir(sock); PathWithin(sock, real) || (dir != "/" && PathWithin(real, dir)) {
-		return "", fmt.Errorf("%w: %s contains or sits beside the Docker socket %s, which would hand the sandbox the engine; pass another folder with --workspace", ErrWorkspace, shown, sock)
+		return "", where.Errorf("%w: %s contains or sits beside the Docker socket %s, which would hand the sandbox the engine; pass another folder with --workspace", ErrWorkspace, shown, where.Path(sock))
 	}
 	return real, nil
 }

@@ -2,7 +2,6 @@ package skill
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -49,15 +48,15 @@ func checkBody(s *Skill) []problem {
 		}
 		seen[ref] = true
 		line := s.BodyLine + strings.Count(body[:m[4]], "\n")
-		if msg := checkScriptRef(s, ref); msg != "" {
+		if msg := checkScriptRef(s, ref); !msg.IsZero() {
 			sev := sevError
 			if looksLikeExample(ref, lineAround(body, m[4])) {
 				// Instructions show the shape of a command or a folder
 				// tree with made-up names; a reader sees no broken promise.
 				sev = sevWarn
-				msg += " (it reads like an example; if it is one, ignore this)"
+				msg = where.Sprintf("%s (it reads like an example; if it is one, ignore this)", msg)
 			}
-			probs = append(probs, problem{sev: sev, line: line, msg: where.Plain(msg)})
+			probs = append(probs, problem{sev: sev, line: line, msg: msg})
 		}
 	}
 
@@ -126,24 +125,24 @@ func lineAround(text string, i int) string {
 }
 
 // checkScriptRef says what is wrong with a scripts/... path the body
-// mentions, or "" when nothing is. A file must pass the same path guard the
+// mentions, or nothing (the zero Text) when nothing is. A file must pass the same path guard the
 // runner applies; a folder only has to exist.
-func checkScriptRef(s *Skill, ref string) string {
+func checkScriptRef(s *Skill, ref string) where.Text {
 	clean := path.Clean(ref)
 	if !strings.HasPrefix(clean, scriptsDirName+"/") {
-		return fmt.Sprintf("the body references `%s`, which leads out of scripts/; refer to scripts by their path inside scripts/", ref)
+		return where.Sprintf("the body references `%s`, which leads out of scripts/; refer to scripts by their path inside scripts/", ref)
 	}
 	fi, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(clean)))
 	switch {
 	case err != nil:
-		return fmt.Sprintf("the body references `%s`, which does not exist; add the file or fix the path", ref)
+		return where.Sprintf("the body references `%s`, which does not exist; add the file or fix the path", ref)
 	case fi.IsDir():
-		return ""
+		return where.Text{}
 	}
 	if _, err := policy.ResolveScript(s.Dir, guardName(s), clean); err != nil {
-		return fmt.Sprintf("the body references `%s`, which sandboxrun will not run: %v", ref, err)
+		return where.Sprintf("the body references `%s`, which sandboxrun will not run: %v", ref, err)
 	}
-	return ""
+	return where.Text{}
 }
 
 // dataExtensions are files scripts read, not run: configuration, tables,

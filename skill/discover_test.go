@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
 func TestDiscover(t *testing.T) {
@@ -135,21 +137,29 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// A name that is no skill is explained for its reader: the operator is
+// told the flags and folders of the CLI; a remote caller, whom the host's
+// paths are not shown, is told how to list the skills instead.
 func TestResolveNotFoundMessages(t *testing.T) {
 	root := t.TempDir()
 	writeSkill(t, root, "hello", doc(strings.Replace(minimalFront, "name: demo", "name: hello", 1), ""), nil)
 	writeSkill(t, root, "data-analysis", doc(strings.Replace(minimalFront, "name: demo", "name: data-analysis", 1), ""), nil)
 	empty := t.TempDir()
+	remote := func(string) string { return "the skills folder" }
 
 	tests := []struct {
 		name, root, ref string
-		want            []string
+		want            []string // the operator's message
+		told            []string // a remote caller's
 	}{
-		{"typo gets a suggestion", root, "helo", []string{`did you mean "hello"?`}},
-		{"case typo gets a suggestion", root, "Hello", []string{`did you mean "hello"?`}},
-		{"unrelated name lists the skills", root, "report", []string{"it holds: data-analysis, hello", "--skills DIR"}},
-		{"empty root says so", empty, "hello", []string{"holds no skills", "--skills DIR"}},
-		{"missing root says so", filepath.Join(empty, "nope"), "hello", []string{"skills root", "does not exist", "SANDBOXRUN_SKILLS", "./hello"}},
+		{"typo gets a suggestion", root, "helo", []string{`did you mean "hello"?`}, []string{`did you mean "hello"?`}},
+		{"case typo gets a suggestion", root, "Hello", []string{`did you mean "hello"?`}, []string{`did you mean "hello"?`}},
+		{"unrelated name lists the skills", root, "report", []string{"it holds: data-analysis, hello", "--skills DIR"},
+			[]string{"it holds: data-analysis, hello); pass one of those, or list the skills you may run with GET /v1/skills (MCP: the list_skills tool)"}},
+		{"empty root says so", empty, "hello", []string{"holds no skills", "--skills DIR"},
+			[]string{`no skill "hello" in the skills folder, which holds no skills; list the skills you may run with GET /v1/skills`}},
+		{"missing root says so", filepath.Join(empty, "nope"), "hello", []string{"nope, which does not exist", "SANDBOXRUN_SKILLS", "./hello"},
+			[]string{`no skill "hello" in the skills folder, which does not exist or is not a folder; the server's operator has to fix its skills folder`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +167,13 @@ func TestResolveNotFoundMessages(t *testing.T) {
 			require.ErrorIs(t, err, ErrSkillNotFound)
 			for _, w := range tt.want {
 				require.ErrorContains(t, err, w)
+			}
+			told := where.Render(err, remote)
+			for _, w := range tt.told {
+				require.Contains(t, told, w)
+			}
+			for _, cli := range []string{"--skills", "SANDBOXRUN_SKILLS", "path to the skill folder", tt.root} {
+				require.NotContains(t, told, cli, "a remote caller is told no flag or folder of the host")
 			}
 		})
 	}

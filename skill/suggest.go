@@ -2,6 +2,7 @@ package skill
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -11,14 +12,23 @@ import (
 // maxListed bounds how many skill names a not-found message lists.
 const maxListed = 10
 
+// listHint is what a remote caller, who passes no flags and names no
+// folders of the host, is told to do about a name that is no skill.
+const listHint = "list the skills you may run with GET /v1/skills (MCP: the list_skills tool)"
+
 // notFoundByName explains a skill name that matches no skill under the
-// roots: a missing root, a likely typo, or the names that do exist.
+// roots: a missing root, a likely typo, or the names that do exist. The
+// fix it suggests depends on the reader: the operator passes --skills or a
+// path; a remote caller lists the skills (where.ForOperator).
 func notFoundByName(roots []string, ref string, skills []*Skill) error {
 	in := where.JoinPaths(roots, ":")
 	for _, root := range roots {
 		if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
-			return where.Errorf("%w: the skills root %s does not exist or is not a folder; pass --skills DIR (several: A:B) or set SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)",
-				ErrSkillNotFound, where.Path(root), ref)
+			return where.Errorf("%w: no skill %q in %s, which does not exist or is not a folder; %s", ErrSkillNotFound, ref, where.Path(root),
+				where.ForOperator{
+					Operator: fmt.Sprintf("pass the skills root with --skills DIR (several: A:B) or SANDBOXRUN_SKILLS, or give the path to the skill folder (./%s)", ref),
+					Others:   "the server's operator has to fix its skills folder",
+				})
 		}
 	}
 	names := make([]string, 0, len(skills))
@@ -30,12 +40,13 @@ func notFoundByName(roots []string, ref string, skills []*Skill) error {
 	}
 	switch {
 	case len(names) == 0:
-		return where.Errorf("%w: no skill %q in %s, which holds no skills; pass --skills DIR or a path to the skill folder", ErrSkillNotFound, ref, in)
+		return where.Errorf("%w: no skill %q in %s, which holds no skills; %s", ErrSkillNotFound, ref, in,
+			where.ForOperator{Operator: "pass --skills DIR or a path to the skill folder", Others: listHint})
 	case len(names) > maxListed:
 		names = append(names[:maxListed], "…")
 	}
-	return where.Errorf("%w: no skill %q in %s (it holds: %s); pass one of those, --skills DIR, or a path to the skill folder",
-		ErrSkillNotFound, ref, in, strings.Join(names, ", "))
+	return where.Errorf("%w: no skill %q in %s (it holds: %s); %s", ErrSkillNotFound, ref, in, strings.Join(names, ", "),
+		where.ForOperator{Operator: "pass one of those, --skills DIR, or a path to the skill folder", Others: "pass one of those, or " + listHint})
 }
 
 // closest returns the name within a small edit distance of ref (a typo),

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
@@ -80,7 +81,7 @@ func recordOf(full, rel string, d fs.DirEntry) (record, error) {
 		}
 		return record{kind: 'f', mode: fmt.Sprintf("%o", fileMode(int64(fi.Mode().Perm()))), sum: hex.EncodeToString(h.Sum(nil)), path: rel}, nil
 	default:
-		return record{}, fmt.Errorf("%s is a %v, not a file, folder or link", rel, t)
+		return record{}, fmt.Errorf("%s is %s, not a file, folder or link: a skill holds only those, so remove it", rel, fsmode.Describe(t))
 	}
 }
 

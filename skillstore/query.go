@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -239,7 +240,7 @@ func syncDirs(dirs ...string) error {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("fsync %s: %w", d, err)
+			return where.Errorf("fsync %s: %w", where.Path(d), err)
 		}
 	}
 	return nil

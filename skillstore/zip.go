@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
@@ -82,7 +83,7 @@ func zipEntry(zf *zip.File) (session.ArchiveEntry, error) {
 	case mode.IsRegular():
 		e.Kind = session.EntryFile
 	default:
-		e.Kind, e.Type = session.EntryOther, fmt.Sprintf("mode %v", mode.Type())
+		e.Kind, e.Type = session.EntryOther, fsmode.Describe(mode)
 	}
 	return e, nil
 }

@@ -16,8 +16,10 @@ func Describe(m fs.FileMode) string {
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
 	case m&fs.ModeDevice != 0:
-		return "a device"
+		return "a block device"
 	default:
 		return "a special file"
 	}

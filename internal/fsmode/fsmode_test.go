@@ -27,7 +27,7 @@ func TestDescribeRealFiles(t *testing.T) {
 
 	for path, want := range map[string]string{
 		file: "a file", dir: "a folder", link: "a symlink", fifo: "a named pipe",
-		sock: "a socket", "/dev/null": "a device",
+		sock: "a socket", "/dev/null": "a character device",
 	} {
 		fi, err := os.Lstat(path)
 		require.NoError(t, err)
@@ -38,4 +38,5 @@ func TestDescribeRealFiles(t *testing.T) {
 // A mode with a type bit no case names still says it is not a plain file.
 func TestDescribeOther(t *testing.T) {
 	require.Equal(t, "a special file", Describe(fs.ModeIrregular))
+	require.Equal(t, "a block device", Describe(fs.ModeDevice|0o600))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/refusal"
+	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -93,7 +94,8 @@ func runnerMissing(ref string) error {
 			fix = "`sandboxrun images build --profile " + profile + "`"
 		}
 	}
-	return fmt.Errorf("%w: runner image %s is not built: build it with %s", images.ErrNotFound, ref, fix)
+	return where.Errorf("%w: runner image %s is not built: %s", images.ErrNotFound, ref,
+		where.ForOperator{Operator: "build it with " + fix, Others: "the server's operator has to build it"})
 }
 
 func (e Env) lookup(ctx context.Context, o Options, ref string) (string, error) {
@@ -167,8 +169,11 @@ func (e Env) ImageOn(ctx context.Context, sk *skill.Skill, o Options, opts *imag
 	if o.NoBuild {
 		// The folder, not the name: it works whatever skills root the
 		// caller used.
-		return "", fmt.Errorf("%w: skill %s needs the image %s for its packages; build it with `sandboxrun build %s`, or run without --no-build",
-			ErrNeedsBuild, sk.Manifest.Name, tag, sk.Dir)
+		return "", where.Errorf("%w: skill %s needs the image %s for its packages; %s",
+			ErrNeedsBuild, sk.Manifest.Name, tag, where.ForOperator{
+				Operator: "build it with `sandboxrun build " + sk.Dir + "`, or run without --no-build",
+				Others:   "the server builds no images (--no-build): its operator has to build it",
+			})
 	}
 	img, err := e.Images.EnsureSkill(ctx, *opts)
 	if err != nil {

@@ -140,6 +140,11 @@ func renderArgs(args []any, n Namer) []any {
 		switch v := a.(type) {
 		case Path:
 			out[i] = n(string(v))
+		case ForOperator:
+			out[i] = v.Others
+			if isOperator(n) {
+				out[i] = v.Operator
+			}
 		case Text:
 			out[i] = v.Render(n)
 		case error:
@@ -174,6 +179,22 @@ func wrapAsValue(format string) string {
 	}
 	return string(b)
 }
+
+// ForOperator is advice only the operator can follow (a flag of the CLI, a
+// folder of the host to pass) with what any other reader is told in its
+// place. Printed with %s or %v it is the operator's.
+type ForOperator struct{ Operator, Others string }
+
+// String is the operator's advice.
+func (f ForOperator) String() string { return f.Operator }
+
+// probe is a host path no Namer knows of.
+const probe = "/\x00where-probe"
+
+// isOperator reports whether n's reader is the operator: a reader told a
+// host path as it is, who is on the host. Every other reader has host
+// paths named for them, and is no user of the host's CLI.
+func isOperator(n Namer) bool { return n(probe) == probe }
 
 // JoinPaths is the paths as one Text, sep between them.
 func JoinPaths(paths []string, sep string) Text {

@@ -61,6 +61,21 @@ func TestErrorReaders(t *testing.T) {
 	require.Empty(t, where.Render(nil, caller))
 }
 
+// Advice for the operator is the operator's alone: every other reader is
+// told what stands in its place, in an error and in a text, wrapped or not.
+func TestForOperator(t *testing.T) {
+	hint := where.ForOperator{Operator: "pass --skills DIR", Others: "list the skills with GET /v1/skills"}
+	err := where.Errorf("no skill %q in %s; %s", "x", where.Path("/srv/skills/hello"), hint)
+	wrapped := fmt.Errorf("refused: %w", err)
+	text := where.Sprintf("%s", hint)
+	require.Equal(t, `no skill "x" in /srv/skills/hello; pass --skills DIR`, err.Error())
+	require.Equal(t, err.Error(), where.Render(err, where.Operator))
+	require.Equal(t, `refused: no skill "x" in /skills/hello; list the skills with GET /v1/skills`, where.Render(wrapped, caller))
+	require.Equal(t, "pass --skills DIR", text.String())
+	require.Equal(t, "list the skills with GET /v1/skills", text.Render(caller))
+	require.Equal(t, "pass --skills DIR", fmt.Sprint(hint))
+}
+
 // A path error from the file system names its file through the Namer, as
 // deep in a chain as it is.
 func TestRenderPathError(t *testing.T) {
