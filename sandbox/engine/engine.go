@@ -153,7 +153,8 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		case tail != nil:
 			e.later(ctx, tail)
 		default:
-			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log}))
+			// No report: whatever the sandbox still does is of no use.
+			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log, kill: true}))
 		}
 	}()
 	if box == nil {

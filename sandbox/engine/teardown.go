@@ -15,6 +15,9 @@ type teardown struct {
 	// stream is closed by End, and the decoder must be done before the
 	// sandbox goes.
 	decoded chan struct{}
+	// kill: the sandbox is killed first, as it has no run to finish (a
+	// start whose caller left, a run without a report).
+	kill bool
 }
 
 // teardown waits for the sandbox to end and removes it, detached from
@@ -22,7 +25,12 @@ type teardown struct {
 // logged: a sandbox left behind carries its owner for Reap.
 func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	ctx = context.WithoutCancel(ctx)
+	var killErr error
+	if t.kill {
+		killErr = t.box.Kill(ctx)
+	}
 	_, endErr := t.box.End(ctx)
+	endErr = errors.Join(killErr, endErr)
 	if t.decoded != nil {
 		<-t.decoded
 	}

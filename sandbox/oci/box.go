@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/engine"
@@ -21,6 +22,10 @@ type box struct {
 	// exit is the runtime's exit status once End saw it, -1 unknown.
 	exit  int
 	ended bool
+	// killing: Kill was asked; End asks again until the runtime's
+	// process is gone (a kill that came while the runtime was still
+	// creating the container finds none to signal).
+	killing bool
 }
 
 var _ engine.Box = (*box)(nil)
@@ -53,12 +58,19 @@ func (b *box) HandBack(ctx context.Context, run *engine.Run) ([]sandbox.FileChan
 	return b.b.handBack(ctx, run.Spec)
 }
 
+// Kill signals the container and closes its stdin: an init still waiting
+// for its job ends at once.
 func (b *box) Kill(ctx context.Context) error {
 	if b.c == nil {
 		return nil
 	}
+	b.killing = true
+	_ = b.c.stdin.Close()
 	return b.r.runtimeCall(ctx, "kill", b.b.id, "KILL")
 }
+
+// killAgain is how often End repeats a kill the process outlived.
+const killAgain = 250 * time.Millisecond
 
 // End waits for the runtime's process to end, at most callTimeout, killing
 // the container when it does not; then the host's end of the frame stream
@@ -72,10 +84,21 @@ func (b *box) End(ctx context.Context) (engine.Ending, error) {
 	limit, stop := context.WithTimeout(context.WithoutCancel(ctx), b.r.callTimeout)
 	defer stop()
 	var killed error
-	select {
-	case <-c.exited:
-	case <-limit.Done():
-		killed = b.Kill(ctx)
+	tick := time.NewTicker(killAgain)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-c.exited:
+			break wait
+		case <-tick.C:
+			if b.killing {
+				killed = b.Kill(ctx)
+			}
+		case <-limit.Done():
+			killed = b.Kill(ctx)
+			break wait
+		}
 	}
 	waitErr := c.wait()
 	var exit *exec.ExitError
