@@ -32,7 +32,9 @@ func spec(t *testing.T) sandbox.Spec {
 
 type applier struct{}
 
-func (applier) ApplyChanges(context.Context, io.Reader) ([]sandbox.FileChange, error) { return nil, nil }
+func (applier) ApplyChanges(context.Context, io.Reader) ([]sandbox.FileChange, error) {
+	return nil, nil
+}
 
 func TestRunAnswersAndTearsDown(t *testing.T) {
 	d := &fakeDriver{}
