@@ -74,7 +74,11 @@ func runnerImage() string {
 func TestOCIConformance(t *testing.T) {
 	t.Parallel()
 	r := ociBackend(t)
-	env := sandboxtest.Env{Runner: r, Gone: func(t *testing.T, runID string) { requireOCIGone(t, runID) }}
+	warm, err := oci.New(oci.WithState(ociState), oci.WithVersion(sandboxrun.Version), oci.WithDefaultImage(runnerImage()),
+		oci.WithWarmPool(1, time.Minute))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, warm.Close()) })
+	env := sandboxtest.Env{Runner: r, Warm: warm, Gone: func(t *testing.T, runID string) { requireOCIGone(t, runID) }}
 	sandboxtest.Run(t, env)
 }
 

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"io"
+
+	"github.com/sandboxrun/sandboxrun/internal/layer"
 )
 
 // ChangeApplier takes a run's changes to its writable workspace and applies
@@ -25,8 +27,9 @@ type ChangeApplier interface {
 	ApplyChanges(ctx context.Context, layer io.Reader) ([]FileChange, error)
 }
 
-// The OCI layer's whiteout names.
+// The OCI layer's whiteout names (internal/layer writes and reads
+// layers).
 const (
-	WhiteoutPrefix = ".wh."
-	WhiteoutOpaque = ".wh..wh..opq"
+	WhiteoutPrefix = layer.WhiteoutPrefix
+	WhiteoutOpaque = layer.WhiteoutOpaque
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
-// Options are the tunables both backends share. Each backend's settings
+// Options are the tunables every backend shares. Each backend's settings
 // embed them, so that a field, its default (DefaultOptions) and its check
 // (Validate) are written once; the backends' With* options set them.
 type Options struct {

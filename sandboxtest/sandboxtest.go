@@ -34,6 +34,9 @@ type Env struct {
 	Gone func(t *testing.T, runID string)
 	// RunTimeout bounds each Run. Default: two minutes.
 	RunTimeout time.Duration
+	// Warm is a runner of the same backend with a warm pool of at least
+	// one sandbox, for WarmSessionRuns; required.
+	Warm sandbox.Runner
 }
 
 // DefaultLimits are small and quick.
@@ -72,6 +75,9 @@ func Cases() []Case {
 		{"EgressProxyGone", EgressProxyGone},
 		{"WritableWorkspace", WritableWorkspace},
 		{"WorkspaceWriteCap", WorkspaceWriteCap},
+		{"BeyondHost", BeyondHost},
+		{"CancelledRuns", CancelledRuns},
+		{"WarmSessionRuns", WarmSessionRuns},
 	}
 }
 

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,19 +9,20 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxrun/sandboxrun/internal/layer"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // A run's changes come back as a layer (sandbox.ChangeApplier): a tar in
-// the form of an OCI image layer, with whiteouts for deletions. This file
-// reads and stages one; layerapply.go moves it into the workspace. It is
+// the form of an OCI image layer, with whiteouts for deletions, read (and
+// its names checked) by internal/layer. This file stages one;
+// layerapply.go moves it into the workspace. It is
 // the one place a run's writes reach a workspace, for a session and for a
 // host folder alike.
 
@@ -30,9 +30,6 @@ import (
 // an entry the workspace refuses (a device, a fifo, a name that leaves the
 // workspace...). Nothing of such a layer is applied.
 var ErrBadLayer = errors.New("bad change layer")
-
-// maxLinkTarget bounds a symlink's target, as Linux's PATH_MAX does.
-const maxLinkTarget = 4096
 
 // layerOp is the final state a layer gives one path.
 type layerOp struct {
@@ -147,37 +144,28 @@ func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) 
 	return applied{changes: a.log.list(), delta: a.delta, over: plan.over}, err
 }
 
-// readLayer validates every entry and stages the bytes of files and links.
+// readLayer records every entry (read and checked by layer.Reader) and
+// stages the bytes of files and links.
 func readLayer(ctx context.Context, ws, stage *os.Root, r io.Reader, cfg layerConfig) (*layerPlan, error) {
 	plan := &layerPlan{ops: map[string]*layerOp{}, whiteouts: map[string]bool{}, opaque: map[string]bool{}, parents: map[string]bool{}, credited: map[string]bool{}}
-	tr := tar.NewReader(r)
-	for i := 1; ; i++ {
+	lr := layer.NewReader(r)
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading the run's changes: %w", err)
 		}
-		hdr, err := tr.Next()
+		e, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			return plan, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading entry %d: %w", ErrBadLayer, i, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadLayer, err)
 		}
-		if hdr.Typeflag == tar.TypeXGlobalHeader {
-			continue
-		}
-		name := strings.TrimSuffix(strings.TrimPrefix(hdr.Name, "./"), "/")
-		if name == "" || name == "." {
-			if hdr.Typeflag != tar.TypeDir {
-				return nil, layerError(i, hdr.Name, "only a folder may name the workspace itself")
-			}
-			continue // the workspace's own folder
-		}
-		if reserved(name) {
+		if reserved(e.Name) {
 			// The store's own temporary names: a run that made one gets
 			// nothing from it (the store removes them).
 			continue
 		}
-		if err := plan.add(ctx, i, hdr, name, tr, ws, stage, cfg); err != nil {
+		if err := plan.add(e, lr, ws, stage, cfg); err != nil {
 			return nil, err
 		}
 		if len(plan.ops)+len(plan.whiteouts)+len(plan.opaque)+plan.over.count > cfg.maxEntries {
@@ -199,78 +187,57 @@ func reserved(name string) bool {
 }
 
 // add records one entry.
-func (p *layerPlan) add(_ context.Context, i int, hdr *tar.Header, name string, r io.Reader, ws, stage *os.Root, cfg layerConfig) error {
-	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir != "" {
-		if _, err := layerPath(dir); err != nil {
-			return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
-		}
-	}
-	switch {
-	case base == sandbox.WhiteoutOpaque:
-		p.opaque[dir] = true
+func (p *layerPlan) add(e *layer.Entry, r io.Reader, ws, stage *os.Root, cfg layerConfig) error {
+	op := &layerOp{mode: e.Mode, mtime: e.ModTime}
+	switch e.Kind {
+	case layer.KindOpaque:
+		p.opaque[e.Name] = true
 		return nil
-	case strings.HasPrefix(base, sandbox.WhiteoutPrefix):
-		gone := path.Join(dir, strings.TrimPrefix(base, sandbox.WhiteoutPrefix))
-		if _, err := layerPath(gone); err != nil {
-			return fmt.Errorf("%w: entry %d (a whiteout): %w", ErrBadLayer, i, err)
-		}
-		p.whiteouts[gone] = true
+	case layer.KindWhiteout:
+		p.whiteouts[e.Name] = true
 		return nil
-	}
-	clean, err := layerPath(name)
-	if err != nil {
-		return fmt.Errorf("%w: entry %d: %w", ErrBadLayer, i, err)
-	}
-	op := &layerOp{mode: fs.FileMode(hdr.Mode & 0o777), mtime: hdr.ModTime} //nolint:gosec // masked to the permission bits first
-	switch hdr.Typeflag {
-	case tar.TypeDir:
+	case layer.KindDir:
 		op.kind = 'd'
-	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archivers still write TypeRegA
+	case layer.KindFile:
 		op.kind = 'f'
-		if err := p.stageFile(op, clean, r, ws, stage, cfg); err != nil {
-			return p.leaveOut(clean, err)
+		if err := p.stageFile(op, e.Name, r, ws, stage, cfg); err != nil {
+			return p.leaveOut(e.Name, err)
 		}
-	case tar.TypeLink:
+	case layer.KindHardLink:
 		// A hard link in the layer: its own copy of an earlier file of
 		// the layer (links never reach outside what the layer wrote).
-		src, err := layerPath(strings.TrimSuffix(strings.TrimPrefix(hdr.Linkname, "./"), "/"))
-		if err == nil && p.ops[src] == nil && p.over.out[src] {
-			p.over.add(clean, p.over.limit) // a copy of a file left out
+		if p.ops[e.Linkname] == nil && p.over.out[e.Linkname] {
+			p.over.add(e.Name, p.over.limit) // a copy of a file left out
 			return nil
 		}
-		if err != nil || p.ops[src] == nil || p.ops[src].kind != 'f' {
-			return layerError(i, hdr.Name, "a hard link to %q, which is no earlier file of the layer", hdr.Linkname)
+		src := p.ops[e.Linkname]
+		if src == nil || src.kind != 'f' {
+			return layerError(e.Index, e.Raw, "a hard link to %q, which is no earlier file of the layer", e.Linkname)
 		}
-		f, err := stage.Open(p.ops[src].stage)
+		f, err := stage.Open(src.stage)
 		if err != nil {
 			return fmt.Errorf("staging the run's changes: %w", err)
 		}
-		op.kind, op.mode, op.mtime = 'f', p.ops[src].mode, p.ops[src].mtime
-		err = p.stageFile(op, clean, f, ws, stage, cfg)
+		op.kind, op.mode, op.mtime = 'f', src.mode, src.mtime
+		err = p.stageFile(op, e.Name, f, ws, stage, cfg)
 		f.Close()
 		if err != nil {
-			return p.leaveOut(clean, err)
+			return p.leaveOut(e.Name, err)
 		}
-	case tar.TypeSymlink:
-		t := hdr.Linkname
-		if t == "" || len(t) > maxLinkTarget || strings.IndexByte(t, 0) >= 0 {
-			return layerError(i, hdr.Name, "a symlink's target must be 1 to %d bytes without NUL", maxLinkTarget)
-		}
-		op.kind, op.target = 'l', t
+	case layer.KindSymlink:
+		op.kind, op.target = 'l', e.Linkname
 		p.order++
 		op.stage = strconv.Itoa(p.order)
-		if err := withFd(stage, func(fd int) error { return unix.Symlinkat(t, fd, op.stage) }); err != nil {
+		if err := withFd(stage, func(fd int) error { return unix.Symlinkat(e.Linkname, fd, op.stage) }); err != nil {
 			return fmt.Errorf("staging the run's changes: %w", err)
 		}
 		if err := setTimes(stage, op.stage, op.mtime); err != nil {
 			return fmt.Errorf("staging the run's changes: %w", err)
 		}
 	default:
-		return layerError(i, hdr.Name, "type %q is not a file, folder, symlink or whiteout: a workspace holds only those", hdr.Typeflag)
+		return layerError(e.Index, e.Raw, "an entry of kind %q, which a workspace does not take", e.Kind)
 	}
-	return p.record(i, hdr.Name, clean, op, stage)
+	return p.record(e.Index, e.Raw, e.Name, op, stage)
 }
 
 // record keeps op as clean's final state; a path that is a folder in one
@@ -362,26 +329,6 @@ func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage 
 	}
 	op.sum = hex.EncodeToString(h.Sum(nil))
 	return nil
-}
-
-// layerPath checks a name in a layer: a clean relative slash path of real
-// file names (no empty, "." or ".." element, no NUL, each at most
-// NAME_MAX bytes, all of it at most MaxPathBytes). It is looser than
-// CheckPath on purpose: a run may name its files as Linux allows (a
-// backslash, a newline, a "%2e", deeper than sessions.max_depth), and
-// refusing those would lose all its changes; what matters here is that
-// each element names one entry inside the workspace, which this ensures
-// (every operation then takes one element at a time on a folder handle).
-func layerPath(p string) (string, error) {
-	if p == "" || len(p) > MaxPathBytes || strings.IndexByte(p, 0) >= 0 || strings.HasPrefix(p, "/") {
-		return "", badPath(shorten(p), "not a relative path of at most %d bytes without NUL", MaxPathBytes)
-	}
-	for _, e := range strings.Split(p, "/") {
-		if e == "" || e == "." || e == ".." || len(e) > maxNameBytes {
-			return "", badPath(shorten(p), "an element is empty, \".\", \"..\" or over %d bytes", maxNameBytes)
-		}
-	}
-	return p, nil
 }
 
 // setTimes sets name's modification time in r, never following a link.

@@ -5,8 +5,10 @@
 // counts, CPU time, peak RSS. Being PID 1, it also reaps every orphan that is
 // re-parented to it.
 //
-// It is built static (CGO_ENABLED=0) from the standard library and
-// golang.org/x/sys/unix only, so it runs in any runner image. Its own
-// diagnostics go to stderr as plain text; stdout carries frames and nothing
-// else.
+// It is built static (CGO_ENABLED=0), so it runs in any runner image, and
+// links little beyond the standard library: golang.org/x/sys/unix,
+// hashicorp/yamux (the channel to the host) and this module's
+// internal/frame and internal/layer, which import the standard library
+// only. Its own diagnostics go to stderr as plain text; stdout carries
+// frames and nothing else.
 package main

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/internal/layer"
 )
 
 // errChangesRefused: the host did not take the workspace's changes.
@@ -48,11 +45,11 @@ func (w *workspaceTree) handBack(ch *channel) error {
 
 // writeLayer writes dir's changes against before as a layer: entries
 // created or modified (a folder only when new or its mode changed), and a
-// whiteout for each deleted entry whose folder is still there. Names that
-// a layer cannot carry (a whiteout's prefix) and entries that are neither
-// folder, file nor symlink are left out.
+// whiteout for each deleted entry whose folder is still there. The entries
+// are read through an os.Root by layer.Writer.FromRoot, which leaves out
+// what a layer cannot carry (a name with a whiteout's prefix; a fifo, a
+// socket, a device).
 func writeLayer(w io.Writer, dir string, before map[string]entryState) error {
-	tw := tar.NewWriter(w)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -62,9 +59,9 @@ func writeLayer(w io.Writer, dir string, before map[string]entryState) error {
 	if err != nil {
 		return err
 	}
+	lw := layer.NewWriter(w)
 	for _, rel := range deletions(before, after) {
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: path.Join(path.Dir(rel), whiteoutPrefix+path.Base(rel)), Mode: 0o600, ModTime: time.Now()}
-		if err := tw.WriteHeader(h); err != nil {
+		if err := lw.Whiteout(rel); err != nil {
 			return err
 		}
 	}
@@ -74,19 +71,18 @@ func writeLayer(w io.Writer, dir string, before map[string]entryState) error {
 	}
 	slices.Sort(names) // a folder before what it holds
 	for _, rel := range names {
-		if strings.HasPrefix(path.Base(rel), whiteoutPrefix) {
-			continue
-		}
 		a := after[rel]
 		b, had := before[rel]
 		if had && (a == b || (a.isDir() && b.isDir() && a.mode == b.mode)) {
 			continue
 		}
-		if err := addEntry(tw, root, rel); err != nil {
+		// The file's size is what it holds once open: a leftover process
+		// may still be writing it, and the entry must match the bytes.
+		if _, err := lw.FromRoot(root, rel); err != nil {
 			return err
 		}
 	}
-	return tw.Close()
+	return lw.Close()
 }
 
 // deletions are the entries of before gone from after whose folder is
@@ -106,47 +102,4 @@ func deletions(before, after map[string]entryState) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// addEntry writes the entry at rel, read through root.
-func addEntry(tw *tar.Writer, root *os.Root, rel string) error {
-	fi, err := root.Lstat(rel)
-	if err != nil {
-		return err
-	}
-	h := &tar.Header{Name: rel, Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime()}
-	switch {
-	case fi.IsDir():
-		h.Typeflag, h.Name = tar.TypeDir, rel+"/"
-		return tw.WriteHeader(h)
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := root.Readlink(rel)
-		if err != nil {
-			return err
-		}
-		h.Typeflag, h.Linkname = tar.TypeSymlink, target
-		return tw.WriteHeader(h)
-	case fi.Mode().IsRegular():
-		f, err := root.OpenFile(rel, os.O_RDONLY|syscallNoFollow, 0)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		// The size is what the file holds now: a leftover process may
-		// still be writing it, and the header must match the bytes.
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		h.Typeflag, h.Size = tar.TypeReg, st.Size()
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		_, err = io.CopyN(tw, f, st.Size())
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s shrank while it was read", filepath.FromSlash(rel))
-		}
-		return err
-	}
-	return nil
 }

@@ -106,6 +106,8 @@ func TestExtractAndLayer(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "swap"), 0o755))
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(dir, "abs")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".wh.keep.txt"), []byte("a forged whiteout"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub/.wh..wh..opq"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub/.wh..wh..opq/x"), []byte("under a forged marker"), 0o644))
 	// Same size, same modification time: only the change time tells.
 	p := filepath.Join(dir, "keep.txt")
 	require.NoError(t, os.WriteFile(p, []byte("SAME"), 0o644))

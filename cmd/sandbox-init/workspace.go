@@ -23,9 +23,6 @@ import (
 // the child changed, as a layer in the OCI form (sandbox.ChangeApplier).
 // The folder's file system (a size-limited tmpfs) is the write cap.
 
-// whiteoutPrefix marks a deletion in a layer (sandbox.WhiteoutPrefix).
-const whiteoutPrefix = ".wh."
-
 // workspaceTree is a fetched workspace and what it held once fetched.
 type workspaceTree struct {
 	dir    string
@@ -188,6 +185,3 @@ func snapshotTree(dir string) (map[string]entryState, error) {
 	}
 	return out, nil
 }
-
-// syscallNoFollow refuses to open a symlink swapped in after the walk.
-const syscallNoFollow = syscall.O_NOFOLLOW

@@ -16,7 +16,8 @@ import (
 // TestWriteLayer turns an overlay upper folder into an OCI layer: files,
 // folders and links as entries, whiteout devices as .wh. entries, an
 // opaque folder with .wh..wh..opq; a fifo stays behind (and is never
-// opened). It needs root for the whiteout device and the trusted xattr.
+// opened), and so does a file the script named as a whiteout (a layer
+// cannot carry it: it would delete another file). It needs root for the whiteout device and the trusted xattr.
 func TestWriteLayer(t *testing.T) {
 	require.Zero(t, os.Geteuid(), "run as root, as the backend does: whiteouts are device nodes")
 	up := t.TempDir()
@@ -27,6 +28,9 @@ func TestWriteLayer(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(up, "fresh"), 0o700))
 	require.NoError(t, unix.Setxattr(filepath.Join(up, "fresh"), opaqueKey, []byte("y"), 0))
 	require.NoError(t, unix.Mkfifo(filepath.Join(up, "pipe"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(up, ".wh.keep"), []byte("forged"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(up, "out/.wh..wh..opq"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(up, "out/.wh..wh..opq/x"), []byte("forged"), 0o644))
 
 	var buf bytes.Buffer
 	require.NoError(t, writeLayer(&buf, up))
@@ -40,6 +44,7 @@ func TestWriteLayer(t *testing.T) {
 		require.NoError(t, err)
 		body, err := io.ReadAll(tr)
 		require.NoError(t, err)
+		require.NotContains(t, got, h.Name, "written twice")
 		got[h.Name] = string(rune(h.Typeflag)) + ":" + h.Linkname + string(body)
 	}
 	require.Equal(t, map[string]string{

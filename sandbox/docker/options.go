@@ -19,7 +19,7 @@ type Option func(*settings)
 // settings holds every tunable of a Docker runner; defaultSettings is the
 // one place where defaults live.
 type settings struct {
-	sandbox.Options // what both backends share, with its defaults
+	sandbox.Options // what every backend shares, with its defaults
 	client          Client
 	removeTimeout   time.Duration
 	ownerPID        int

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/layer"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -20,7 +22,8 @@ var errUnsafePath = errors.New("unsafe path in the returned workspace")
 // diffTree reads a tar stream of the sandbox's workspace and writes to w
 // the layer of what changed since the copy in (before, begun at copiedAt):
 // folders, files and links that are new or differ, and a whiteout for each
-// that is gone (sandbox.ChangeApplier). It writes nothing into the
+// that is gone (sandbox.ChangeApplier), written by layer.Writer (which
+// leaves out a name a layer cannot carry). It writes nothing into the
 // caller's folder: the workspace's owner applies the layer.
 //
 // A file whose size, mode and modification time (whole seconds, as tar
@@ -30,7 +33,7 @@ var errUnsafePath = errors.New("unsafe path in the returned workspace")
 // the applier leaves it alone when its bytes and mode are the same.
 func diffTree(r io.Reader, w io.Writer, before map[string]sandbox.Copied, copiedAt time.Time) error {
 	tr := tar.NewReader(r)
-	tw := tar.NewWriter(w)
+	lw := layer.NewWriter(w)
 	after := map[string]byte{} // what the returned tree holds, by path
 	for {
 		h, err := tr.Next()
@@ -48,28 +51,26 @@ func diffTree(r io.Reader, w io.Writer, before map[string]sandbox.Copied, copied
 			continue
 		}
 		prev, had := before[rel]
+		perm := fs.FileMode(h.Mode & 0o777) //nolint:gosec // masked to the permission bits first
 		switch h.Typeflag {
 		case tar.TypeDir:
 			after[rel] = h.Typeflag
 			if had && prev.Typ == tar.TypeDir && prev.Perm == h.Mode&0o777 {
 				continue
 			}
-			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: rel + "/", Mode: h.Mode & 0o777, ModTime: h.ModTime})
+			err = lw.Dir(rel, perm, h.ModTime)
 		case tar.TypeReg:
 			after[rel] = h.Typeflag
 			if had && prev.Typ == tar.TypeReg && (unchanged(prev, h, copiedAt) || prev.RootOwned && h.Uid == 0) {
 				continue // still the file copied in (a root-owned one cannot be written in the sandbox)
 			}
-			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: h.Mode & 0o777, ModTime: h.ModTime, Size: h.Size})
-			if err == nil {
-				_, err = io.CopyN(tw, tr, h.Size)
-			}
+			err = lw.File(rel, perm, h.ModTime, h.Size, tr)
 		case tar.TypeSymlink:
 			after[rel] = h.Typeflag
 			if had && prev.Typ == tar.TypeSymlink && prev.Target == h.Linkname {
 				continue
 			}
-			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: rel, Linkname: h.Linkname, ModTime: h.ModTime})
+			err = lw.Symlink(rel, h.Linkname, h.ModTime)
 		}
 		// Anything else the script made (a fifo, a socket) stays behind.
 		if err != nil {
@@ -84,12 +85,11 @@ func diffTree(r io.Reader, w io.Writer, before map[string]sandbox.Copied, copied
 	}
 	sort.Strings(gone)
 	for _, rel := range gone {
-		dir, base := path.Split(rel)
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: dir + sandbox.WhiteoutPrefix + base, Mode: 0o644}); err != nil {
+		if err := lw.Whiteout(rel); err != nil {
 			return err
 		}
 	}
-	return tw.Close()
+	return lw.Close()
 }
 
 // coveredBy reports whether rel, gone from the returned tree, goes with

@@ -153,3 +153,16 @@ func TestDiffTreeWriteInTheNextSecond(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "f", h.Name)
 }
+
+// TestHandBackLeavesOutWhiteoutNames: a file the script named as a
+// whiteout is not handed back, so it deletes nothing on the host.
+func TestHandBackLeavesOutWhiteoutNames(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "keep"), []byte("keep"), 0o644))
+	tree := tarOf(t, entry{name: ".wh.keep", body: "forged"}, entry{name: "d/", dir: true}, entry{name: "d/.wh..wh..opq", body: "forged"})
+	changes, err := handBack(t, tree, root, nil, time.Now())
+	require.NoError(t, err)
+	require.Empty(t, changes)
+	require.FileExists(t, filepath.Join(root, "keep"))
+	require.NoFileExists(t, filepath.Join(root, ".wh.keep"))
+}

@@ -20,7 +20,7 @@ type Option func(*settings)
 // settings hold every tunable; defaultSettings is the one place where
 // defaults live.
 type settings struct {
-	sandbox.Options // what both backends share, with its defaults
+	sandbox.Options // what every backend shares, with its defaults
 	restConfig      *rest.Config
 	client          Client
 	attacher        Attacher

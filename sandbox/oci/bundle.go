@@ -121,32 +121,26 @@ func (r *Runner) remove(ctx context.Context, b *bundle, deleteIt bool) error {
 	if deleteIt {
 		errs = append(errs, r.runtimeCall(ctx, "delete", "--force", b.id))
 	}
-	// A bundle found by the reaper has no record of its mounts: every
-	// place one may be is tried.
-	targets := b.mounts
-	if targets == nil && b.view == nil {
-		for _, m := range []string{cow.LowerDir, cow.UpDir, "/", rootfsDir} {
-			if m == "/" {
-				targets = append(targets, filepath.Join(b.dir, wsMerged))
-				continue
-			}
-			if m != rootfsDir {
-				m = filepath.Join(wsDir, m)
-			}
-			targets = append(targets, filepath.Join(b.dir, m))
+	unmounted := true
+	// The view first: it is mounted on the slot, one of b.mounts.
+	if b.view != nil {
+		if err := b.view.Close(); err != nil {
+			errs = append(errs, err)
+			unmounted = false
 		}
 	}
-	unmounted := true
+	// A bundle found by the reaper has no record of its mounts: every
+	// place one may be is tried, the slot twice (the view on its bind).
+	targets := b.mounts
+	if targets == nil && b.view == nil {
+		slot := filepath.Join(b.dir, wsMerged)
+		targets = []string{filepath.Join(b.dir, rootfsDir), slot, slot,
+			filepath.Join(b.dir, wsDir, cow.LowerDir), filepath.Join(b.dir, wsDir, cow.UpDir)}
+	}
 	for i := len(targets) - 1; i >= 0; i-- {
 		err := unix.Unmount(targets[i], unix.MNT_DETACH)
 		if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", targets[i], err))
-			unmounted = false
-		}
-	}
-	if b.view != nil {
-		if err := b.view.Close(); err != nil {
-			errs = append(errs, err)
 			unmounted = false
 		}
 	}

@@ -25,9 +25,9 @@ type bundleParams struct {
 	hostsFile string
 	// seccomp is the engine's default profile (defaultSeccomp).
 	seccomp *specs.LinuxSeccomp
-	// workspace, when set, is the writable workspace's overlay in the
+	// workspace, when set, is the writable workspace's slot in the
 	// bundle (workspace.go), bound read-write at /workspace in place of
-	// the caller's folder.
+	// the caller's folder; the run's view is mounted on it later.
 	workspace string
 }
 
@@ -149,9 +149,11 @@ func mounts(spec *sandbox.Spec, p bundleParams) []specs.Mount {
 	}
 	switch {
 	case p.workspace != "":
-		// A copy in the bundle, its writes capped by its tmpfs.
+		// The slot: the view mounted on it when the run comes reaches the
+		// sandbox (rslave), its writes capped by the view's tmpfs; no mount
+		// event goes the other way.
 		m = append(m, specs.Mount{Destination: sandbox.WorkspaceDir, Type: "bind", Source: p.workspace,
-			Options: []string{"bind", "rw", "nosuid", "nodev", "rprivate"}})
+			Options: []string{"rbind", "rw", "nosuid", "nodev", "rslave"}})
 	case spec.Workspace != "":
 		// The caller's folder is never written through a mount.
 		m = append(m, bind(spec.Workspace, sandbox.WorkspaceDir))

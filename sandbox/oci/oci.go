@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
 // Runner runs each execution in a container of its own, made by the OCI
@@ -36,11 +36,9 @@ type Runner struct {
 	owner          sandbox.Owner
 	ids            sandbox.Identity
 	seccomp        *specs.LinuxSeccomp
-	sem            chan struct{}
 	now            func() time.Time
-	pool           *warmPool // nil: off
-	// bg counts the teardowns of answered runs (Run returns before them).
-	bg sync.WaitGroup
+	// eng runs every Spec: checks, slots, warm pool, job, teardown.
+	eng *engine.Engine
 }
 
 // The Runner's abilities beyond sandbox.Runner.
@@ -50,6 +48,7 @@ var (
 	_ sandbox.ImageChecker = (*Runner)(nil)
 	_ sandbox.Reaper       = (*Runner)(nil)
 	_ sandbox.PoolReporter = (*Runner)(nil)
+	_ sandbox.SpecChecker  = (*Runner)(nil)
 )
 
 // ErrNotRoot is the error of New run by a user other than root.
@@ -93,10 +92,9 @@ func New(opts ...Option) (*Runner, error) {
 		owner:          sandbox.OwnerOf(os.Getpid(), s.OwnerHost),
 		ids:            sandbox.CurrentIdentity(),
 		seccomp:        sc,
-		sem:            make(chan struct{}, s.MaxConcurrent),
 		now:            s.now,
 	}
-	r.pool = newWarmPool(r, s.Sizer(nil), s.WarmMaxIdle)
+	r.eng = engine.New(driver{r}, engine.Config{Options: s.Options, Identity: r.ids, Prestart: true})
 	for _, d := range []string{r.state, r.runRoot, r.bundles} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("oci backend state folder: %w", err)
@@ -135,13 +133,28 @@ func firstLine(b []byte) string {
 	return string(b)
 }
 
+// Run executes spec in a container of its own: the engine's run flow
+// (engine.Engine.Run) through this backend's driver.
+func (r *Runner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	return r.eng.Run(ctx, spec)
+}
+
+// CheckSpec refuses what this host cannot honour (CPUs, memory), as Run
+// does before anything starts.
+func (r *Runner) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
+	return r.eng.CheckSpec(ctx, spec)
+}
+
+// PoolStats reports on the warm pool.
+func (r *Runner) PoolStats() sandbox.PoolStats { return r.eng.PoolStats() }
+
+// WaitIdle waits until the teardown of every finished run and the warm
+// pool's starts are done, or ctx ends.
+func (r *Runner) WaitIdle(ctx context.Context) error { return r.eng.WaitIdle(ctx) }
+
 // Close removes the warm pool's containers and waits for the teardown of
 // finished runs.
-func (r *Runner) Close() error {
-	r.pool.close()
-	r.bg.Wait()
-	return nil
-}
+func (r *Runner) Close() error { return r.eng.Close(context.Background()) }
 
 // Image is the default image.
 func (r *Runner) Image() string { return r.image }

@@ -9,7 +9,7 @@ import (
 )
 
 // Pool keeps sandboxes of type T started ahead of their runs, by
-// configuration key: the machinery both backends share. A backend says what
+// configuration key: the machinery every pooled backend shares. A backend says what
 // a key is, how a sandbox starts (the function given to Refill), how a run
 // claims one (the function given to Take) and how an unused one goes
 // (PoolConfig.Discard); the Pool does the counting, the waiting and the

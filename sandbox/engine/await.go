@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// awaited is what the engine saw of one run in its sandbox.
+type awaited struct {
+	sandbox.Outcome
+	// answered: the report came; the sandbox ends on its own, and its
+	// end and removal are left to the background.
+	answered bool
+	// decoded closes when frame decoding has ended.
+	decoded chan struct{}
+	files   []sandbox.FileChange
+	err     error
+}
+
+// await sends the job and decodes frames until the report (or the end of
+// the stream), the backstop or ctx. With a writable workspace, init holds
+// the sandbox up after its report until its stdin closes, while the
+// changes are handed back. Without a report, the sandbox is killed and
+// waited for, and its end says why.
+func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger) (a awaited) {
+	a = awaited{Outcome: sandbox.Outcome{InitExit: -1}, decoded: make(chan struct{})}
+	job, err := json.Marshal(run.Job)
+	if err != nil {
+		close(a.decoded)
+		a.err = fmt.Errorf("encode job: %w", err)
+		return a
+	}
+	var (
+		heardOnce sync.Once
+		heard     = make(chan struct{})
+		heardRep  *frame.Report // set before heard closes on a report
+		report    *frame.Report // read once decoded closed
+		decodeErr error
+	)
+	hear := func() { heardOnce.Do(func() { close(heard) }) }
+	go func() {
+		defer close(a.decoded)
+		report, decodeErr = run.Output.Decode(box.Frames(), func(r *frame.Report) { heardRep = r; hear() })
+		hear()
+	}()
+	in := box.Input()
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { _ = in.Close() }) }
+	defer release()
+	go func() {
+		// A sandbox that never reads its stdin must not block the host:
+		// its end closes the stream.
+		if _, err := in.Write(job); err == nil && !run.Held() {
+			release()
+		}
+	}()
+	trace.SpanFromContext(ctx).AddEvent("job sent")
+
+	backstop := time.NewTimer(sandbox.EffectiveTimeout(run.Spec.Limits) + e.initGrace + e.backstopMargin)
+	defer backstop.Stop()
+	var killed, handed error
+	var rep *frame.Report
+	select {
+	case <-heard:
+		rep = heardRep
+		// Only a script that ran to its report changes the workspace.
+		if run.Held() && rep != nil && rep.Error == "" {
+			a.files, handed = box.HandBack(ctx, run)
+		}
+		release()
+	case <-backstop.C:
+		a.Backstop = true
+		log.Warn("sandbox-init did not report in time; killing the sandbox")
+		killed = box.Kill(ctx)
+	case <-ctx.Done():
+		a.Cancelled = true
+		log.Debug("context ended; killing the sandbox", "cause", context.Cause(ctx))
+		killed = box.Kill(ctx)
+	}
+	if rep != nil {
+		// Every frame of the script's output precedes the report: the
+		// Result is complete.
+		a.answered, a.Report = true, rep
+		a.err = handed
+		return a
+	}
+	end, eerr := box.End(ctx)
+	<-a.decoded // End closed the stream
+	a.InitExit, a.OOMKilled, a.ImageID = end.InitExit, end.OOMKilled, end.ImageID
+	a.Report, a.InitLog = report, box.InitLog().FirstLine()
+	killed = errors.Join(killed, eerr)
+	switch {
+	case a.Cancelled:
+		a.err = errors.Join(fmt.Errorf("run cancelled: %w", ctx.Err()), killed)
+	case a.Report == nil && !a.Backstop && !a.OOMKilled:
+		log.Warn("sandbox-init ended without a report", "exit_code", a.InitExit, "init_stderr", box.InitLog().String())
+		a.err = errors.Join(sandbox.NoReportError(a.InitExit, a.InitLog, decodeErr), killed)
+	default:
+		a.err = errors.Join(killed, handed)
+	}
+	return a
+}

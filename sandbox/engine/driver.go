@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"io"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+)
+
+// Driver is a backend seen from the engine: how a Spec becomes a started
+// sandbox whose sandbox-init waits for its job. Every method may be called
+// concurrently.
+type Driver interface {
+	// Name is the backend's name in spans and logs: "docker", "oci",
+	// "kubernetes".
+	Name() string
+	// Capacity is what the driver's host offers one sandbox; a zero field
+	// is unknown and not checked. The engine asks once and keeps the
+	// answer, unless it is an error.
+	Capacity(ctx context.Context) (sandbox.HostCapacity, error)
+	// Check refuses a Spec this driver cannot run, before a slot is taken
+	// and before anything starts (matching sandbox.ErrInvalidSpec or
+	// another refusal of package sandbox).
+	Check(ctx context.Context, spec *sandbox.Spec) error
+	// Key names the configuration of the sandbox tmpl (a Template) gets:
+	// runs of equal keys may take each other's warm sandboxes. Empty: the
+	// run is not pooled.
+	Key(tmpl *sandbox.Spec) string
+	// Start makes a sandbox for tmpl and starts it; its init then waits
+	// for a job. ctx is never cancelled while Start runs (the engine
+	// detaches it, so a create whose caller left still returns what it
+	// made); it carries the run's trace. On error a non-nil Box still
+	// names what to remove.
+	Start(ctx context.Context, tmpl *sandbox.Spec) (Box, error)
+}
+
+// Box is one started sandbox. The engine calls Bind, then sends the job on
+// Input and decodes Frames; HandBack, when the run holds a writable
+// workspace; Kill when the run must end now; End, then Remove, exactly
+// once.
+type Box interface {
+	// RunID is the run id the sandbox was made for: a warm one's names the
+	// run that takes it when the caller gave none.
+	RunID() string
+	// Alive reports whether a warm sandbox still waits for its job.
+	Alive() bool
+	// Bind gives the sandbox what belongs to this run alone (a writable
+	// workspace's view, a side channel) and sets the job's fields for it.
+	// Nothing of the run has reached the sandbox yet.
+	Bind(ctx context.Context, run *Run) error
+	// Input is sandbox-init's stdin: a prelude, then the job. Closing it
+	// ends the job (and a held init).
+	Input() io.WriteCloser
+	// Frames is sandbox-init's stdout.
+	Frames() io.Reader
+	// InitLog holds sandbox-init's own stderr.
+	InitLog() *sandbox.InitLog
+	// HandBack gives a writable workspace's changes to run.Spec.Changes,
+	// once the report came, while init holds the sandbox up.
+	HandBack(ctx context.Context, run *Run) ([]sandbox.FileChange, error)
+	// Kill stops the sandbox now. ctx may be done.
+	Kill(ctx context.Context) error
+	// End waits, bounded by the driver's own call timeout, for the
+	// sandbox to end, killing it when it does not, and closes the host's
+	// end of its streams; it says how it ended.
+	End(ctx context.Context) (Ending, error)
+	// Remove removes all of the sandbox. ctx may be done.
+	Remove(ctx context.Context) error
+}
+
+// Ending is how a sandbox ended, as its driver saw it.
+type Ending struct {
+	// InitExit is sandbox-init's exit status, -1 when unknown.
+	InitExit int
+	// OOMKilled: the memory cgroup killed something.
+	OOMKilled bool
+	// ImageID names the image the sandbox ran, by id ("" unknown).
+	ImageID string
+}
+
+// Run is one execution as the engine carries it through a Box.
+type Run struct {
+	Spec *sandbox.Spec
+	// Job is what sandbox-init receives; Bind may set its fields.
+	Job frame.Job
+	// Output receives the frames; Bind may give it a side channel.
+	Output *sandbox.Output
+	// Warm: the sandbox was started ahead of this run.
+	Warm bool
+	// WorkspaceBase is what a writable workspace already held when Bind
+	// shared it, set by Bind: the Result's workspace_used_bytes is this
+	// plus what the run wrote.
+	WorkspaceBase int64
+}
+
+// Held reports whether the run holds a writable workspace, which init
+// keeps up after its report for the hand-back.
+func (r *Run) Held() bool { return r.Spec.WorkspaceWritable }

@@ -1,0 +1,182 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
+)
+
+// fakeDriver starts fake sandboxes whose "init" answers a job with one
+// stdout frame and a report, unless told to hang.
+type fakeDriver struct {
+	capacity sandbox.HostCapacity
+	// startDelay holds Start, so that a caller can leave meanwhile.
+	startDelay time.Duration
+	// hang: the fake init never reports.
+	hang bool
+	// pooled: Key names every template the same way.
+	pooled bool
+
+	mu      sync.Mutex
+	started []*fakeBox
+	starts  atomic.Int32
+}
+
+func (d *fakeDriver) Name() string { return "fake" }
+
+func (d *fakeDriver) Capacity(context.Context) (sandbox.HostCapacity, error) { return d.capacity, nil }
+
+func (d *fakeDriver) Check(context.Context, *sandbox.Spec) error { return nil }
+
+func (d *fakeDriver) Key(tmpl *sandbox.Spec) string {
+	if !d.pooled {
+		return ""
+	}
+	return tmpl.Skill + "|" + tmpl.Workspace + "|" + strings.Join(tmpl.Argv, " ")
+}
+
+func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec) (engine.Box, error) {
+	d.starts.Add(1)
+	if d.startDelay > 0 {
+		select {
+		case <-time.After(d.startDelay):
+		case <-ctx.Done():
+			return nil, ctx.Err() // the engine must never let this happen
+		}
+	}
+	b := newFakeBox(tmpl.RunID, d.hang)
+	d.mu.Lock()
+	d.started = append(d.started, b)
+	d.mu.Unlock()
+	return b, nil
+}
+
+// alive counts the sandboxes started and not removed.
+func (d *fakeDriver) alive() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, b := range d.started {
+		if !b.removed.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+type fakeBox struct {
+	runID    string
+	inR      *io.PipeReader
+	inW      *io.PipeWriter
+	outR     *io.PipeReader
+	outW     *io.PipeWriter
+	log      *sandbox.InitLog
+	done     chan struct{}
+	killOnce sync.Once
+	killed   chan struct{}
+	removed  atomic.Bool
+	// bound and held say what Bind saw.
+	bound, held atomic.Bool
+	handed      atomic.Bool
+	jobs        chan frame.Job
+}
+
+func newFakeBox(runID string, hang bool) *fakeBox {
+	b := &fakeBox{runID: runID, log: sandbox.NewInitLog(), done: make(chan struct{}), killed: make(chan struct{}), jobs: make(chan frame.Job, 1)}
+	b.inR, b.inW = io.Pipe()
+	b.outR, b.outW = io.Pipe()
+	go b.init(hang)
+	return b
+}
+
+// init reads messages until a job, answers it, and for a held job waits
+// for stdin to close.
+func (b *fakeBox) init(hang bool) {
+	defer close(b.done)
+	dec := json.NewDecoder(bufio.NewReader(b.inR))
+	for {
+		var raw map[string]json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			_ = b.outW.CloseWithError(err)
+			return
+		}
+		if _, ok := raw["argv"]; !ok {
+			continue // a prelude
+		}
+		var job frame.Job
+		all, _ := json.Marshal(raw)
+		_ = json.Unmarshal(all, &job)
+		b.jobs <- job
+		if hang {
+			<-b.killed
+			return
+		}
+		_ = frame.Write(b.outW, frame.Stdout, []byte("hello\n"))
+		rep, _ := json.Marshal(frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20})
+		_ = frame.Write(b.outW, frame.Result, rep)
+		_, _ = io.Copy(io.Discard, b.inR) // held: until stdin closes
+		_ = b.outW.Close()
+		return
+	}
+}
+
+func (b *fakeBox) RunID() string { return b.runID }
+func (b *fakeBox) Alive() bool {
+	select {
+	case <-b.done:
+		return false
+	default:
+		return !b.removed.Load()
+	}
+}
+
+func (b *fakeBox) Bind(_ context.Context, run *engine.Run) error {
+	b.bound.Store(true)
+	b.held.Store(run.Held())
+	if run.Held() {
+		run.WorkspaceBase = 100
+	}
+	return nil
+}
+func (b *fakeBox) Input() io.WriteCloser     { return b.inW }
+func (b *fakeBox) Frames() io.Reader         { return b.outR }
+func (b *fakeBox) InitLog() *sandbox.InitLog { return b.log }
+func (b *fakeBox) HandBack(context.Context, *engine.Run) ([]sandbox.FileChange, error) {
+	b.handed.Store(true)
+	return []sandbox.FileChange{{Path: "out.txt", Change: sandbox.FileCreated}}, nil
+}
+
+func (b *fakeBox) Kill(context.Context) error {
+	b.killOnce.Do(func() {
+		close(b.killed)
+		_ = b.inW.CloseWithError(errors.New("killed"))
+		_ = b.outW.CloseWithError(errors.New("killed"))
+	})
+	return nil
+}
+
+func (b *fakeBox) End(ctx context.Context) (engine.Ending, error) {
+	select {
+	case <-b.done:
+	case <-time.After(time.Second):
+		_ = b.Kill(ctx)
+		<-b.done
+	}
+	_ = b.outR.Close()
+	return engine.Ending{InitExit: 0}, nil
+}
+
+func (b *fakeBox) Remove(context.Context) error {
+	b.removed.Store(true)
+	return nil
+}
