@@ -23,18 +23,6 @@ const (
 	SourceUploaded = "uploaded"
 )
 
-// uploadsRoot is where uploaded skills are kept: skill_uploads.store, else
-// a "skills" folder beside the sessions root; "" when neither is set.
-func uploadsRoot(cfg Config, pol *policy.Operator) string {
-	if r := pol.SkillUploads.Store.Value; r != "" {
-		return r
-	}
-	if r := sessionsRoot(cfg, pol); r != "" {
-		return filepath.Join(filepath.Dir(filepath.Clean(r)), "skills")
-	}
-	return ""
-}
-
 // openUploads opens the skill store when the policy enables uploads; the
 // error, when it does not, is what the endpoints answer.
 func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
@@ -49,6 +37,9 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, where.Errorf("skill_uploads.store %q: %w", where.Path(root), err)
+	}
+	if err := checkUploadsRoot(abs, r.Store.Value != "", cfg.SkillRoots, sessionsRoot(cfg, pol)); err != nil {
+		return nil, err
 	}
 	lim := skillstore.Limits{
 		MaxUploadBytes: int64(r.MaxUploadBytes.Value),
