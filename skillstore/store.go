@@ -56,6 +56,7 @@ type Store struct {
 	root     string
 	lim      Limits
 	reserved func(name string) bool
+	packages func(name string, deps skill.Deps) error // nil: any
 	now      func() time.Time
 
 	mu sync.Mutex // held while a version is committed or removed
@@ -137,6 +138,9 @@ func (s *Store) Put(owner string, format Format, r io.Reader) (Upload, error) {
 	}
 	name, warnings, err := s.check(stage, &u)
 	if err != nil {
+		return Upload{}, err
+	}
+	if err := s.checkPackages(u.dir, name); err != nil {
 		return Upload{}, err
 	}
 	digest, err := Digest(u.dir)
