@@ -52,7 +52,7 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 		_, err := skill.Locate(roots, name)
 		return err == nil
 	}
-	st, err := skillstore.Open(abs, lim, skillstore.WithReserved(operatorHas))
+	st, err := skillstore.Open(abs, lim, skillstore.WithReserved(operatorHas), skillstore.WithPackageCheck(uploadPackageCheck(pol)))
 	if err != nil {
 		return nil, fmt.Errorf("open skill_uploads.store: %w", err)
 	}
