@@ -2,7 +2,6 @@ package sandboxrun_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,66 +14,18 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/images"
-	"github.com/sandboxrun/sandboxrun/images/imageapi"
+	"github.com/sandboxrun/sandboxrun/images/imagetest"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
-// buildEngine is an image engine whose build containers fail at a step
-// of the build script, as a real one does when pip finds no package:
-// the script announces the step, prints pip's error and exits 1. With
-// hold set, a build waits for it (or its context) first. Any call a
-// build does not make panics (the nil Engine).
-type buildEngine struct {
-	imageapi.Engine
-	step   int // the build script's step that fails
-	output string
-	hold   chan struct{}
-
-	mu      sync.Mutex
-	started chan string // the skill of each build, as it starts
-}
-
-func newBuildEngine() *buildEngine {
-	return &buildEngine{step: 3, output: "ERROR: No matching distribution found for tabulate", started: make(chan string, 8)}
-}
-
-func (b *buildEngine) Ping(context.Context) error { return nil }
-
-func (b *buildEngine) ImageInspect(_ context.Context, ref string) (imageapi.Image, error) {
-	if ref == sandboxrun.RunnerImage() || ref == "sha256:runner" {
-		return imageapi.Image{ID: "sha256:runner"}, nil
-	}
-	return imageapi.Image{}, fmt.Errorf("image %s: %w", ref, imageapi.ErrNotFound)
-}
-
-func (b *buildEngine) ContainerRemove(context.Context, string) error { return nil }
-
-func (b *buildEngine) ContainerCreate(_ context.Context, c imageapi.Container) (string, error) {
-	return c.Name, nil
-}
-
-func (b *buildEngine) ContainerCopyTo(_ context.Context, _, _ string, content io.Reader) error {
-	_, err := io.Copy(io.Discard, content)
-	return err
-}
-
-func (b *buildEngine) ContainerRun(ctx context.Context, id string, stdout, _ io.Writer) (int, error) {
-	b.started <- id
-	if b.hold != nil {
-		select {
-		case <-b.hold:
-		case <-ctx.Done():
-			return -1, ctx.Err()
-		}
-	}
-	_, _ = fmt.Fprintf(stdout, "@@sandboxrun-step %d\nLooking in links: /tmp/sandboxrun-build/find-links/0\n%s\n", b.step, b.output)
-	return 1, nil
+func newBuildEngine() *imagetest.FailingBuilds {
+	return imagetest.NewFailingBuilds(sandboxrun.RunnerImage(), "sha256:runner", "tabulate")
 }
 
 // buildsService is a Service with uploads on (policy lines added) whose
 // image builds go to b, pip pointed at a wheel folder of the host.
-func buildsService(t *testing.T, b *buildEngine, store string, lines string) (*sandboxrun.Service, string) {
+func buildsService(t *testing.T, b *imagetest.FailingBuilds, store string, lines string) (*sandboxrun.Service, string) {
 	t.Helper()
 	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+store+"\n"+lines))
 	require.NoError(t, err)
@@ -82,7 +33,7 @@ func buildsService(t *testing.T, b *buildEngine, store string, lines string) (*s
 	require.NoError(t, os.Mkdir(wheels, 0o755))
 	svc, _ := newService(t, sandboxrun.Config{
 		Policy: pol, Pip: images.PipConfig{FindLinks: []string{wheels}},
-		Images: images.New(func() (images.Engine, error) { return b, nil }),
+		Images: b.Client(),
 	})
 	return svc, wheels
 }
@@ -124,7 +75,7 @@ func TestUploadBuildsOffByDefault(t *testing.T) {
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuildsOff)
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
 	require.ErrorContains(t, err, "skill_uploads.builds.allow")
-	require.Empty(t, b.started, "nothing was built")
+	require.Empty(t, b.Started, "nothing was built")
 }
 
 // With builds on, a package no source has is the skill's problem
@@ -150,7 +101,7 @@ func TestUploadBuildFailuresAreTheSkills(t *testing.T) {
 	require.NotContains(t, told, store)
 	require.NotContains(t, err.Error(), wheels, "nor the operator's message")
 
-	b.hold = make(chan struct{}) // never released: the build runs past its 1s
+	b.Hold = make(chan struct{}) // never released: the build runs past its 1s
 	_, err = svc.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuild)
 	require.ErrorContains(t, err, "took longer than skill_uploads.builds.timeout allows (1s)")
@@ -160,7 +111,7 @@ func TestUploadBuildFailuresAreTheSkills(t *testing.T) {
 // token's are its own.
 func TestUploadBuildsPerToken(t *testing.T) {
 	b := newBuildEngine()
-	b.hold = make(chan struct{})
+	b.Hold = make(chan struct{})
 	svc, _ := buildsService(t, b, t.TempDir(), "  builds: {allow: true}\n")
 	st, err := svc.SkillStore()
 	require.NoError(t, err)
@@ -177,10 +128,10 @@ func TestUploadBuildsPerToken(t *testing.T) {
 		errs <- err
 	}
 	var release sync.Once
-	unhold := func() { release.Do(func() { close(b.hold) }) }
+	unhold := func() { release.Do(func() { close(b.Hold) }) }
 	t.Cleanup(unhold) // a failing test does not leave builds waiting
 	go run(ownerA, "tab")
-	<-b.started
+	<-b.Started
 	// Bounded: without the limit, this build would wait on hold.
 	second, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -190,7 +141,7 @@ func TestUploadBuildsPerToken(t *testing.T) {
 
 	go run(ownerB, "tab-two")
 	select {
-	case <-b.started:
+	case <-b.Started:
 	case <-time.After(10 * time.Second):
 		t.Fatal("B's build did not start while A's ran")
 	}
@@ -214,9 +165,9 @@ func TestOperatorSkillsBuildAsBefore(t *testing.T) {
 	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"))
 	require.NoError(t, err)
 	svc, _ := newService(t, sandboxrun.Config{SkillRoots: []string{root}, Policy: pol,
-		Images: images.New(func() (images.Engine, error) { return b, nil })})
+		Images: b.Client()})
 	_, err = svc.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
 	require.ErrorIs(t, err, images.ErrSkillBuild)
 	require.NotErrorIs(t, err, sandboxrun.ErrUploadBuild)
-	require.Len(t, b.started, 1, "built")
+	require.Len(t, b.Started, 1, "built")
 }
