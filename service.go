@@ -144,6 +144,7 @@ type Service struct {
 	sessions   *session.Store    // nil when the Service keeps none
 	uploads    *skillstore.Store // nil when uploads are off; uploadsErr says why
 	uploadsErr error
+	builds     buildSlots   // uploads' image builds running, by owner
 	digests    digestCache  // operator skills' digests
 	cache      *resultCache // Results of deterministic runs (policy cache)
 	sessErr    error        // why sessions are refused, when they are

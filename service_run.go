@@ -184,7 +184,13 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
 	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(sk), Runner: p.Runner, Lookup: s.lookupImage(eng)}
-	image, err := s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
+	var image string
+	var err error
+	if p.SkillImage != nil && s.isUploaded(sk) {
+		image, err = s.uploadImage(ctx, req.Owner, sk, o, p.SkillImage)
+	} else {
+		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
+	}
 	if err != nil {
 		return err
 	}

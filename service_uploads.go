@@ -23,18 +23,6 @@ const (
 	SourceUploaded = "uploaded"
 )
 
-// uploadsRoot is where uploaded skills are kept: skill_uploads.store, else
-// a "skills" folder beside the sessions root; "" when neither is set.
-func uploadsRoot(cfg Config, pol *policy.Operator) string {
-	if r := pol.SkillUploads.Store.Value; r != "" {
-		return r
-	}
-	if r := sessionsRoot(cfg, pol); r != "" {
-		return filepath.Join(filepath.Dir(filepath.Clean(r)), "skills")
-	}
-	return ""
-}
-
 // openUploads opens the skill store when the policy enables uploads; the
 // error, when it does not, is what the endpoints answer.
 func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
@@ -50,6 +38,9 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 	if err != nil {
 		return nil, where.Errorf("skill_uploads.store %q: %w", where.Path(root), err)
 	}
+	if err := checkUploadsRoot(abs, r.Store.Value != "", cfg.SkillRoots, sessionsRoot(cfg, pol)); err != nil {
+		return nil, err
+	}
 	lim := skillstore.Limits{
 		MaxUploadBytes: int64(r.MaxUploadBytes.Value),
 		MaxFiles:       int(r.MaxFiles.Value),
@@ -61,7 +52,7 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 		_, err := skill.Locate(roots, name)
 		return err == nil
 	}
-	st, err := skillstore.Open(abs, lim, skillstore.WithReserved(operatorHas))
+	st, err := skillstore.Open(abs, lim, skillstore.WithReserved(operatorHas), skillstore.WithPackageCheck(uploadPackageCheck(pol)))
 	if err != nil {
 		return nil, fmt.Errorf("open skill_uploads.store: %w", err)
 	}

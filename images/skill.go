@@ -357,6 +357,11 @@ type SkillBuildError struct {
 	Ref   string
 	// Step says what failed, e.g. "installing Python packages with pip".
 	Step string
+	// StepName is the failed step's short name ("pip install", "apt-get
+	// install", …); empty when the build script had not started.
+	StepName string
+	// ExitCode is the step's exit status when it exited by itself, else 0.
+	ExitCode int
 	// Output is the last lines the failing step printed.
 	Output string
 	// Hint says how to fix it, when there is a usual fix.

@@ -295,25 +295,27 @@ func (t *stepTracker) finish() {
 func (t *stepTracker) failure(ctx context.Context, p skillPlan, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	step, hint := "starting the build container", ""
+	step, hint, name := "starting the build container", "", ""
 	if t.current >= 0 {
-		step, hint = t.steps[t.current].desc, t.steps[t.current].hint
+		step, hint, name = t.steps[t.current].desc, t.steps[t.current].hint, t.steps[t.current].name
 	}
-	cause := err
+	cause, exit := err, 0
 	var cmdErr *CommandError
 	switch {
 	case ctx.Err() != nil:
 		cause, hint = ctx.Err(), ""
 	case errors.As(err, &cmdErr) && cmdErr.ExitCode > 0 && t.current >= 0:
-		cause = fmt.Errorf("%s exited with status %d", t.steps[t.current].name, cmdErr.ExitCode)
+		cause, exit = fmt.Errorf("%s exited with status %d", t.steps[t.current].name, cmdErr.ExitCode), cmdErr.ExitCode
 	}
 	return &SkillBuildError{
-		Skill:  p.opts.Skill,
-		Ref:    p.ref,
-		Step:   step,
-		Output: lastLinesRaw(t.tail.String(), stepOutputLines),
-		Hint:   hint,
-		Err:    cause,
+		Skill:    p.opts.Skill,
+		Ref:      p.ref,
+		Step:     step,
+		StepName: name,
+		ExitCode: exit,
+		Output:   lastLinesRaw(t.tail.String(), stepOutputLines),
+		Hint:     hint,
+		Err:      cause,
 	}
 }
 

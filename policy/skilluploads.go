@@ -31,21 +31,23 @@ const (
 //
 //	skill_uploads:
 //	  allow: tokens               # none (default): the endpoints answer 403
-//	  store: /var/lib/sandboxrun/skills  # default: beside the sessions root
+//	  store: /var/lib/sandboxrun/uploads  # default: uploads/ beside the sessions root
 //	  max_upload_bytes: 30Mi      # one upload's archive, and what it unpacks to
 //	  max_files: 1000             # files, folders and links of one skill
 //	  max_skills_per_token: 32    # skill names one token keeps
 //	  max_versions: 16            # versions one token keeps of one skill
+//	  builds: {allow: false}      # image builds for uploads (UploadBuildRules)
 type SkillUploadRules struct {
-	Allow             Setting[string] `yaml:"allow" json:"allow"`
-	Store             Setting[string] `yaml:"store" json:"store"`
-	MaxUploadBytes    Setting[Size]   `yaml:"max_upload_bytes" json:"max_upload_bytes"`
-	MaxFiles          Setting[Count]  `yaml:"max_files" json:"max_files"`
-	MaxSkillsPerToken Setting[Count]  `yaml:"max_skills_per_token" json:"max_skills_per_token"`
-	MaxVersions       Setting[Count]  `yaml:"max_versions" json:"max_versions"`
+	Allow             Setting[string]  `yaml:"allow" json:"allow"`
+	Store             Setting[string]  `yaml:"store" json:"store"`
+	MaxUploadBytes    Setting[Size]    `yaml:"max_upload_bytes" json:"max_upload_bytes"`
+	MaxFiles          Setting[Count]   `yaml:"max_files" json:"max_files"`
+	MaxSkillsPerToken Setting[Count]   `yaml:"max_skills_per_token" json:"max_skills_per_token"`
+	MaxVersions       Setting[Count]   `yaml:"max_versions" json:"max_versions"`
+	Builds            UploadBuildRules `yaml:"builds" json:"builds"`
 }
 
-var skillUploadKeys = []string{"allow", "store", "max_upload_bytes", "max_files", "max_skills_per_token", "max_versions"}
+var skillUploadKeys = []string{"allow", "store", "max_upload_bytes", "max_files", "max_skills_per_token", "max_versions", "builds"}
 
 // UnmarshalYAML refuses unknown keys.
 func (r *SkillUploadRules) UnmarshalYAML(n *yaml.Node) error {
@@ -70,6 +72,7 @@ func (r *SkillUploadRules) setBuiltins() {
 	r.MaxFiles.orBuiltin(Count(DefaultUploadFiles))
 	r.MaxSkillsPerToken.orBuiltin(Count(DefaultUploadSkills))
 	r.MaxVersions.orBuiltin(Count(DefaultUploadVersions))
+	r.Builds.setBuiltins()
 }
 
 func (r *SkillUploadRules) validate() []error {
@@ -91,22 +94,22 @@ func (r *SkillUploadRules) validate() []error {
 	bound("max_files", r.MaxFiles, maxUploadFilesCeiling)
 	bound("max_skills_per_token", r.MaxSkillsPerToken, maxUploadPerTokenCeiling)
 	bound("max_versions", r.MaxVersions, maxUploadPerTokenCeiling)
-	return errs
+	return append(errs, r.Builds.validate()...)
 }
 
 func (r *SkillUploadRules) entries() []Entry {
 	store := r.Store.Value
 	if store == "" {
-		store = "beside the sessions root (skills/)"
+		store = "beside the sessions root (uploads/)"
 	}
-	return []Entry{
+	return append([]Entry{
 		{"skill_uploads.allow", r.Allow.Value, r.Allow.from()},
 		{"skill_uploads.store", store, r.Store.from()},
 		{"skill_uploads.max_upload_bytes", r.MaxUploadBytes.Value.String(), r.MaxUploadBytes.from()},
 		{"skill_uploads.max_files", r.MaxFiles.Value.String(), r.MaxFiles.from()},
 		{"skill_uploads.max_skills_per_token", r.MaxSkillsPerToken.Value.String(), r.MaxSkillsPerToken.from()},
 		{"skill_uploads.max_versions", r.MaxVersions.Value.String(), r.MaxVersions.from()},
-	}
+	}, r.Builds.entries()...)
 }
 
 // ForUploaded is the policy an uploaded skill runs under: this one without

@@ -49,6 +49,12 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, skill.ErrSkillNotFound):
 		return http.StatusNotFound
+	// An uploaded skill's image its own declaration cannot be built from
+	// is the skill's problem; a token's builds at their bound, its to wait.
+	case errors.Is(err, sandboxrun.ErrUploadBuild):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, sandboxrun.ErrUploadBuildsBusy):
+		return http.StatusTooManyRequests
 	case errors.Is(err, sandboxrun.ErrRefused), errors.Is(err, sandbox.ErrInvalidSpec):
 		return http.StatusForbidden
 	case errors.Is(err, errBusy):

@@ -42,9 +42,10 @@ var (
 // maxWalkDepth folders deep. Layouts this covers: <root>/<skill>,
 // plugins/<p>/skills/<skill>, .claude/skills/<skill>, and category folders.
 // A skill's own subfolders are not searched (its assets may hold SKILL.md
-// templates). A symlinked folder is followed only when it resolves inside
-// root, and each folder is read once; a symlink out of root to a skill is
-// reported in notes. The walk stops after maxWalkDirs folders, returning what
+// templates), nor is a store of uploaded skills (a folder holding
+// UploadStoreMarker), which is reported in notes. A symlinked folder is
+// followed only when it resolves inside root, and each folder is read once;
+// a symlink out of root to a skill is reported in notes. The walk stops after maxWalkDirs folders, returning what
 // it found with an error wrapping ErrWalkBound.
 func skillDirs(root string) (dirs []string, notes []error, err error) {
 	abs, err := filepath.Abs(root)
@@ -57,6 +58,9 @@ func skillDirs(root string) (dirs []string, notes []error, err error) {
 	}
 	if !fi.IsDir() {
 		return nil, nil, where.Errorf("listing skills in %s: %w", where.Path(abs), ErrNotDir)
+	}
+	if isUploadStore(abs) {
+		return nil, []error{uploadStoreNote(abs)}, nil
 	}
 	if _, err := FindFile(abs); err == nil {
 		return []string{abs}, nil, nil
@@ -98,6 +102,10 @@ func (w *walker) walk(dir string, depth int) error {
 		}
 		if w.visited++; w.visited > walkDirLimit {
 			return where.Errorf("%w: stopped after %d folders under %s; point --skills at the folder that holds the skills", ErrWalkBound, walkDirLimit, where.Path(w.realRoot))
+		}
+		if isUploadStore(sub) {
+			w.notes = append(w.notes, uploadStoreNote(sub))
+			continue
 		}
 		if _, err := FindFile(sub); err == nil {
 			w.found = append(w.found, sub)

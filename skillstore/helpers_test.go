@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // ent is one archive member a test writes.
@@ -103,7 +105,7 @@ func openStore(t testing.TB, lim Limits, opts ...Option) (*Store, string) {
 }
 
 // requireNothingKept fails when the store holds anything but its empty
-// staging folder (and the owner folders in keep).
+// staging folder and its marker (and the owner folders in keep).
 func requireNothingKept(t testing.TB, root string, keep ...string) {
 	t.Helper()
 	ents, err := os.ReadDir(root)
@@ -112,7 +114,7 @@ func requireNothingKept(t testing.TB, root string, keep ...string) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	require.ElementsMatch(t, append([]string{stagingDir}, keep...), names)
+	require.ElementsMatch(t, append([]string{stagingDir, skill.UploadStoreMarker}, keep...), names)
 	staged, err := os.ReadDir(filepath.Join(root, stagingDir))
 	require.NoError(t, err)
 	require.Empty(t, staged, "the staging folder keeps %v", staged)

@@ -50,11 +50,13 @@ type Upload struct {
 // Layout: ROOT/OWNER/NAME/HEX/meta.json and ROOT/OWNER/NAME/HEX/NAME/ (the
 // skill folder, named as the skill so it mounts at /skills/NAME), HEX the
 // digest's hex; ROOT/.staging holds uploads being written and what is
-// being deleted, emptied at Open.
+// being deleted, emptied at Open; ROOT/.sandboxrun-upload-store
+// (skill.UploadStoreMarker) keeps operator skill discovery out.
 type Store struct {
 	root     string
 	lim      Limits
 	reserved func(name string) bool
+	packages func(name string, deps skill.Deps) error // nil: any
 	now      func() time.Time
 
 	mu sync.Mutex // held while a version is committed or removed
@@ -80,8 +82,9 @@ const (
 	anonymous = "anonymous"
 )
 
-// Open opens (creating) the store in root, an absolute folder, and removes
-// what an interrupted upload or delete left in its staging folder.
+// Open opens (creating) the store in root, an absolute folder, marks it
+// as a store (skill.UploadStoreMarker), and removes what an interrupted
+// upload or delete left in its staging folder.
 func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if !filepath.IsAbs(root) {
 		return nil, where.Errorf("skill store %q: not an absolute path", where.Path(root))
@@ -94,6 +97,9 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	// through the store; listing owners and names is the server's alone.
 	if err := os.MkdirAll(root, 0o711); err != nil { //nolint:gosec // others may traverse, not list: see above
 		return nil, fmt.Errorf("skill store: %w", err)
+	}
+	if err := writeMarker(root); err != nil {
+		return nil, err
 	}
 	staging := filepath.Join(root, stagingDir)
 	if err := os.RemoveAll(staging); err != nil {
@@ -132,6 +138,9 @@ func (s *Store) Put(owner string, format Format, r io.Reader) (Upload, error) {
 	}
 	name, warnings, err := s.check(stage, &u)
 	if err != nil {
+		return Upload{}, err
+	}
+	if err := s.checkPackages(u.dir, name); err != nil {
 		return Upload{}, err
 	}
 	digest, err := Digest(u.dir)
