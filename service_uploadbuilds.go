@@ -123,7 +123,7 @@ func uploadBuildFailed(name string, opts *images.SkillOptions, err error) error 
 	if step == "" {
 		step = "the start"
 	}
-	return fmt.Errorf("%w: building the image of uploaded skill %s failed at %s: %v%s", images.ErrSkillBuild, name, step, be.Err, out)
+	return fmt.Errorf("%w: building the image of uploaded skill %s failed at %s: %w%s", images.ErrSkillBuild, name, step, be.Err, out)
 }
 
 // fixFor says how the owner fixes a declaration the step failed on,

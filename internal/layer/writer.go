@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ErrShrank: a file held fewer bytes than its entry said while it was
+// ErrShrank says a file held fewer bytes than its entry said while it was
 // copied (a process still writing it).
 var ErrShrank = errors.New("a file shrank while it was read")
 
