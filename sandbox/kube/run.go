@@ -26,10 +26,11 @@ import (
 // own timeout). The Result follows the same conventions as the Docker
 // runner's (sandbox.Runner).
 //
-// A nil Result comes only with a refusal before any API call (the error
-// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable or ErrWorkspace, or
-// ErrNetworkNotIsolated) or with ctx ending while the run waited for a
-// slot.
+// A nil Result comes only with a refusal before any Pod exists (the error
+// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable, ErrWorkspace or
+// ErrBeyondHost, or ErrNetworkNotIsolated), with the cluster unreachable
+// while it was asked about its nodes (CheckSpec), or with ctx ending
+// before the run had a slot.
 func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
 	if _, err := sandbox.PrepareSpec(&spec, k.image, sandbox.IdentityFor(0, 0)); err != nil {
 		return nil, err
@@ -38,6 +39,9 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 		return nil, fmt.Errorf("%w: a writable workspace needs Spec.Changes, which applies what the run changed (a sandboxrun.Service sets it)", sandbox.ErrInvalidSpec)
 	}
 	if err := k.checkSources(ctx, &spec); err != nil {
+		return nil, err
+	}
+	if err := k.CheckSpec(ctx, spec); err != nil {
 		return nil, err
 	}
 	if !spec.Limits.Network {
