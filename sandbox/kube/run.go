@@ -130,11 +130,22 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 // startPod creates pod and waits until its container runs; it returns the
 // image the container runs, by id. The caller deletes the Pod by name,
 // also when this fails.
+//
+// The create is not cut short by ctx: an API server finishes a create
+// whose client gave up, and the delete by name that follows would then
+// come first and find nothing, leaving the Pod. So the create runs to its
+// answer (or its own timeout), and only then does a caller that left end
+// the start.
 func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
-	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
 	cctx, sp := telemetry.Start(cctx, "pod.create")
 	_, err = k.client.Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
 	cancel()
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("run cancelled while its pod was created: %w", ctx.Err())
+		endSpan(sp, err)
+		return "", err
+	}
 	if err != nil {
 		if apierrors.IsInvalid(err) {
 			err = fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)
