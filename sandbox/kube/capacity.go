@@ -192,5 +192,3 @@ func callerGone(ctx context.Context, err error) error {
 	}
 	return err
 }
-
-var _ sandbox.SpecChecker = (*Kube)(nil)

@@ -240,4 +240,5 @@ var (
 	_ sandbox.ImageChecker = (*Kube)(nil)
 	_ sandbox.Reaper       = (*Kube)(nil)
 	_ sandbox.PoolReporter = (*Kube)(nil)
+	_ sandbox.SpecChecker  = (*Kube)(nil)
 )
