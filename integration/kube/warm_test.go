@@ -108,7 +108,7 @@ func TestConformanceWarm(t *testing.T) {
 			Gone:      requirePodGone,
 			// A pool of its own: k's is full of the suite's pods, so it
 			// might have no room for a session run's configuration.
-			Warm: newWarmRunner(t, 1, 30*time.Second),
+			Warm: newWarmRunner(t, 1, time.Minute),
 		})
 	})
 	st := k.PoolStats()
