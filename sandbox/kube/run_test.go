@@ -489,3 +489,38 @@ func TestRunCancelledDuringCreate(t *testing.T) {
 	requireNoPods(t, cs)
 	require.Empty(t, init.jobs, "nothing ran")
 }
+
+// A Pod that does not start ends the run with the start timeout's error,
+// unless the caller's own deadline came first: then the run ends with it.
+func TestRunEndsBeforeThePodStarts(t *testing.T) {
+	creating := func(*corev1.Pod) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	}
+	for _, tt := range []struct {
+		name         string
+		startTimeout time.Duration
+		deadline     time.Duration
+		want         error
+	}{
+		{"the caller's deadline", 5 * time.Second, 200 * time.Millisecond, context.DeadlineExceeded},
+		{"the start timeout", 200 * time.Millisecond, 5 * time.Second, ErrPodStart},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			init := &fakeInit{script: reply("", frame.Report{})}
+			k, cs := newFake(t, init, creating, WithStartTimeout(tt.startTimeout))
+			ctx, cancel := context.WithTimeout(context.Background(), tt.deadline)
+			defer cancel()
+			spec := testSpec(t)
+			spec.Limits.Network = true
+			_, err := k.Run(ctx, spec)
+			require.ErrorIs(t, err, tt.want)
+			for _, other := range []error{context.DeadlineExceeded, ErrPodStart} {
+				if other != tt.want {
+					require.NotErrorIs(t, err, other)
+				}
+			}
+			require.ErrorContains(t, err, "ContainerCreating", "what the kubelet last said")
+			requireNoPods(t, cs)
+		})
+	}
+}
