@@ -515,7 +515,7 @@ func TestRunEndsBeforeThePodStarts(t *testing.T) {
 			_, err := k.Run(ctx, spec)
 			require.ErrorIs(t, err, tt.want)
 			for _, other := range []error{context.DeadlineExceeded, ErrPodStart} {
-				if other != tt.want {
+				if !errors.Is(other, tt.want) {
 					require.NotErrorIs(t, err, other)
 				}
 			}
