@@ -157,6 +157,7 @@ func TestChartTemplateDefaults(t *testing.T) {
 			{APIGroups: []string{""}, Resources: []string{"pods/attach"}, Verbs: []string{"get", "create"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"limitranges"}, Verbs: []string{"list"}},
 		}, role.Rules)
 		var cr rbacv1.ClusterRole
 		objs.one(t, "ClusterRole", &cr)

@@ -5,11 +5,13 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,19 +32,26 @@ func warmLimits() policy.Limits {
 	return l
 }
 
-// newWarmRunner is a runner on the test cluster with a warm pool of size.
-// Its Close, at the end of the test, must leave no warm pod behind.
-func newWarmRunner(t *testing.T, size int) *kubebackend.Kube {
+// warmRunners numbers the warm runners of this process.
+var warmRunners atomic.Int32
+
+// newWarmRunner is a runner on the test cluster with a warm pool of size
+// whose pods wait maxIdle at most. Its pods name it as their owner host,
+// as a replica's do (serve --replica), so that its Close, at the end of
+// the test, is seen to leave no warm pod of its own behind while another
+// runner's pool is still up.
+func newWarmRunner(t *testing.T, size int, maxIdle time.Duration) *kubebackend.Kube {
 	t.Helper()
 	cfg, err := kubebackend.RESTConfig(os.Getenv("SANDBOXRUN_KUBECONFIG"))
 	require.NoError(t, err)
+	owner := fmt.Sprintf("warm-runner-%d", warmRunners.Add(1))
 	k, err := kubebackend.New(kubebackend.WithRESTConfig(cfg), kubebackend.WithNamespace(runner.Namespace()),
 		kubebackend.WithVersion(sandboxrun.Version), kubebackend.WithDefaultImage(sandboxrun.RunnerImage()),
-		kubebackend.WithMaxConcurrent(4), kubebackend.WithWarmPool(size, 2*time.Minute))
+		kubebackend.WithMaxConcurrent(4), kubebackend.WithWarmPool(size, maxIdle), kubebackend.WithOwnerHost(owner))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, k.Close())
-		left, err := livePods(context.Background(), sandbox.LabelOwnerPID+"="+strconv.Itoa(os.Getpid()))
+		left, err := livePods(context.Background(), sandbox.LabelOwnerPID+"="+strconv.Itoa(os.Getpid())+","+sandbox.LabelOwnerHost+"="+owner)
 		require.NoError(t, err)
 		for _, name := range left {
 			require.False(t, strings.HasPrefix(name, "sandboxrun-warm-"), "Close left warm pod %s", name)
@@ -66,7 +75,7 @@ func waitFilled(t *testing.T, k *kubebackend.Kube) {
 // own, as they must.
 func TestConformanceWarm(t *testing.T) {
 	const size = 3
-	k := newWarmRunner(t, size)
+	k := newWarmRunner(t, size, 2*time.Minute)
 	shared := sandboxtest.HostSkillDir(t, nil)
 	workspace := sandboxtest.HostDir(t)
 	var mu sync.Mutex
@@ -97,6 +106,9 @@ func TestConformanceWarm(t *testing.T) {
 			Workspace: func(*testing.T) string { return workspace },
 			Limits:    &limits,
 			Gone:      requirePodGone,
+			// A pool of its own: k's is full of the suite's pods, so it
+			// might have no room for a session run's configuration.
+			Warm: newWarmRunner(t, 1, time.Minute),
 		})
 	})
 	st := k.PoolStats()
@@ -109,7 +121,7 @@ func TestConformanceWarm(t *testing.T) {
 // host name), finds nothing the previous one left in /tmp, and sees its
 // own run id.
 func TestWarmPodsServeOneRunEach(t *testing.T) {
-	k := newWarmRunner(t, 1)
+	k := newWarmRunner(t, 1, 2*time.Minute)
 	spec := sandbox.Spec{
 		Skill: "t", SkillDir: sandboxtest.HostSkillDir(t, nil), Limits: warmLimits(),
 		Argv: []string{"python3", "-c", `

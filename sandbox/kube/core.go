@@ -17,13 +17,14 @@ import (
 
 // Client is the part of the core/v1 API the runner calls. The methods are
 // spelled as client-go's typed clients spell them, so its PodInterface,
-// PersistentVolumeClaimInterface and NodeInterface satisfy Pods,
-// PersistentVolumeClaims and Nodes, and three lines adapt a clientset's
-// CoreV1() (tests wrap the fake one).
+// PersistentVolumeClaimInterface, NodeInterface and LimitRangeInterface
+// satisfy Pods, PersistentVolumeClaims, Nodes and LimitRanges, and four
+// lines adapt a clientset's CoreV1() (tests wrap the fake one).
 type Client interface {
 	Pods(namespace string) Pods
 	PersistentVolumeClaims(namespace string) PersistentVolumeClaims
 	Nodes() Nodes
+	LimitRanges(namespace string) LimitRanges
 }
 
 // Pods are the calls on the Pods of one namespace.
@@ -45,6 +46,11 @@ type PersistentVolumeClaims interface {
 // Nodes are the calls on the cluster's nodes.
 type Nodes interface {
 	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error)
+}
+
+// LimitRanges are the calls on the LimitRanges of one namespace.
+type LimitRanges interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*corev1.LimitRangeList, error)
 }
 
 // core serves Client, and the attach URL, with requests built on one REST
@@ -113,6 +119,8 @@ func (c *core) PersistentVolumeClaims(namespace string) PersistentVolumeClaims {
 
 func (c *core) Nodes() Nodes { return coreNodes{c} }
 
+func (c *core) LimitRanges(namespace string) LimitRanges { return coreLimitRanges{c, namespace} }
+
 type corePods struct {
 	c  *core
 	ns string
@@ -173,6 +181,17 @@ type coreNodes struct{ c *core }
 func (n coreNodes) List(ctx context.Context, opts metav1.ListOptions) (*corev1.NodeList, error) {
 	out := &corev1.NodeList{}
 	err := on(n.c.rest.Get(), "", "nodes").VersionedParams(&opts, n.c.params).Timeout(timeout(opts)).Do(ctx).Into(out)
+	return out, err
+}
+
+type coreLimitRanges struct {
+	c  *core
+	ns string
+}
+
+func (l coreLimitRanges) List(ctx context.Context, opts metav1.ListOptions) (*corev1.LimitRangeList, error) {
+	out := &corev1.LimitRangeList{}
+	err := on(l.c.rest.Get(), l.ns, "limitranges").VersionedParams(&opts, l.c.params).Timeout(timeout(opts)).Do(ctx).Into(out)
 	return out, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +36,8 @@ func (t typedCore) PersistentVolumeClaims(ns string) PersistentVolumeClaims {
 }
 
 func (t typedCore) Nodes() Nodes { return t.c.Nodes() }
+
+func (t typedCore) LimitRanges(ns string) LimitRanges { return t.c.LimitRanges(ns) }
 
 // The core/v1 client sends what client-go's clientset sends, call by call,
 // and reads the answers (objects, watch events, logs, API errors) the
@@ -113,6 +116,9 @@ func TestCoreMatchesClientset(t *testing.T) {
 		}},
 		{name: "list nodes", call: func(ctx context.Context, c Client) (any, error) {
 			return c.Nodes().List(ctx, metav1.ListOptions{})
+		}},
+		{name: "list limit ranges", call: func(ctx context.Context, c Client) (any, error) {
+			return c.LimitRanges("sbx").List(ctx, metav1.ListOptions{})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,6 +220,15 @@ func apiServer(t *testing.T) (srv *httptest.Server, take func() []string) {
 		writeObject(w, r, http.StatusOK, &corev1.NodeList{
 			Items: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
 				Images: []corev1.ContainerImage{{Names: []string{"docker.io/sandboxrun/runner:test"}}},
+			}}},
+		})
+	})
+	mux.HandleFunc("GET /api/v1/namespaces/sbx/limitranges", func(w http.ResponseWriter, r *http.Request) {
+		writeObject(w, r, http.StatusOK, &corev1.LimitRangeList{
+			Items: []corev1.LimitRange{{ObjectMeta: metav1.ObjectMeta{Name: "lr", Namespace: "sbx"}, Spec: corev1.LimitRangeSpec{
+				Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{
+					corev1.ResourceMemory: resource.MustParse("2Gi"),
+				}}},
 			}}},
 		})
 	})

@@ -59,6 +59,7 @@ type Kube struct {
 	claims         []Claim
 	hostPaths      bool
 	claimsSeen     sync.Map // claim names read and found (checkClaim)
+	capacity       capacityCache
 	// logSource replaces the API's pod log in tests (the fake clientset
 	// serves a fixed text).
 	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
@@ -239,4 +240,5 @@ var (
 	_ sandbox.ImageChecker = (*Kube)(nil)
 	_ sandbox.Reaper       = (*Kube)(nil)
 	_ sandbox.PoolReporter = (*Kube)(nil)
+	_ sandbox.SpecChecker  = (*Kube)(nil)
 )

@@ -331,3 +331,45 @@ func TestWarmPodsByDemand(t *testing.T) {
 	require.NoError(t, k.Close())
 	require.Empty(t, livePods(t, cs))
 }
+
+// A run with a writable workspace takes a warm Pod like any other: the
+// workspace is an emptyDir of its size whichever folder fills it, and the
+// files travel over the side channel of the run that takes the Pod.
+func TestWarmPoolTakesSessionRuns(t *testing.T) {
+	k, cs, init := newWarm(t, 1, time.Minute)
+	session := func(t *testing.T) sandbox.Spec {
+		spec := testSpec(t)
+		spec.Workspace, spec.WorkspaceWritable, spec.Changes = t.TempDir(), true, &recordingApplier{}
+		spec.Limits.WorkspaceWriteBytes = 16 << 20
+		return spec
+	}
+	first := session(t)
+	res, err := k.Run(context.Background(), first)
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	requireIdle(t, k, 1)
+	warm := livePods(t, cs)[0]
+	pod, err := cs.CoreV1().Pods("sbx").Get(context.Background(), warm, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, string(must(json.Marshal(pod))), first.Workspace, "the warm Pod names no workspace folder")
+
+	// Another session (another folder) of the same skill, with the same
+	// write cap.
+	second := session(t)
+	second.SkillDir = first.SkillDir
+	res, err = k.Run(context.Background(), second)
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	require.Equal(t, sandbox.PoolStats{Size: 1, Ready: 1, Hits: 1, Misses: 1}, k.PoolStats())
+	require.NotContains(t, livePods(t, cs), warm, "used and deleted")
+	job := init.jobs[len(init.jobs)-1]
+	require.True(t, job.Channel, "the workspace goes over the run's side channel")
+	require.Equal(t, &frame.Workspace{Dir: sandbox.WorkspaceDir}, job.Workspace)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

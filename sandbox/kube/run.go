@@ -26,10 +26,11 @@ import (
 // own timeout). The Result follows the same conventions as the Docker
 // runner's (sandbox.Runner).
 //
-// A nil Result comes only with a refusal before any API call (the error
-// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable or ErrWorkspace, or
-// ErrNetworkNotIsolated) or with ctx ending while the run waited for a
-// slot.
+// A nil Result comes only with a refusal before any Pod exists (the error
+// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable, ErrWorkspace or
+// ErrBeyondHost, or ErrNetworkNotIsolated), with the cluster unreachable
+// while it was asked about its nodes (CheckSpec), or with ctx ending
+// before the run had a slot.
 func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result, err error) {
 	if _, err := sandbox.PrepareSpec(&spec, k.image, sandbox.IdentityFor(0, 0)); err != nil {
 		return nil, err
@@ -38,6 +39,9 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Result,
 		return nil, fmt.Errorf("%w: a writable workspace needs Spec.Changes, which applies what the run changed (a sandboxrun.Service sets it)", sandbox.ErrInvalidSpec)
 	}
 	if err := k.checkSources(ctx, &spec); err != nil {
+		return nil, err
+	}
+	if err := k.CheckSpec(ctx, spec); err != nil {
 		return nil, err
 	}
 	if !spec.Limits.Network {
@@ -126,11 +130,22 @@ func (k *Kube) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Res
 // startPod creates pod and waits until its container runs; it returns the
 // image the container runs, by id. The caller deletes the Pod by name,
 // also when this fails.
+//
+// The create is not cut short by ctx: an API server finishes a create
+// whose client gave up, and the delete by name that follows would then
+// come first and find nothing, leaving the Pod. So the create runs to its
+// answer (or its own timeout), and only then does a caller that left end
+// the start.
 func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
-	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
 	cctx, sp := telemetry.Start(cctx, "pod.create")
 	_, err = k.client.Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
 	cancel()
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("run cancelled while its pod was created: %w", ctx.Err())
+		endSpan(sp, err)
+		return "", err
+	}
 	if err != nil {
 		if apierrors.IsInvalid(err) {
 			err = fmt.Errorf("%w: the API server refused the pod: %w", sandbox.ErrInvalidSpec, err)

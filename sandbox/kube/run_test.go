@@ -442,3 +442,85 @@ func TestReap(t *testing.T) {
 		require.False(t, r.Removed)
 	}
 }
+
+// lateCreate is an API server that finishes a Pod's create after the
+// client stopped waiting for it: the caller leaves during the create.
+type lateCreate struct {
+	Client
+	leave  context.CancelFunc
+	landed sync.WaitGroup
+}
+
+func (l *lateCreate) Pods(ns string) Pods { return latePods{Pods: l.Client.Pods(ns), l: l} }
+
+type latePods struct {
+	Pods
+	l *lateCreate
+}
+
+func (p latePods) Create(ctx context.Context, pod *corev1.Pod, opts metav1.CreateOptions) (*corev1.Pod, error) {
+	p.l.leave()
+	if ctx.Err() != nil {
+		// The client gives up at once; the server still makes the Pod.
+		p.l.landed.Go(func() {
+			time.Sleep(50 * time.Millisecond)
+			_, _ = p.Pods.Create(context.Background(), pod, opts)
+		})
+		return nil, ctx.Err()
+	}
+	return p.Pods.Create(ctx, pod, opts)
+}
+
+// A create whose caller left is waited for, so the Pod it made is deleted.
+func TestRunCancelledDuringCreate(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	init := &fakeInit{script: reply("", frame.Report{})}
+	_, cs := newFake(t, init, nil)
+	late := &lateCreate{Client: typedCore{cs.CoreV1()}, leave: cancel}
+	k, err := New(WithClient(late), WithAttacher(init), WithNamespace("sbx"), WithDefaultImage("sandboxrun/runner:test"),
+		WithVersion("test"), WithStartTimeout(5*time.Second))
+	require.NoError(t, err)
+	spec := testSpec(t)
+	spec.Limits.Network = true // no probe Pod
+	_, err = k.Run(ctx, spec)
+	require.ErrorIs(t, err, context.Canceled)
+	late.landed.Wait()
+	requireNoPods(t, cs)
+	require.Empty(t, init.jobs, "nothing ran")
+}
+
+// A Pod that does not start ends the run with the start timeout's error,
+// unless the caller's own deadline came first: then the run ends with it.
+func TestRunEndsBeforeThePodStarts(t *testing.T) {
+	creating := func(*corev1.Pod) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	}
+	for _, tt := range []struct {
+		name         string
+		startTimeout time.Duration
+		deadline     time.Duration
+		want         error
+	}{
+		{"the caller's deadline", 5 * time.Second, 200 * time.Millisecond, context.DeadlineExceeded},
+		{"the start timeout", 200 * time.Millisecond, 5 * time.Second, ErrPodStart},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			init := &fakeInit{script: reply("", frame.Report{})}
+			k, cs := newFake(t, init, creating, WithStartTimeout(tt.startTimeout))
+			ctx, cancel := context.WithTimeout(context.Background(), tt.deadline)
+			defer cancel()
+			spec := testSpec(t)
+			spec.Limits.Network = true
+			_, err := k.Run(ctx, spec)
+			require.ErrorIs(t, err, tt.want)
+			for _, other := range []error{context.DeadlineExceeded, ErrPodStart} {
+				if !errors.Is(other, tt.want) {
+					require.NotErrorIs(t, err, other)
+				}
+			}
+			require.ErrorContains(t, err, "ContainerCreating", "what the kubelet last said")
+			requireNoPods(t, cs)
+		})
+	}
+}

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -41,26 +40,33 @@ var waitingFailures = map[string]bool{
 
 // waitContainer watches the Pod until its container meets cond, fails, or
 // the start timeout passes. The watch starts before a read of the current
-// state, so no change between the two is missed.
+// state, so no change between the two is missed. A caller whose ctx ends
+// first gets its own error: its deadline is not the Pod's start timeout.
 func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
-	ctx, cancel := context.WithTimeout(ctx, k.startTimeout)
+	wctx, cancel := context.WithTimeout(ctx, k.startTimeout)
 	defer cancel()
+	return k.watchContainer(ctx, wctx, name, cond)
+}
+
+// watchContainer is waitContainer's watch under wctx, the caller's ctx
+// bounded by the start timeout.
+func (k *Kube) watchContainer(ctx, wctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
 	pods := k.client.Pods(k.namespace)
-	w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	w, err := pods.Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {
-		return corev1.ContainerStatus{}, apiError("watch sandbox pod", err)
+		return corev1.ContainerStatus{}, waitError(ctx, name, apiError("watch sandbox pod", err))
 	}
 	defer w.Stop()
-	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+	pod, err := pods.Get(wctx, name, metav1.GetOptions{})
 	if err != nil {
-		return corev1.ContainerStatus{}, apiError("read sandbox pod", err)
+		return corev1.ContainerStatus{}, waitError(ctx, name, apiError("read sandbox pod", err))
 	}
 	last := pod
 	scheduled := false
 	for {
 		if !scheduled && podScheduled(last) {
 			scheduled = true
-			trace.SpanFromContext(ctx).AddEvent("pod scheduled", trace.WithAttributes(attribute.String("k8s.node.name", last.Spec.NodeName)))
+			trace.SpanFromContext(wctx).AddEvent("pod scheduled", trace.WithAttributes(attribute.String("k8s.node.name", last.Spec.NodeName)))
 		}
 		if st, done, err := judge(last, cond); done {
 			return st, err
@@ -70,7 +76,7 @@ func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (
 			if !ok {
 				// The server ended the watch (it does after a while):
 				// read the state and watch again.
-				return k.waitContainer(ctx, name, cond)
+				return k.watchContainer(ctx, wctx, name, cond)
 			}
 			switch ev.Type {
 			case watch.Deleted:
@@ -81,10 +87,18 @@ func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (
 			if p, ok := ev.Object.(*corev1.Pod); ok {
 				last = p
 			}
-		case <-ctx.Done():
+		case <-wctx.Done():
 			return corev1.ContainerStatus{}, startTimeout(name, last, ctx.Err())
 		}
 	}
+}
+
+// waitError is err, or the caller's own end when that cut the call short.
+func waitError(ctx context.Context, name string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("wait for sandbox pod %s: run cancelled: %w", name, cerr)
+	}
+	return err
 }
 
 // judge says whether pod's container meets cond (done, nil error), has
@@ -113,8 +127,9 @@ func judge(pod *corev1.Pod, cond condition) (corev1.ContainerStatus, bool, error
 }
 
 // startTimeout explains a Pod that did not get there in time, with what
-// the scheduler or kubelet last said.
-func startTimeout(name string, pod *corev1.Pod, cause error) error {
+// the scheduler or kubelet last said: in the start timeout (ErrPodStart),
+// or before the caller, whose ctx ended with callerErr, went away.
+func startTimeout(name string, pod *corev1.Pod, callerErr error) error {
 	var why []string
 	for _, c := range pod.Status.Conditions {
 		if c.Status != corev1.ConditionTrue && c.Message != "" {
@@ -130,10 +145,10 @@ func startTimeout(name string, pod *corev1.Pod, cause error) error {
 	if len(why) > 0 {
 		detail = strings.Join(why, "; ")
 	}
-	if errors.Is(cause, context.DeadlineExceeded) {
+	if callerErr == nil {
 		return fmt.Errorf("%w: pod %s not running in time (%s)", ErrPodStart, name, detail)
 	}
-	return fmt.Errorf("wait for sandbox pod %s: %w (%s)", name, cause, detail)
+	return fmt.Errorf("wait for sandbox pod %s: run cancelled: %w (%s)", name, callerErr, detail)
 }
 
 // podScheduled reports whether the scheduler has placed the Pod.
