@@ -190,7 +190,7 @@ OCI_STATE ?= /var/lib/sandboxrun/oci
 bench: images
 	$(GO) run ./bench -n $(BENCH_N) -c $(BENCH_C) -cli $(SANDBOXRUN) -oci-runtime "$(BENCH_RUNTIME)" -oci-state "$(OCI_STATE)"
 	N=$(BENCH_N) SANDBOXRUN=$(SANDBOXRUN) ./bench/workspace-write.sh
-	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN)
+	$(GO) run ./bench/server -n $(BENCH_N) -bin $(SANDBOXRUN) -oci-state "$(OCI_STATE)"
 	$(GO) run ./bench/sessions -n $(BENCH_SESSIONS_N) -bin $(SANDBOXRUN)
 	$(GO) test ./egress/ -run '^$$' -bench . -benchtime 3000x
 	$(GO) test ./server/ -run '^$$' -bench Forward -benchtime 200x

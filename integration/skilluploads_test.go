@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // The skill upload tests drive a real `sandboxrun serve` with
@@ -221,7 +222,11 @@ func TestSkillUploadRefusalsKeepNothing(t *testing.T) {
 	srv.upload(t, "application/x-tar", makeTar(t, tarEntry{hdr: tar.Header{Name: "SKILL.md"}, body: []byte(strings.ReplaceAll(sayFiles("x")["SKILL.md"], "up-say", "hello"))}), http.StatusConflict)
 	ents, err := os.ReadDir(srv.store)
 	require.NoError(t, err)
-	require.Len(t, ents, 1, "only the staging folder: %v", ents)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{".staging", skill.UploadStoreMarker}, names, "only the staging folder and the store's marker")
 	staged, err := os.ReadDir(filepath.Join(srv.store, ".staging"))
 	require.NoError(t, err)
 	require.Empty(t, staged)

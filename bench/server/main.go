@@ -38,6 +38,7 @@ func main() {
 	n := flag.Int("n", 30, "requests per measurement")
 	bin := flag.String("bin", "bin/sandboxrun", "the sandboxrun binary")
 	flag.StringVar(&only, "only", "", "measure only the rows whose name contains this (docker run always)")
+	flag.StringVar(&ociState, "oci-state", "", "also measure MCP stdio on the oci backend with a warm pool, its images unpacked into this folder (root; empty: skip)")
 	flag.Parse()
 	if err := run(*bin, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
@@ -45,8 +46,12 @@ func main() {
 	}
 }
 
-// only limits the rows measured (-only).
-var only string
+// only limits the rows measured (-only); ociState is the oci backend's
+// state folder (-oci-state), empty to skip its rows.
+var (
+	only     string
+	ociState string
+)
 
 func run(bin string, n int) error {
 	root, err := writeSkill()
@@ -132,7 +137,10 @@ func run(bin string, n int) error {
 	}
 	row("mcp stdio, default, 1s apart", 1, r)
 	idleCost("mcp stdio, default", m.cmd.Process.Pid)
-	return nil
+	if ociState == "" {
+		return nil
+	}
+	return mcpOCI(bin, root, n, row)
 }
 
 type result struct {

@@ -25,7 +25,14 @@ type mcpStdio struct {
 }
 
 func startMCP(bin, root string, args ...string) (*mcpStdio, error) {
-	cmd := exec.Command(bin, append([]string{"--skills", root, "mcp"}, args...)...)
+	return startMCPWith(bin, root, nil, args...)
+}
+
+// startMCPWith starts `sandboxrun mcp` with global flags before the
+// command (a policy file, say) and args after it.
+func startMCPWith(bin, root string, globals []string, args ...string) (*mcpStdio, error) {
+	argv := append(append([]string{"--skills", root}, globals...), "mcp")
+	cmd := exec.Command(bin, append(argv, args...)...)
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "bench", Version: "v0"}, nil)
 	cs, err := client.Connect(context.Background(), &mcpsdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
