@@ -178,8 +178,8 @@ type Runner struct {
 	engine         engineCache
 	usrVolumes     bool
 	usr            usrCache
-	bg             background // work that outlives the call that started it
-	hosts          *hostsFile // mounted at /etc/hosts in every sandbox
+	bg             sandbox.Background // work that outlives the call that started it
+	hosts          *hostsFile         // mounted at /etc/hosts in every sandbox
 	// teardowns bounds the finished runs whose containers are removed in
 	// the background.
 	teardowns chan struct{}
@@ -246,7 +246,7 @@ func (d *Runner) Image() string { return d.image }
 // WaitIdle returns once the work the runner does in the background (warm
 // containers starting, containers being removed) has ended, or when ctx
 // ends. Runs may go on meanwhile; work they start is waited for too.
-func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
+func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.Wait(ctx) }
 
 // Close removes the warm pool's idle containers, waits for the background
 // work to end, and releases the Docker client if New created it. Runs
@@ -255,7 +255,7 @@ func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.wait(ctx) }
 func (d *Runner) Close() error {
 	d.pool.close()
 	d.retry.close()
-	_ = d.bg.wait(context.Background()) // every step of it has its own timeout
+	_ = d.bg.Wait(context.Background()) // every step of it has its own timeout
 	d.views.close()
 	if d.ownClient == nil {
 		return nil

@@ -38,7 +38,7 @@ func newWarmPool(d *Runner, sizer *warm.Sizer, maxIdle time.Duration, prestart b
 		Sizer: sizer, MaxIdle: maxIdle, Discard: p.discard,
 		// Starts and removals count with the runner's other background
 		// work, which Close waits for within its context.
-		Go: d.bg.run,
+		Go: d.bg.Go,
 	})
 	return p
 }

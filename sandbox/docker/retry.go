@@ -41,7 +41,7 @@ func (r *retrier) add(d *Runner, t *teardown) {
 		return
 	}
 	r.running = true
-	d.bg.run(func() { r.loop(d) })
+	d.bg.Go(func() { r.loop(d) })
 }
 
 func (r *retrier) loop(d *Runner) {

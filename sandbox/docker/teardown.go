@@ -82,7 +82,7 @@ func (d *Runner) later(ctx context.Context, t *teardown) {
 	ctx = context.WithoutCancel(ctx)
 	select {
 	case d.teardowns <- struct{}{}:
-		d.bg.run(func() {
+		d.bg.Go(func() {
 			defer func() { <-d.teardowns }()
 			_ = t.run(ctx) // logged
 		})

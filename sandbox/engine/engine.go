@@ -31,7 +31,7 @@ type Engine struct {
 	teardowns chan struct{}
 	capacity  capacity
 	pool      *pool
-	bg        background
+	bg        sandbox.Background
 }
 
 // The Engine's abilities, which a backend hands on.
@@ -232,11 +232,11 @@ func (e *Engine) PoolStats() sandbox.PoolStats {
 
 // WaitIdle waits until the background work of finished runs (teardowns,
 // refills) is done, or ctx ends.
-func (e *Engine) WaitIdle(ctx context.Context) error { return e.bg.wait(ctx) }
+func (e *Engine) WaitIdle(ctx context.Context) error { return e.bg.Wait(ctx) }
 
 // Close removes the warm pool's sandboxes and waits for the background
 // work, or for ctx.
 func (e *Engine) Close(ctx context.Context) error {
 	e.pool.close()
-	return e.bg.wait(ctx)
+	return e.bg.Wait(ctx)
 }

@@ -32,7 +32,7 @@ func newPool(e *Engine, sizer *warm.Sizer, maxIdle time.Duration) *pool {
 		Sizer: sizer, MaxIdle: maxIdle, Discard: p.discard,
 		// Starts and discards count with the engine's other background
 		// work, which Close waits for.
-		Go: e.bg.run,
+		Go: e.bg.Go,
 	})
 	return p
 }

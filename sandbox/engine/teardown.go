@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 )
 
 // teardown is what is left of a run once its Result is known: its sandbox.
@@ -51,62 +50,11 @@ func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 func (e *Engine) later(ctx context.Context, t *teardown) {
 	select {
 	case e.teardowns <- struct{}{}:
-		e.bg.run(func() {
+		e.bg.Go(func() {
 			defer func() { <-e.teardowns }()
 			_ = e.teardown(ctx, t) // logged
 		})
 	default:
 		_ = e.teardown(ctx, t) // logged
-	}
-}
-
-// background counts work that outlives the call that started it: warm
-// starts and discards, and the teardown of finished runs. Unlike a
-// sync.WaitGroup it may be waited on while new work is added, which a
-// long-lived engine does all the time.
-type background struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed while n == 0; nil means "closed"
-}
-
-// run starts f in its own goroutine and counts it until it returns.
-func (b *background) run(f func()) {
-	b.mu.Lock()
-	if b.n == 0 {
-		b.idle = make(chan struct{})
-	}
-	b.n++
-	b.mu.Unlock()
-	go func() {
-		defer b.done()
-		f()
-	}()
-}
-
-func (b *background) done() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.n--
-	if b.n == 0 {
-		close(b.idle)
-	}
-}
-
-// wait returns once no work is counted, or with ctx's error.
-func (b *background) wait(ctx context.Context) error {
-	for {
-		b.mu.Lock()
-		idle, n := b.idle, b.n
-		b.mu.Unlock()
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-idle:
-			// More work may have started since: look again.
-		case <-ctx.Done():
-			return ctx.Err()
-		}
 	}
 }
