@@ -87,8 +87,10 @@ func (c *hostChannel) start(stdin io.Writer) error {
 		return nil
 	}
 	c.sess = sess
-	c.mu.Unlock()
+	// Counted under the lock that close takes before it waits: a start
+	// that close did not see closed has been counted by then.
 	c.wg.Go(func() { c.accept(sess) })
+	c.mu.Unlock()
 	return nil
 }
 
