@@ -20,8 +20,10 @@ import (
 // stdout frame and a report, unless told to hang.
 type fakeDriver struct {
 	capacity sandbox.HostCapacity
-	// startDelay holds Start, so that a caller can leave meanwhile.
-	startDelay time.Duration
+	// gate, when set, holds Start: entered closes once Start is called,
+	// and Start returns when release closes, so a caller can leave in
+	// between whatever the machine's speed.
+	entered, release chan struct{}
 	// hang: the fake init never reports.
 	hang bool
 	// pooled: Key names every template the same way.
@@ -47,17 +49,19 @@ func (d *fakeDriver) Key(tmpl *sandbox.Spec) string {
 
 func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec) (engine.Box, error) {
 	d.starts.Add(1)
-	if d.startDelay > 0 {
-		select {
-		case <-time.After(d.startDelay):
-		case <-ctx.Done():
-			return nil, ctx.Err() // the engine must never let this happen
-		}
+	if d.release != nil {
+		close(d.entered)
+		<-d.release
 	}
+	// The sandbox is made whatever the caller does meanwhile, as an
+	// engine finishes a create whose client left.
 	b := newFakeBox(tmpl.RunID, d.hang)
 	d.mu.Lock()
 	d.started = append(d.started, b)
 	d.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err // the caller never hears of it: left behind
+	}
 	return b, nil
 }
 
