@@ -240,7 +240,9 @@ func skillContainers(t *testing.T, skill string) []string {
 	for _, c := range list {
 		pid, err := strconv.Atoi(c.Labels[sandbox.LabelOwnerPID])
 		if err == nil && slices.Contains(pids, pid) {
-			names = append(names, c.Names...)
+			// The state and age say, when a test fails, whether the
+			// sandbox was never started, still runs, or was left exited.
+			names = append(names, fmt.Sprintf("%s (%s: %s)", strings.Join(c.Names, ","), c.State, c.Status))
 		}
 	}
 	return names

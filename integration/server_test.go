@@ -19,6 +19,7 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
@@ -224,7 +225,10 @@ func TestServerAuth(t *testing.T) {
 func TestServerOverloadIs429(t *testing.T) {
 	t.Parallel()
 	const name = "srv-busy"
-	srv := startServer(t, serverSkill(t, name), "--max-running", "1", "--max-queued", "1")
+	// No warm pool: a run that started refills it for the skill's next
+	// run, and that container would be told from a leaked one only by
+	// timing. Without it, any container of the skill left is a leak.
+	srv := startServer(t, serverSkill(t, name), "--max-running", "1", "--max-queued", "1", "--warm-pool", "0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup
@@ -250,12 +254,22 @@ func TestServerOverloadIs429(t *testing.T) {
 	resp, body := srv.post(t, "/v1/skills/"+name+"/run", `{"script": "scripts/echo.py"}`)
 	require.Equal(t, 429, resp.StatusCode, string(body))
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	// The running one is past its start, whatever the machine's load:
+	// its cancellation is a kill, not an abandoned create.
+	require.Eventually(t, func() bool {
+		left := skillContainers(t, name)
+		return len(left) == 1 && strings.Contains(left[0], "(running:")
+	}, 60*time.Second, 50*time.Millisecond, "the first run's sandbox is running")
 
 	cancel() // both clients leave: their runs are cancelled and removed
 	wg.Wait()
-	require.Eventually(t, func() bool {
-		return len(skillContainers(t, name)) == 0
-	}, 60*time.Second, 100*time.Millisecond, "a disconnected client's sandbox is removed")
+	var left []string
+	if !assert.Eventually(t, func() bool {
+		left = skillContainers(t, name)
+		return len(left) == 0
+	}, 60*time.Second, 100*time.Millisecond) {
+		t.Fatalf("a disconnected client's sandbox is not removed: %v\nserver log:\n%s", left, srv.stderr)
+	}
 }
 
 func TestServerDrainsOnSIGTERM(t *testing.T) {
