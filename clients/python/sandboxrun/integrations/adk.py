@@ -19,8 +19,11 @@ import mimetypes
 import threading
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
-from google.adk.code_executors.base_code_executor import BaseCodeExecutor
-from google.adk.code_executors.code_execution_utils import CodeExecutionInput, CodeExecutionResult, File
+try:
+    from google.adk.code_executors.base_code_executor import BaseCodeExecutor
+    from google.adk.code_executors.code_execution_utils import CodeExecutionInput, CodeExecutionResult, File
+except ImportError as e:  # pragma: no cover - the framework is an optional extra
+    raise ImportError("sandboxrun.integrations.adk needs google-adk 1.x: pip install 'sandboxrun[adk]'") from e
 
 from ..errors import RefusedError, SandboxrunError
 from ._session import delete_session, make_client, refusal_text, truncation_note

@@ -16,19 +16,22 @@ from __future__ import annotations
 import asyncio
 from typing import Any, List, Optional, Tuple, Union
 
-from deepagents.backends.protocol import (
-    DeleteResult,
-    EditResult,
-    ExecuteResponse,
-    FileDownloadResponse,
-    FileUploadResponse,
-    GlobResult,
-    GrepResult,
-    LsResult,
-    ReadResult,
-    SandboxBackendProtocol,
-    WriteResult,
-)
+try:
+    from deepagents.backends.protocol import (
+        DeleteResult,
+        EditResult,
+        ExecuteResponse,
+        FileDownloadResponse,
+        FileUploadResponse,
+        GlobResult,
+        GrepResult,
+        LsResult,
+        ReadResult,
+        SandboxBackendProtocol,
+        WriteResult,
+    )
+except ImportError as e:  # pragma: no cover - the framework is an optional extra
+    raise ImportError("sandboxrun.integrations.deepagents needs deepagents 0.7.x: pip install 'sandboxrun[deepagents]'") from e
 
 from ..client import Client
 from ..errors import (

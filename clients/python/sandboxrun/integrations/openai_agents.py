@@ -20,21 +20,24 @@ import uuid
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Optional, Union
 
-from agents.sandbox.errors import (
-    ExecTimeoutError,
-    ExecTransportError,
-    WorkspaceArchiveReadError,
-    WorkspaceArchiveWriteError,
-    WorkspaceReadNotFoundError,
-    WorkspaceWriteTypeError,
-)
-from agents.sandbox.manifest import Manifest
-from agents.sandbox.session.base_sandbox_session import BaseSandboxSession
-from agents.sandbox.session.sandbox_client import BaseSandboxClient, BaseSandboxClientOptions
-from agents.sandbox.session.sandbox_session import SandboxSession
-from agents.sandbox.session.sandbox_session_state import SandboxSessionState
-from agents.sandbox.snapshot import SnapshotBase, SnapshotSpec, resolve_snapshot
-from agents.sandbox.types import ExecResult, User
+try:
+    from agents.sandbox.errors import (
+        ExecTimeoutError,
+        ExecTransportError,
+        WorkspaceArchiveReadError,
+        WorkspaceArchiveWriteError,
+        WorkspaceReadNotFoundError,
+        WorkspaceWriteTypeError,
+    )
+    from agents.sandbox.manifest import Manifest
+    from agents.sandbox.session.base_sandbox_session import BaseSandboxSession
+    from agents.sandbox.session.sandbox_client import BaseSandboxClient, BaseSandboxClientOptions
+    from agents.sandbox.session.sandbox_session import SandboxSession
+    from agents.sandbox.session.sandbox_session_state import SandboxSessionState
+    from agents.sandbox.snapshot import SnapshotBase, SnapshotSpec, resolve_snapshot
+    from agents.sandbox.types import ExecResult, User
+except ImportError as e:  # pragma: no cover - the framework is an optional extra
+    raise ImportError("sandboxrun.integrations.openai_agents needs openai-agents 0.22: pip install 'sandboxrun[openai-agents]'") from e
 
 from ..client import Client
 from ..errors import NotFoundError, RefusedError, SandboxrunError
