@@ -14,7 +14,7 @@ from typing import Optional
 import _adapters
 from google.adk.code_executors import BaseCodeExecutor, CodeExecutionInput, CodeExecutionResult, File
 from sandboxrun import Client, NotFoundError
-from sandboxrun.integrations.adk import SandboxrunCodeExecutor, sessions_of
+from sandboxrun.integrations.adk import SandboxrunCodeExecutor
 
 srv: Optional[_adapters.AdapterServer] = None
 
@@ -100,7 +100,7 @@ class Stateful(unittest.TestCase):
         self.assertEqual((again.stdout, again.output_files), ("kept\n", []))
         other = ex.execute_code(None, CodeExecutionInput(code="import os; print(os.path.exists('state.txt'))", execution_id="adk-2"))
         self.assertEqual(other.stdout, "False\n")
-        kept = sessions_of(ex)
+        kept = ex.kept_sessions()
         self.assertEqual(set(kept), {"adk-1", "adk-2"})
         self.assertTrue(set(kept.values()) <= live_sessions())
         ex.close()

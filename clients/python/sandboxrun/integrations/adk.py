@@ -101,6 +101,11 @@ class SandboxrunCodeExecutor(BaseCodeExecutor):
         for sid in sessions:
             delete_session(self._client, sid)
 
+    def kept_sessions(self) -> Dict[str, str]:
+        """execution id -> sandboxrun session id of the sessions kept for stateful executions."""
+        with self._lock:
+            return dict(self._sessions)
+
     def _session_for(self, execution_id: Optional[str]) -> Tuple[str, bool]:
         """The session of an execution id (made on first use), or a fresh one to delete after the call."""
         if not execution_id:
@@ -127,10 +132,3 @@ def _file_bytes(f: File) -> bytes:
         return base64.b64decode(f.content, validate=True)
     except (binascii.Error, ValueError) as e:
         raise SandboxrunError(f"input file {f.name!r}: its content is text but not base64, as ADK's File holds it: {e}") from e
-
-
-def sessions_of(executor: SandboxrunCodeExecutor) -> Dict[str, str]:
-    """execution id -> session id of the sessions an executor keeps (for inspection)."""
-    with executor._lock:
-        return dict(executor._sessions)
-

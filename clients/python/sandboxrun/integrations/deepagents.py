@@ -120,13 +120,16 @@ class SandboxrunBackend(SandboxBackendProtocol):
         except SandboxrunError as e:
             # The command may not have run at all: no exit code to report.
             return ExecuteResponse(output=f"Error: sandboxrun could not run the command: {e.message}", exit_code=None)
-        parts = [p for p in (res.stdout, res.stderr) if p]
-        output = "".join(p if p.endswith("\n") or i == len(parts) - 1 else p + "\n" for i, p in enumerate(parts))
-        note = truncation_note(res)
+        stdout = res.stdout
+        if stdout and res.stderr and not stdout.endswith("\n"):
+            stdout += "\n"
+        output = stdout + res.stderr
+        notes = [truncation_note(res)]
         if res.timed_out:
             limit = res.limits.timeout_s or timeout
-            note = (note + "\n" if note else "") + f"Error: the command timed out after {limit:g} seconds " \
-                "(pass a larger timeout for long commands)"
+            after = f" after {limit:g} seconds" if limit else ""
+            notes.append(f"Error: the command timed out{after} (pass a larger timeout for long commands)")
+        note = "\n".join(n for n in notes if n)
         if note:
             output = (output.rstrip("\n") + "\n\n" if output else "") + note
         return ExecuteResponse(output=output, exit_code=res.exit_code,
