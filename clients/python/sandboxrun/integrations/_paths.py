@@ -100,7 +100,9 @@ def _segment_regex(seg: str) -> str:
         elif ch == "?":
             out.append("[^/]")
         elif ch == "[":
-            close = seg.find("]", i + 2 if seg[i + 1:i + 2] in ("!", "^") else i + 1)
+            # A "]" right after "[" or "[!" is a member, as in a shell.
+            first = i + 2 if seg[i + 1:i + 2] in ("!", "^") else i + 1
+            close = seg.find("]", first + 1)
             if close < 0:
                 out.append(re.escape(ch))
             else:
@@ -137,8 +139,9 @@ def _parts_match(names: Sequence[str], segs: Sequence[str]) -> bool:
         if s == len(segs):
             ok = n == len(names)
         elif segs[s] == "**":
-            # ** spans zero or more folders, never one whose name starts with a dot.
-            ok = at(n, s + 1) or (n < len(names) - 1 and not names[n].startswith(".") and at(n + 1, s))
+            # ** spans zero or more names (folders, or at the end anything below),
+            # never one that starts with a dot.
+            ok = at(n, s + 1) or (n < len(names) and not names[n].startswith(".") and at(n + 1, s))
         else:
             ok = n < len(names) and _segment_match(segs[s], names[n]) and at(n + 1, s + 1)
         memo[key] = ok
@@ -162,7 +165,14 @@ class Glob:
             anchored = alt.startswith("/")
             body = alt.lstrip("/")
             by_path = anchored or "/" in body
-            self._alts.append((by_path, [s for s in body.split("/") if s]))
+            segs = [s for s in body.split("/") if s]
+            for seg in segs:
+                if seg != "**":
+                    try:
+                        _segment(seg)
+                    except re.error as e:
+                        raise ValueError(f"pattern {pattern!r}: {seg!r} is not a glob: {e}") from e
+            self._alts.append((by_path, segs))
 
     def match(self, rel: str) -> bool:
         names = rel.split("/")
