@@ -104,8 +104,8 @@ class SandboxrunBackend(SandboxBackendProtocol):
         code 124 and says so; output cut at the operator's limit sets
         ``truncated``; a command the policy refuses never runs and answers exit
         code 126 with the reason and the allowed-tools entry it would need.
-        ``timeout`` 0 means no timeout of the caller's (the operator's ceiling
-        still holds).
+        ``timeout`` None or 0 is the backend's default, else the skill's timeout;
+        every timeout is held to the operator's ceiling (no sandbox runs unbounded).
         """
         if not isinstance(command, str) or not command.strip():
             return ExecuteResponse(output="Error: the command is empty", exit_code=1, truncated=False)
