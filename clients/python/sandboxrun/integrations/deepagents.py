@@ -73,6 +73,8 @@ class SandboxrunBackend(SandboxBackendProtocol):
         ttl: Union[str, float, None] = None,
         timeout: Optional[int] = None,
     ) -> None:
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"timeout must be 0 or more seconds, got {timeout}")
         self._ws = Workspace(make_client(client, url, token), skill, session, ttl)
         self._default_timeout = timeout
 
@@ -109,10 +111,10 @@ class SandboxrunBackend(SandboxBackendProtocol):
         """
         if not isinstance(command, str) or not command.strip():
             return ExecuteResponse(output="Error: the command is empty", exit_code=1, truncated=False)
-        if timeout is None:
-            timeout = self._default_timeout
         if timeout is not None and timeout < 0:
             raise ValueError(f"timeout must be 0 or more seconds, got {timeout}")
+        if not timeout:
+            timeout = self._default_timeout
         try:
             res = self._ws.exec(command, timeout=timeout or None)
         except RefusedError as e:
