@@ -1,0 +1,1 @@
+"""Stand-in of openai-agents (0.22): only agents.sandbox."""

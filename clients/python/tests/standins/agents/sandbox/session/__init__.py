@@ -1,0 +1,1 @@
+"""Stand-in of agents.sandbox.session."""
