@@ -50,10 +50,16 @@ type Config struct {
 	// Logger logs what the Service does; nil discards.
 	Logger *slog.Logger
 	// MaxConcurrent bounds sandboxes running at once (default
-	// DefaultMaxConcurrent). It is the one cap: the HTTP server admits as
-	// many executions as this (Service.MaxConcurrent), and `serve
-	// --max-running` sets it.
+	// DefaultMaxConcurrent). It is the one cap: the Service admits as many
+	// runs as this, from every front end (HTTP, MCP over HTTP or stdio, a
+	// library caller), and `serve --max-running` sets it.
 	MaxConcurrent int
+	// MaxQueued bounds runs waiting for a slot (default DefaultMaxQueued;
+	// negative is an error); past it a run is refused at once with
+	// ErrBusy. QueueWait is the longest a run waits (default
+	// DefaultQueueWait), then ErrBusy too.
+	MaxQueued int
+	QueueWait time.Duration
 	// WarmPool caps the containers the Docker backend keeps started ahead
 	// of time, shared by configurations in proportion to their recent
 	// demand (docker.WithWarmPoolByDemand); a configuration unused for
@@ -137,6 +143,8 @@ type Service struct {
 	ociRuntime string
 	log        *slog.Logger
 
+	admit *admission // every run's slot, whichever front end asked
+
 	mu        sync.Mutex
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
@@ -176,11 +184,21 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if cfg.MaxConcurrent < 0 || cfg.MaxQueued < 0 {
+		return nil, errors.New("configure service: a negative MaxConcurrent or MaxQueued: give 0 for the default, or a positive number")
+	}
+	if cfg.MaxQueued == 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now)}
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
+		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
 	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
 	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
 		return nil, svc.uploadsErr
@@ -252,8 +270,7 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
-// MaxConcurrent is how many sandboxes the Service runs at once: a front end
-// that admits executions (the HTTP server) admits this many.
+// MaxConcurrent is how many sandboxes the Service runs at once.
 func (s *Service) MaxConcurrent() int { return s.cfg.MaxConcurrent }
 
 // Close removes warm containers and releases the engine. Runs must have

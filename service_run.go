@@ -72,14 +72,22 @@ type asked struct {
 	digest string // the skill's, once it is resolved
 }
 
-// execute is every run's sequence: load the skill, plan the request (the
-// policy's one decision), find or build the image the plan names, run,
-// audit, observe.
+// execute is every run's sequence: wait for a slot (or ErrBusy), load the
+// skill, plan the request (the policy's one decision), find or build the
+// image the plan names, run, audit, observe.
 // The Execution carries the skill once it loaded and the plan once it
-// was made, whatever happened next.
+// was made, whatever happened next. A run turned away by the admission is
+// neither audited nor observed as an execution: nothing was asked of the
+// policy or the engine.
 func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
-	start := time.Now()
 	x := &Execution{svc: s}
+	release, err := s.admitRun(ctx)
+	if err != nil {
+		x.Err = err
+		return x
+	}
+	defer release()
+	start := time.Now()
 	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
 		name := ""

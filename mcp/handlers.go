@@ -180,6 +180,10 @@ func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, 
 	return r, nil
 }
 
+// busyHint is the overload answer, the HTTP API's 429 with Retry-After in
+// words a model acts on: nothing ran, and the same call later may.
+const busyHint = "busy: every sandbox slot of this server is taken and its queue is full, so nothing ran; retry the same call after about 1 second (retry_after_seconds: 1)"
+
 // toolError words a failure for the model. The Service's words are kept,
 // except where they speak to an operator about host folders: a model names
 // skills, so it is told about skills, and of folders as the sandbox has them.
@@ -204,6 +208,8 @@ func (h *handlers) toolError(skillName string, err error, f facts) error {
 		return errors.New(msg)
 	case errors.Is(err, sandboxrun.ErrRefused):
 		return errors.New("refused: " + err.Error())
+	case errors.Is(err, sandboxrun.ErrBusy):
+		return errors.New(busyHint)
 	case errors.Is(err, context.Canceled):
 		return errors.New("cancelled before the sandbox started")
 	default:

@@ -57,7 +57,7 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, sandboxrun.ErrRefused), errors.Is(err, sandbox.ErrInvalidSpec):
 		return http.StatusForbidden
-	case errors.Is(err, errBusy):
+	case errors.Is(err, sandboxrun.ErrBusy):
 		return http.StatusTooManyRequests
 	// The engine going away mid-run is the engine's state, not the
 	// server's fault: 503, with the run's Result in the body.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.
@@ -17,14 +16,6 @@ type Options struct {
 	// Tokens, when set, are required on every endpoint but /healthz and
 	// /readyz.
 	Tokens *Tokens
-	// MaxRunning bounds executions at once (default: the Service's cap,
-	// Service.MaxConcurrent); MaxQueued bounds requests waiting for one
-	// (default 16). Past both, 429.
-	MaxRunning int
-	MaxQueued  int
-	// QueueWait is the longest a request waits for a slot (default 30s);
-	// then it is answered 429.
-	QueueWait time.Duration
 	// BodyTimeout bounds reading a JSON body (default BodyReadTimeout);
 	// past it, 408.
 	BodyTimeout time.Duration
@@ -40,31 +31,20 @@ type Options struct {
 	Replicas *Replicas
 }
 
-// Server is the HTTP front end. Create it with New; serve Handler().
+// Server is the HTTP front end. Create it with New; serve Handler(). Runs
+// are admitted by the Service (Config.MaxConcurrent, MaxQueued, QueueWait):
+// one that finds the queue full is answered 429 with Retry-After.
 type Server struct {
-	o     Options
-	admit *admission
-	log   *slog.Logger
-	mux   *http.ServeMux
-	fwd   *forwarder // nil: a single server
+	o   Options
+	log *slog.Logger
+	mux *http.ServeMux
+	fwd *forwarder // nil: a single server
 }
 
 // New checks the options and builds the routes.
 func New(o Options) (*Server, error) {
 	if o.Service == nil {
 		return nil, errors.New("server: no Service")
-	}
-	if o.MaxRunning <= 0 {
-		o.MaxRunning = o.Service.MaxConcurrent()
-	}
-	if o.MaxQueued < 0 {
-		return nil, errors.New("server: a negative queue length")
-	}
-	if o.MaxQueued == 0 {
-		o.MaxQueued = 16
-	}
-	if o.QueueWait <= 0 {
-		o.QueueWait = 30 * time.Second
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = BodyReadTimeout
@@ -73,7 +53,7 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, admit: newAdmission(o.MaxRunning, o.MaxQueued), log: log, mux: http.NewServeMux()}
+	s := &Server{o: o, log: log, mux: http.NewServeMux()}
 	if o.Replicas != nil {
 		var err error
 		if s.fwd, err = newForwarder(*o.Replicas, o.Metrics, log); err != nil {
@@ -81,7 +61,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	if o.Metrics != nil {
-		o.Metrics.watchAdmission(s.admit)
+		o.Metrics.watchLoad(o.Service.Load)
 		o.Metrics.watchPool(o.Service.PoolStats)
 	}
 	s.routes()
@@ -149,8 +129,9 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
 // action is what a run endpoint's body asks to run.
 type action func(b execBody) sandboxrun.Action
 
-// execute serves one run endpoint: decode, admit (or 429), run through the
-// Service, answer in one JSON document or as a stream. The request's
+// execute serves one run endpoint: decode, run through the Service (which
+// admits the run or turns it away: 429), answer in one JSON document or as
+// a stream. The request's
 // context is the run's: a client that disconnects cancels the run, and the
 // runner removes its container.
 func (s *Server) execute(need string, act action) http.Handler {
@@ -165,22 +146,6 @@ func (s *Server) execute(need string, act action) http.Handler {
 			finish(w, nil, nil, err)
 			return
 		}
-		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
-		_, queued := telemetry.Start(waitCtx, "sandboxrun.queue")
-		waited, release, err := s.admit.acquire(waitCtx)
-		queued.End()
-		cancel()
-		if s.o.Metrics != nil {
-			s.o.Metrics.queueWait.Observe(waited.Seconds())
-		}
-		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
-			err = errBusy
-		}
-		if err != nil {
-			finish(w, nil, nil, err)
-			return
-		}
-		defer release()
 		var st *streamer
 		if media := streamFormat(r); media != "" {
 			st = newStreamer(w, media)

@@ -91,8 +91,8 @@ each replica's own.`,
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address: host:port, or unix:/path/to.sock")
 	fs.StringVar(&f.tokensFile, "tokens", "", "file of accepted bearer tokens, one per line (required off loopback)")
 	fs.IntVar(&f.maxRunning, "max-running", sandboxrun.DefaultMaxConcurrent, "executions at once")
-	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
-	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
+	fs.IntVar(&f.maxQueued, "max-queued", sandboxrun.DefaultMaxQueued, "requests waiting for an execution slot; past this the answer is 429")
+	fs.DurationVar(&f.queueWait, "queue-wait", sandboxrun.DefaultQueueWait, "longest a request waits for a slot before a 429")
 	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
 	fs.StringVar(&f.workspaces, "workspaces", "", "replaced by --sessions")
 	_ = fs.MarkHidden("workspaces")
@@ -148,6 +148,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Observer:      metrics,
 		Logger:        logger,
 		MaxConcurrent: f.maxRunning,
+		MaxQueued:     f.maxQueued,
+		QueueWait:     f.queueWait,
 		WarmPool:      warmMax,
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
@@ -164,9 +166,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
-		// MaxRunning: the Service's cap, which --max-running set.
-		Service: svc, Tokens: tokens, MaxQueued: f.maxQueued,
-		QueueWait: f.queueWait, Metrics: metrics, Logger: logger, Replicas: replicas,
+		Service: svc, Tokens: tokens, Metrics: metrics, Logger: logger, Replicas: replicas,
 		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger), mcp.WithReplica(f.replica)),
 	})
 	if err != nil {
