@@ -35,14 +35,14 @@ type Request struct {
 	WorkDir policy.WorkDir
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace string
-	// Session names a session of Owner's whose folder is the run's
+	// Session names a session of the caller's whose folder is the run's
 	// /workspace (writable unless the policy's sessions.write is false;
 	// the write cap is the session's quota). It excludes Workspace. Only
 	// a Service runs sessions.
 	Session string
-	// Owner is who makes the request, for sessions: the digest of the
-	// caller's bearer token, or "" when the front end has none.
-	Owner string
+	// owner is the Caller's (Door.Execute sets it): whose sessions and
+	// uploads the request reaches.
+	owner string
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
 	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the

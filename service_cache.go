@@ -62,7 +62,7 @@ func (s *Service) cacheKey(ctx context.Context, eng Engine, rs Resolved, req Req
 	in := cacheInputs{SkillDigest: rs.Digest, ImageID: imageID, Argv: sp.Argv, Env: sp.Env, Dir: sp.Dir,
 		Limits: sp.Limits, OCIRuntime: s.ociRuntime}
 	if !pol.CacheShared() {
-		in.Owner = req.Owner
+		in.Owner = req.owner
 	}
 	sum := sha256.Sum256(sp.Stdin)
 	in.Stdin = hex.EncodeToString(sum[:])

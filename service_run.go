@@ -10,48 +10,9 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
-	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
-
-// RunScript runs one of the skill's scripts (scripts/x.py, {baseDir}/...,
-// or its sandbox path) with req's arguments and limits. Unless the Service
-// allows skill paths (a local front end), a host path is refused.
-func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Script: script}, asked{script: script}).Ended()
-}
-
-// RunCommand runs a Bash-tool command once every simple command in it is
-// allowed by the skill's allowed-tools and the operator's grants. A denial
-// matches ErrRefused and, with errors.As, *policy.DeniedError.
-func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: bashcheck.BashArgv(command)}).Ended()
-}
-
-// RunPython runs model-written Python code in the skill's sandbox; the code
-// reaches python3 on its stdin.
-func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code}).Ended()
-}
-
-// Execute runs a (a script, a command, or inline Python: RunScript,
-// RunCommand and RunPython are its shorthands) and returns the Execution,
-// which carries the skill and the plan the run was decided with, so that
-// a front end answers a remote caller from them (Execution.Remote)
-// without loading the skill again.
-func (s *Service) Execute(ctx context.Context, skillRef string, a Action, req Request) *Execution {
-	var ak asked
-	switch {
-	case a.Script != "":
-		ak.script = a.Script
-	case a.Command != "":
-		ak.argv = bashcheck.BashArgv(a.Command)
-	case a.Python:
-		ak.argv, ak.stdin = []string{"python3", "-"}, a.Code
-	}
-	return s.execute(ctx, skillRef, req, a, ak)
-}
 
 // CheckCommand is RunCommand's decision, for a request with no other
 // settings, without running anything: the command that would run (the
@@ -83,7 +44,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	x := &Execution{svc: s}
 	release, err := s.admitRun(ctx)
 	if err != nil {
-		x.Err = err
+		x.err = err
 		return x
 	}
 	defer release()
@@ -94,10 +55,10 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 		if x.skill != nil {
 			name = x.skill.Manifest.Name
 		}
-		s.observe(observed(name, x.source, x.Result, x.Err, time.Since(start)))
-		endRun(span, name, x.Result, x.Err)
+		s.observe(observed(name, x.source, x.result, x.err, time.Since(start)))
+		endRun(span, name, x.result, x.err)
 	}()
-	x.Result, x.Err = s.run(ctx, ref, req, a, ak, x)
+	x.result, x.err = s.run(ctx, ref, req, a, ak, x)
 	return x
 }
 
@@ -111,7 +72,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	defer release()
 	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
-	rs, err := s.ResolveSkill(req.Owner, ref)
+	rs, err := s.ResolveSkill(req.owner, ref)
 	endStep(lookup, err)
 	if err != nil {
 		s.auditRefusal(ref, req, ak, err)
@@ -195,7 +156,7 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill,
 	var image string
 	var err error
 	if p.SkillImage != nil && s.isUploaded(sk) {
-		image, err = s.uploadImage(ctx, req.Owner, sk, o, p.SkillImage)
+		image, err = s.uploadImage(ctx, req.owner, sk, o, p.SkillImage)
 	} else {
 		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	}

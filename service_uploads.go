@@ -59,9 +59,9 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 	return st, nil
 }
 
-// SkillStore is the store of uploaded skills, or an error matching
+// skillStore is the store of uploaded skills, or an error matching
 // ErrUploadsOff (and ErrRefused) when the policy does not enable uploads.
-func (s *Service) SkillStore() (*skillstore.Store, error) {
+func (s *Service) skillStore() (*skillstore.Store, error) {
 	if s.uploads == nil {
 		return nil, s.uploadsErr
 	}

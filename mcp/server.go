@@ -111,15 +111,16 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 
 // newServer is NewServer for connections acting for owner.
 func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server {
+	door := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
 	var ws files
 	var where string
 	switch {
 	case o.workspace == "":
-		ws, where = newWorkspaces(svc, owner), instructionsSession
+		ws, where = newWorkspaces(door), instructionsSession
 	case o.writable:
-		ws, where = openFolder(o.base, svc, o.workspace, true), instructionsFolder
+		ws, where = openFolder(o.base, door, o.workspace, true), instructionsFolder
 	default:
-		ws, where = openFolder(o.base, svc, o.workspace, false), instructionsReadOnly
+		ws, where = openFolder(o.base, door, o.workspace, false), instructionsReadOnly
 	}
 	so := &mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log}
 	if o.replica != "" {
@@ -127,7 +128,7 @@ func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server 
 	}
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws, owner: owner}
+	h := &handlers{door: door, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t

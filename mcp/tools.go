@@ -138,7 +138,7 @@ func Tools() []*mcpsdk.Tool {
 		newTool[RunScriptInput, RunOutput](ToolRunScript, "Run a skill script in a sandbox", descRunScript, nil),
 		newTool[RunCommandInput, RunOutput](ToolRunCommand, "Run a command in a skill's sandbox", descRunCommand, nil),
 		newTool[RunPythonInput, sandboxrun.PythonResult](ToolRunPython, "Run Python in a skill's sandbox", descRunPython, nil),
-		newTool[ExplainInput, sandboxrun.RemoteExplanation](ToolExplain, "Explain a run without running it", descExplain, readOnly),
+		newTool[ExplainInput, sandboxrun.Explanation](ToolExplain, "Explain a run without running it", descExplain, readOnly),
 		newTool[WriteFileInput, session.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
 		newTool[ReadFileInput, ReadFileOutput](ToolReadFile, "Read a file of the workspace", descReadFile, readOnly),
 		newTool[ListFilesInput, ListFilesOutput](ToolListFiles, "List the workspace's files", descListFiles, readOnly),

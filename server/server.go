@@ -117,8 +117,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+// door is the Service as the request's caller reaches it: the owner of its
+// token, remote, so every answer names the sandbox's folders only.
+func (s *Server) door(r *http.Request) *sandboxrun.Door {
+	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Remote: true})
+}
+
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
-	a, err := s.o.Service.ActivateRemote(owner(r), r.PathValue("name"))
+	a, err := s.door(r).Activate(r.PathValue("name"))
 	if err != nil {
 		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
 		return
@@ -141,7 +147,7 @@ func (s *Server) execute(need string, act action) http.Handler {
 			finish(w, nil, nil, err)
 			return
 		}
-		req, err := b.request(owner(r))
+		req, err := b.request()
 		if err != nil {
 			finish(w, nil, nil, err)
 			return
@@ -151,13 +157,10 @@ func (s *Server) execute(need string, act action) http.Handler {
 			st = newStreamer(w, media)
 			req.Stdout, req.Stderr = chunks{st, "stdout"}, chunks{st, "stderr"}
 		}
-		x := s.o.Service.Execute(r.Context(), r.PathValue("name"), act(b), req)
-		if x.Result != nil {
-			annotate(r, "run_id", x.Result.ID, "exit_code", x.Result.ExitCode)
+		res, err := s.door(r).Execute(r.Context(), r.PathValue("name"), act(b), req).Answer()
+		if res != nil {
+			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)
 		}
-		// The Service speaks to the operator; the caller is told of the
-		// sandbox's folders, never the host's.
-		res, err := x.Remote()
 		finish(w, st, res, err)
 	})
 }
