@@ -79,7 +79,7 @@ func (x *Execution) AllowedTools() bashcheck.Tools {
 	if x.skill == nil {
 		return nil
 	}
-	return x.svc.withGrants(x.skill, x.skill.Manifest.AllowedTools.ForSkill(x.skill.Refs()))
+	return x.svc.withGrants(x.skill, x.source, x.skill.Manifest.AllowedTools.ForSkill(x.skill.Refs()))
 }
 
 func actionName(a Action) string {

@@ -5,27 +5,6 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/session"
-	"github.com/sandboxrun/sandboxrun/skillstore"
-)
-
-// What a caller's sessions and uploads are described by: the stores' own
-// types, named here so that a front end needs the Service's package only.
-type (
-	SessionInfo  = session.Info
-	FileInfo     = session.FileInfo
-	FileEntry    = session.Entry
-	Snapshot     = session.Snapshot
-	Upload       = skillstore.Upload
-	UploadFormat = skillstore.Format
-	SkillVersion = skillstore.Meta
-	// PathError is a session file path refused (it matches ErrBadPath).
-	PathError = session.PathError
-)
-
-// A FileEntry's Type besides a regular file's.
-const (
-	FileTypeDir     = session.TypeDir
-	FileTypeSymlink = session.TypeSymlink
 )
 
 // CheckFilePath checks a session file path as the store will (its depth,

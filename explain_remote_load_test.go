@@ -13,11 +13,11 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 )
 
-// TestExplainRemoteLoadsTheSkillOnce counts loads of SKILL.md by the
+// TestRemoteExplainLoadsTheSkillOnce counts loads of SKILL.md by the
 // warnings each load reports (the skill's name is unlike its folder): a
 // remote explanation puts its answer in sandbox terms with the skill it
 // loaded to decide, not a second one.
-func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
+func TestRemoteExplainLoadsTheSkillOnce(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "folder-name")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
@@ -56,7 +56,7 @@ func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
 // A remote explanation's argv and command are composed from the plan's
 // sandbox paths: no host folder, however the skill root was named (here
 // through a link the host path rewrite would not know).
-func TestExplainRemoteComposesSandboxPaths(t *testing.T) {
+func TestRemoteExplainComposesSandboxPaths(t *testing.T) {
 	skills, err := filepath.Abs("skills")
 	require.NoError(t, err)
 	link := filepath.Join(t.TempDir(), "linked-skills")

@@ -35,7 +35,7 @@ func planFor(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
 		pol = policy.BuiltinPolicy()
 	}
 	s := &Service{pol: pol}
-	return s.makePlan(sk, a, req)
+	return s.makePlan(Resolved{Skill: sk, Source: SourceOperator}, a, req)
 }
 
 // prepared is the plan of a request that may run, nil for a refused one.
@@ -119,3 +119,6 @@ func ReadSkillFileOf(s *Service, skillRef, ref string) (*SkillFile, error) {
 	sk, err := s.Skill(skillRef)
 	return s.readSkillFile(sk, err, ref)
 }
+
+// ReapDead is one tick of the Service's upkeep reaping.
+func ReapDead(s *Service) { s.reapDead(context.Background()) }

@@ -11,7 +11,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/session"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // ErrRefused marks every error raised before a sandbox exists: the request
@@ -84,12 +83,12 @@ type Action = plan.Action
 // makePlan is the one place a request is decided: the skill, the policy
 // (the Service's), the request and the session it took become the plan
 // the run executes and the explanation reports. Every error is a refusal.
-func (s *Service) makePlan(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, error) {
 	if req.Session != "" && req.lease == nil {
 		return nil, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
 	}
 	in := plan.Input{
-		Skill: sk, Policy: s.policyFor(sk), RunnerImage: RunnerImage(),
+		Skill: rs.Skill, Policy: s.policyFor(rs.Source), RunnerImage: RunnerImage(),
 		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,

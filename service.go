@@ -156,7 +156,10 @@ type Service struct {
 	digests    digestCache  // operator skills' digests
 	cache      *resultCache // Results of deterministic runs (policy cache)
 	sessErr    error        // why sessions are refused, when they are
-	stopSweep  chan struct{}
+
+	stop     chan struct{} // closed by Close: upkeep ends
+	upkept   chan struct{} // closed when upkeep has ended
+	stopOnce sync.Once
 
 	// loaded, when set (by the tests), is called at every skill load.
 	loaded func()
@@ -209,10 +212,9 @@ func New(cfg Config) (*Service, error) {
 		svc.sessErr, svc.sessions = err, nil
 	case err != nil:
 		return nil, err
-	case svc.sessions != nil:
-		svc.stopSweep = make(chan struct{})
-		go svc.sweepSessions(svc.stopSweep)
 	}
+	svc.stop, svc.upkept = make(chan struct{}), make(chan struct{})
+	go svc.upkeep(svc.stop, svc.upkept)
 	return svc, nil
 }
 
@@ -270,20 +272,30 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
+// Replica is this Service's name among several (Config.Replica); "" for
+// one server. Front ends name their own ids after it.
+func (s *Service) Replica() string { return s.cfg.Replica }
+
+// Observer is the one Observer of the Service's outcomes (Config.Observer,
+// nil for none): a front end that serves metrics serves this one's.
+func (s *Service) Observer() Observer { return s.cfg.Observer }
+
 // MaxConcurrent is how many sandboxes the Service runs at once.
 func (s *Service) MaxConcurrent() int { return s.cfg.MaxConcurrent }
 
 // Close removes warm containers and releases the engine. Runs must have
 // returned.
 func (s *Service) Close() error {
+	var err error
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		<-s.upkept
+		if s.sessions != nil {
+			err = s.sessions.Close()
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var err error
-	if s.stopSweep != nil {
-		close(s.stopSweep)
-		s.stopSweep = nil
-		err = s.sessions.Close()
-	}
 	if s.engine == nil {
 		return err
 	}

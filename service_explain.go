@@ -76,7 +76,7 @@ func (s *Service) explain(ctx context.Context, skillRef string, a Action, req Re
 		return nil, nil, err
 	}
 	sk := rs.Skill
-	p, err := s.planRun(sk, a, req)
+	p, err := s.planRun(rs, a, req)
 	if p == nil {
 		return nil, sk, err
 	}

@@ -147,10 +147,10 @@ func TestReadSkillFileStaysInsideTheSkill(t *testing.T) {
 	require.ErrorIs(t, err, sandboxrun.ErrRefused, "the skill is named, never a path")
 }
 
-// TestReadSkillFileAsReachesTheOwnersUploads: ReadSkillFileAs reads the
-// owner's upload; another owner, and ReadSkillFile (operator skills), find
+// TestReadSkillFileReachesTheOwnersUploads: a Door's ReadSkillFile reads the
+// owner's upload; another owner, and the local caller (no uploads), find
 // no such skill.
-func TestReadSkillFileAsReachesTheOwnersUploads(t *testing.T) {
+func TestReadSkillFileReachesTheOwnersUploads(t *testing.T) {
 	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"))
 	require.NoError(t, err)
 	svc, _ := newService(t, sandboxrun.Config{Policy: pol})

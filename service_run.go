@@ -11,7 +11,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // CheckCommand is RunCommand's decision, for a request with no other
@@ -83,7 +82,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	name := sk.Manifest.Name
 	ak.digest = rs.Digest
 	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
-	p, err := s.planRun(sk, a, req)
+	p, err := s.planRun(rs, a, req)
 	endStep(decide, err)
 	x.plan = p
 	if err != nil {
@@ -101,7 +100,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	defer closeChanges()
 	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
-	err = s.resolveImage(ictx, eng, sk, req, p)
+	err = s.resolveImage(ictx, eng, rs, req, p)
 	endStep(choose, err)
 	if err != nil {
 		if errors.Is(err, ErrRefused) {
@@ -133,29 +132,30 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 // planRun plans a run. A remote caller names a script as the skill sees
 // it: an absolute host path, even one inside the skill, or a ".." is
 // refused before the file system is consulted.
-func (s *Service) planRun(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+func (s *Service) planRun(rs Resolved, a Action, req Request) (*plan.Plan, error) {
 	if a.Script != "" && !s.cfg.AllowSkillPaths {
-		if _, err := skillPath(sk.Manifest.Name, a.Script); err != nil {
+		if _, err := skillPath(rs.Skill.Manifest.Name, a.Script); err != nil {
 			return nil, err
 		}
 	}
-	return s.makePlan(sk, a, req)
+	return s.makePlan(rs, a, req)
 }
 
 // resolveImage makes the plan's image concrete: the skill image's tag,
 // looked up on the runner the plan chose (and built when missing, unless
 // req.NoBuild), or a check that a runner profile is built. A caller's
 // image and the runner itself are the engine's to find.
-func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill, req Request, p *plan.Plan) error {
+func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req Request, p *plan.Plan) error {
 	if req.Image != "" {
 		return nil
 	}
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
-	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(sk), Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	sk := rs.Skill
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(rs.Source), Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	var image string
 	var err error
-	if p.SkillImage != nil && s.isUploaded(sk) {
+	if p.SkillImage != nil && rs.Source == SourceUploaded {
 		image, err = s.uploadImage(ctx, req.owner, sk, o, p.SkillImage)
 	} else {
 		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)

@@ -116,23 +116,6 @@ func (s *Service) sessionStore() (*session.Store, error) {
 	return s.sessions, nil
 }
 
-// sweepSessions removes idle sessions every sweepInterval until stop
-// closes.
-func (s *Service) sweepSessions(stop <-chan struct{}) {
-	t := time.NewTicker(sweepInterval(s.sessions.Limits().TTL))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if gone := s.sessions.Sweep(); len(gone) > 0 {
-				s.log.Info("removed idle sessions", "count", len(gone))
-			}
-		}
-	}
-}
-
 // sessionRun takes the session a request names for the length of one run:
 // runs in a session are serialized, its folder becomes /workspace, and the
 // run is cancelled if the session is deleted meanwhile. The returned

@@ -85,15 +85,15 @@ func (s *Service) activate(owner, ref string) (*skill.Skill, *skill.Activation, 
 	if err != nil {
 		return sk, nil, err
 	}
-	a.AllowedTools = s.withGrants(sk, a.AllowedTools)
+	a.AllowedTools = s.withGrants(sk, rs.Source, a.AllowedTools)
 	return sk, a, nil
 }
 
 // withGrants are a skill's entries as its activation resolved them
 // ({baseDir} and plugin placeholders), then what the operator grants it
-// (an uploaded skill: nothing by name).
-func (s *Service) withGrants(sk *skill.Skill, tools bashcheck.Tools) bashcheck.Tools {
-	if extra := s.policyFor(sk).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
+// (an uploaded skill, by source: nothing by name).
+func (s *Service) withGrants(sk *skill.Skill, source string, tools bashcheck.Tools) bashcheck.Tools {
+	if extra := s.policyFor(source).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
 		return append(append(bashcheck.Tools{}, tools...), extra...)
 	}
 	return tools

@@ -3,7 +3,6 @@ package sandboxrun
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -68,16 +67,12 @@ func (s *Service) skillStore() (*skillstore.Store, error) {
 	return s.uploads, nil
 }
 
-// isUploaded reports whether sk is one of the store's: it then runs under
-// the policy without any skills.<name> grants.
-func (s *Service) isUploaded(sk *skill.Skill) bool {
-	return s.uploads != nil && strings.HasPrefix(sk.Dir, s.uploads.Root()+string(os.PathSeparator))
-}
-
-// policyFor is the policy a skill is decided by: the operator's for an
-// operator skill; for an upload, the same without grants by name.
-func (s *Service) policyFor(sk *skill.Skill) *policy.Operator {
-	if s.isUploaded(sk) {
+// policyFor is the policy a skill from source (Resolved.Source, where
+// ResolveSkill found it) is decided by: the operator's for an operator
+// skill; for an upload, the same without grants by name. Trust follows
+// the source ResolveSkill reports, never where the folder lies.
+func (s *Service) policyFor(source string) *policy.Operator {
+	if source == SourceUploaded {
 		return s.pol.ForUploaded()
 	}
 	return s.pol

@@ -16,7 +16,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // Owners as the server's tokens name them (sha256 digests in hex).
@@ -46,7 +45,7 @@ func uploadsService(t *testing.T, eng *fakeEngine) *sandboxrun.Service {
 			require.NoError(t, err)
 		}
 		require.NoError(t, tw.Close())
-		_, err := svc.For(sandboxrun.Caller{Owner: owner}).UploadSkill(skillstore.FormatTar, &buf)
+		_, err := svc.For(sandboxrun.Caller{Owner: owner}).UploadSkill(sandboxrun.UploadTar, &buf)
 		require.NoError(t, err)
 	}
 	return svc

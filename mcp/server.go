@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // MaxMessageBytes bounds one incoming protocol message: room for the
@@ -43,8 +42,6 @@ type options struct {
 	// instead of a session per connection; writable lets write_file in.
 	workspace string
 	writable  bool
-	// replica names this server in Streamable HTTP session ids.
-	replica string
 }
 
 // Option changes how the server behaves.
@@ -76,12 +73,6 @@ func WithBaseContext(ctx context.Context) Option { return func(o *options) { o.b
 func WithWorkspace(dir string, writable bool) Option {
 	return func(o *options) { o.workspace, o.writable = dir, writable }
 }
-
-// WithReplica names this server (serve --replica) in the ids of its
-// Streamable HTTP sessions, <replica>-<26 random characters> as sandboxrun
-// session ids are, so that another replica receiving a request with that
-// Mcp-Session-Id forwards it here. Default "": the SDK's random ids.
-func WithReplica(name string) Option { return func(o *options) { o.replica = name } }
 
 func newOptions(opts []Option) options {
 	o := options{log: slog.New(slog.DiscardHandler), interval: 2 * time.Second, base: context.Background()}
@@ -123,8 +114,11 @@ func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server 
 		ws, where = openFolder(o.base, door, o.workspace, false), instructionsReadOnly
 	}
 	so := &mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log}
-	if o.replica != "" {
-		so.GetSessionID = func() string { return session.NewID(o.replica) }
+	// A server that is one of several (Config.Replica) names itself in
+	// its Streamable HTTP session ids, as sandboxrun session ids do, so
+	// that another replica receiving one forwards the request here.
+	if replica := svc.Replica(); replica != "" {
+		so.GetSessionID = func() string { return sandboxrun.NewSessionID(replica) }
 	}
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)

@@ -34,7 +34,7 @@ func testAdmissionCap(t *testing.T, maxConcurrent int) {
 	if maxConcurrent == 0 {
 		require.Equal(t, sandboxrun.DefaultMaxConcurrent, n, "the one default")
 	}
-	srv, err := server.New(server.Options{Service: svc, Metrics: metrics})
+	srv, err := server.New(server.Options{Service: svc})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -19,26 +20,27 @@ type Options struct {
 	// BodyTimeout bounds reading a JSON body (default BodyReadTimeout);
 	// past it, 408.
 	BodyTimeout time.Duration
-	// Metrics, when set, are served at /metrics and told every outcome
-	// (pass the same value as the Service's Observer).
-	Metrics *Metrics
 	// MCP, when set, is mounted at /mcp behind the same tokens.
 	MCP http.Handler
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Replicas, when set, make this server one of several: requests for
-	// another replica's session are forwarded to it (see Replicas).
+	// another replica's session are forwarded to it (see Replicas). Its
+	// Self is the Service's (Config.Replica) when empty, and must agree.
 	Replicas *Replicas
 }
 
-// Server is the HTTP front end. Create it with New; serve Handler(). Runs
+// Server is the HTTP front end. Create it with New; serve Handler(). When
+// the Service's Observer is a *Metrics (NewMetrics), they are served at
+// /metrics: one value, told every outcome by the Service. Runs
 // are admitted by the Service (Config.MaxConcurrent, MaxQueued, QueueWait):
 // one that finds the queue full is answered 429 with Retry-After.
 type Server struct {
-	o   Options
-	log *slog.Logger
-	mux *http.ServeMux
-	fwd *forwarder // nil: a single server
+	o       Options
+	metrics *Metrics // nil: no /metrics
+	log     *slog.Logger
+	mux     *http.ServeMux
+	fwd     *forwarder // nil: a single server
 }
 
 // New checks the options and builds the routes.
@@ -53,16 +55,24 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, log: log, mux: http.NewServeMux()}
+	metrics, _ := o.Service.Observer().(*Metrics)
+	s := &Server{o: o, metrics: metrics, log: log, mux: http.NewServeMux()}
 	if o.Replicas != nil {
+		r := *o.Replicas
+		switch self := o.Service.Replica(); {
+		case r.Self == "":
+			r.Self = self
+		case r.Self != self:
+			return nil, fmt.Errorf("server: replica %q, but the Service's is %q: give both the same name (sandboxrun.Config.Replica)", r.Self, self)
+		}
 		var err error
-		if s.fwd, err = newForwarder(*o.Replicas, o.Metrics, log); err != nil {
+		if s.fwd, err = newForwarder(r, metrics, log); err != nil {
 			return nil, err
 		}
 	}
-	if o.Metrics != nil {
-		o.Metrics.watchLoad(o.Service.Load)
-		o.Metrics.watchPool(o.Service.PoolStats)
+	if metrics != nil {
+		metrics.watchLoad(o.Service.Load)
+		metrics.watchPool(o.Service.PoolStats)
 	}
 	s.routes()
 	return s, nil
@@ -94,8 +104,8 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
 	s.sessionRoutes(auth)
 	s.uploadRoutes(auth)
-	if s.o.Metrics != nil {
-		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))
+	if s.metrics != nil {
+		s.mux.Handle("GET /metrics", auth(s.metrics.handler()))
 	}
 	if s.o.MCP != nil {
 		s.mux.Handle("/mcp", auth(s.o.MCP))

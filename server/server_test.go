@@ -86,7 +86,7 @@ func startAdmitting(t *testing.T, eng *engine, cfg sandboxrun.Config, o server.O
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, Observer: metrics,
 		MaxConcurrent: cfg.MaxConcurrent, MaxQueued: cfg.MaxQueued, QueueWait: cfg.QueueWait})
 	require.NoError(t, err)
-	o.Service, o.Metrics = svc, metrics
+	o.Service = svc
 	srv, err := server.New(o)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())

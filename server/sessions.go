@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // Media types of the bulk file calls.
@@ -55,26 +53,26 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 // to an HTTP status: another token's session is 404 like a missing one,
 // never 403, so a status tells nothing of sessions that are not yours.
 func sessionStatus(err error) int {
-	var lim *session.LimitError
+	var lim *sandboxrun.SessionLimitError
 	switch {
 	case diskFull(err):
 		return http.StatusInsufficientStorage // before ErrBadTar: a tar cut short by the disk is not the caller's
 	case errors.Is(err, errSlowBody):
 		return http.StatusRequestTimeout // before ErrBadTar too: the tar was cut short by its sender's silence
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
+	case errors.Is(err, sandboxrun.ErrSessionNotFound), errors.Is(err, sandboxrun.ErrFileNotFound), errors.Is(err, sandboxrun.ErrSnapshotNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
+	case errors.Is(err, sandboxrun.ErrBadPath), errors.Is(err, sandboxrun.ErrBadTar), errors.Is(err, sandboxrun.ErrBadTTL),
 		errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, session.ErrNotFile):
+	case errors.Is(err, sandboxrun.ErrNotFile):
 		return http.StatusConflict
 	case errors.As(err, &lim):
 		switch lim.Limit {
-		case "sessions.max_per_token":
+		case sandboxrun.LimitSessionsPerToken:
 			return http.StatusTooManyRequests
-		case "sessions.max_ttl", "sessions.max_depth":
+		case sandboxrun.LimitSessionTTL, sandboxrun.LimitSessionDepth:
 			return http.StatusBadRequest
-		case session.LimitSnapshots:
+		case sandboxrun.LimitSnapshots:
 			return http.StatusConflict // delete a snapshot first
 		}
 		return http.StatusRequestEntityTooLarge
@@ -85,8 +83,8 @@ func sessionStatus(err error) int {
 // isSessionError reports whether err is the session store's, to be
 // answered by sessionStatus.
 func isSessionError(err error) bool {
-	for _, e := range []error{session.ErrNotFound, session.ErrFileNotFound, session.ErrBadPath, session.ErrBadTar,
-		session.ErrBadTTL, session.ErrNotFile, session.ErrLimit, session.ErrSnapshotNotFound} {
+	for _, e := range []error{sandboxrun.ErrSessionNotFound, sandboxrun.ErrFileNotFound, sandboxrun.ErrBadPath, sandboxrun.ErrBadTar,
+		sandboxrun.ErrBadTTL, sandboxrun.ErrNotFile, sandboxrun.ErrSessionLimit, sandboxrun.ErrSnapshotNotFound} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // uploadRoutes serve the skills callers upload (policy skill_uploads).
@@ -30,22 +29,22 @@ func (s *Server) uploadRoutes(auth func(http.Handler) http.Handler) {
 // uploadStatus maps the skill store's errors to HTTP statuses: another
 // token's skill is 404 like a missing one.
 func uploadStatus(err error) int {
-	var lim *skillstore.LimitError
+	var lim *sandboxrun.UploadLimitError
 	switch {
 	case errors.Is(err, sandboxrun.ErrUploadsOff):
 		return http.StatusForbidden
 	case diskFull(err):
 		return http.StatusInsufficientStorage
-	case errors.Is(err, skillstore.ErrNotFound):
+	case errors.Is(err, sandboxrun.ErrUploadNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, skillstore.ErrBadArchive), errors.Is(err, skillstore.ErrBadRef):
+	case errors.Is(err, sandboxrun.ErrBadArchive), errors.Is(err, sandboxrun.ErrBadSkillRef):
 		return http.StatusBadRequest
-	case errors.Is(err, skillstore.ErrInvalid):
+	case errors.Is(err, sandboxrun.ErrInvalidUpload):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, skillstore.ErrNameTaken):
+	case errors.Is(err, sandboxrun.ErrNameTaken):
 		return http.StatusConflict
 	case errors.As(err, &lim):
-		if lim.Limit == skillstore.LimitUploadBytes || lim.Limit == skillstore.LimitFiles {
+		if lim.Limit == sandboxrun.LimitUploadBytes || lim.Limit == sandboxrun.LimitUploadFiles {
 			return http.StatusRequestEntityTooLarge
 		}
 		return http.StatusTooManyRequests
@@ -62,13 +61,13 @@ type invalidBody struct {
 
 func (s *Server) uploadSkill(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	format := skillstore.Format(mt)
-	if err != nil || (format != skillstore.FormatTar && format != skillstore.FormatZip) {
-		writeError(w, http.StatusUnsupportedMediaType, badRequest("POST /v1/skills takes one skill as a tar (Content-Type: %s) or a zip (%s)", skillstore.FormatTar, skillstore.FormatZip))
+	format := sandboxrun.UploadFormat(mt)
+	if err != nil || (format != sandboxrun.UploadTar && format != sandboxrun.UploadZip) {
+		writeError(w, http.StatusUnsupportedMediaType, badRequest("POST /v1/skills takes one skill as a tar (Content-Type: %s) or a zip (%s)", sandboxrun.UploadTar, sandboxrun.UploadZip))
 		return
 	}
 	up, err := d.UploadSkill(format, guardStalls(w, r))
-	var inv *skillstore.InvalidError
+	var inv *sandboxrun.InvalidUploadError
 	switch {
 	case errors.As(err, &inv):
 		writeJSON(w, http.StatusUnprocessableEntity, invalidBody{Error: err.Error(), Errors: nonNil(inv.Errors), Warnings: nonNil(inv.Warnings)})

@@ -166,8 +166,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
-		Service: svc, Tokens: tokens, Metrics: metrics, Logger: logger, Replicas: replicas,
-		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger), mcp.WithReplica(f.replica)),
+		Service: svc, Tokens: tokens, Logger: logger, Replicas: replicas,
+		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger)),
 	})
 	if err != nil {
 		return err
@@ -179,7 +179,14 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	hs := server.HTTPServer(srv.Handler(), func(net.Listener) context.Context { return runCtx })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	go server.KeepReaping(runCtx, svc, server.ReapEvery, logger)
+	go func() {
+		// Connecting at once removes what a killed predecessor left (its
+		// sandboxes and their volumes) without waiting for a first run;
+		// the Service reaps dead owners every minute from then on.
+		if err := svc.Ready(runCtx); err != nil {
+			logger.Warn("the engine is not ready at start; leftovers of a killed server are reaped once it is", "err", err)
+		}
+	}()
 	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty(), "replica", f.replica)
 	select {
 	case err := <-errc:
