@@ -50,7 +50,7 @@ func (d *Door) answer(sk *skill.Skill, workspace string, err error) error {
 	if err == nil || !d.c.Remote {
 		return err
 	}
-	return d.svc.callerNames(sk, workspace).tell(err)
+	return d.svc.callerNames(sk, workspace).Err(err)
 }
 
 // Execute runs a (a script, a command, or inline Python) for the caller:

@@ -35,7 +35,7 @@ func (d *Door) Explain(ctx context.Context, skillRef string, a Action, req Reque
 		return e, err
 	}
 	names := d.svc.callerNames(sk, ws)
-	e.Limits = names.limits(e.Limits)
+	e.Limits = names.Limits(e.Limits)
 	e.Host = HostCheck{Checked: e.Host.Checked, Reason: e.Host.Reason}
 	if e.Workspace != "" {
 		e.Workspace = layout.WorkspaceDir
@@ -61,16 +61,16 @@ func (x *Execution) Answer() (*sandbox.Result, error) {
 	var res *sandbox.Result
 	if x.result != nil {
 		r := *x.result
-		r.Limits = names.limits(x.result.Limits)
+		r.Limits = names.Limits(x.result.Limits)
 		if r.Cause != nil {
-			r.Error = names.say(r.Error, where.Render(r.Cause, names.name))
+			r.Error = names.Say(r.Error, where.Render(r.Cause, names.Name))
 		}
 		res = &r
 	}
 	if x.err == nil {
 		return res, nil
 	}
-	return res, names.tell(x.err)
+	return res, names.Err(x.err)
 }
 
 // AllowedTools are the skill's allowed-tools with the operator's grants,

@@ -55,7 +55,7 @@ func skillPath(skillName, ref string) (string, error) {
 	rel, _ := policy.TrimSkillDir(skillName, ref)
 	if strings.HasPrefix(rel, "/") {
 		// Not quoted: the caller's guess at a host path is not said back, so
-		// an answer never holds a host folder (callerNames.say).
+		// an answer never holds a host folder (told.Names.Say).
 		return "", refused(fmt.Errorf("the file name is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", base))
 	}
 	for _, elem := range strings.Split(rel, "/") {
@@ -80,7 +80,7 @@ func skillPath(skillName, ref string) (string, error) {
 func (s *Service) readSkillFile(sk *skill.Skill, err error, ref string) (*SkillFile, error) {
 	if err != nil {
 		// The skill did not load: its folder is not known to hide.
-		return nil, s.callerNames(nil, "").tell(err)
+		return nil, s.callerNames(nil, "").Err(err)
 	}
 	rel, err := skillPath(sk.Manifest.Name, ref)
 	if err != nil {
