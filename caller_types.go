@@ -5,24 +5,31 @@ import (
 	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
-// What a caller's sessions and uploads are described by, and what their
-// calls fail with: the stores' own types and errors, named here so that a
-// front end needs this package only and no store is handed out.
+// The types of a caller's sessions and uploads, and of what their calls
+// fail with, are the stores' own, named here so that a front end needs this
+// package only and no store is handed out.
 type (
-	SessionInfo  = session.Info
-	FileInfo     = session.FileInfo
-	FileEntry    = session.Entry
-	Snapshot     = session.Snapshot
-	Upload       = skillstore.Upload
+	// SessionInfo describes a session.
+	SessionInfo = session.Info
+	// FileInfo describes a file a call wrote.
+	FileInfo = session.FileInfo
+	// FileEntry is one entry of a listing, or a file opened.
+	FileEntry = session.Entry
+	// Snapshot describes a session's snapshot.
+	Snapshot = session.Snapshot
+	// Upload describes an uploaded skill as stored.
+	Upload = skillstore.Upload
+	// UploadFormat is an upload's archive format (UploadTar, UploadZip).
 	UploadFormat = skillstore.Format
+	// SkillVersion is one version of an uploaded skill.
 	SkillVersion = skillstore.Meta
 	// PathError is a session file path refused (it matches ErrBadPath).
 	PathError = session.PathError
-	// SessionLimitError and UploadLimitError name the policy limit a call
-	// passed (their Limit); InvalidUploadError lists what makes an
-	// uploaded skill invalid.
-	SessionLimitError  = session.LimitError
-	UploadLimitError   = skillstore.LimitError
+	// SessionLimitError names the policy limit a session call passed.
+	SessionLimitError = session.LimitError
+	// UploadLimitError names the policy limit an upload call passed.
+	UploadLimitError = skillstore.LimitError
+	// InvalidUploadError lists what makes an uploaded skill invalid.
 	InvalidUploadError = skillstore.InvalidError
 )
 

@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"context"
-	"github.com/sandboxrun/sandboxrun"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"

@@ -1,11 +1,11 @@
 package mcp_test
 
 import (
-	"github.com/sandboxrun/sandboxrun"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 )

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"github.com/sandboxrun/sandboxrun"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // random is an id of the single-server shape: 26 characters of base32.

@@ -3,8 +3,9 @@ package server
 import (
 	"bytes"
 	"errors"
-	"github.com/sandboxrun/sandboxrun"
 	"net/http"
+
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // readSmallJSON decodes a small optional JSON body into v as decodeStrict
