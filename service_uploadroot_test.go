@@ -127,7 +127,7 @@ func TestDefaultUploadStoreIsNotTheSkillsFolder(t *testing.T) {
 	require.NoError(t, err)
 
 	sources := func(owner string) map[string]string {
-		listed, errs := svc.ListSkills(owner)
+		listed, errs := svc.For(sandboxrun.Caller{Owner: owner}).ListSkills()
 		require.Empty(t, errs)
 		got := map[string]string{}
 		for _, l := range listed {

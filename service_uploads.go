@@ -140,10 +140,10 @@ type Listed struct {
 	Versions []skillstore.Meta `json:"versions,omitempty"`
 }
 
-// ListSkills lists the operator's skills and owner's uploads, metadata
+// listSkills lists the operator's skills and owner's uploads, metadata
 // only. What could not be listed (a broken skill, an unreadable upload)
 // is in the second result, for the operator's log.
-func (s *Service) ListSkills(owner string) ([]Listed, []error) {
+func (s *Service) listSkills(owner string) ([]Listed, []error) {
 	skills, errs := s.Skills()
 	out := make([]Listed, 0, len(skills))
 	for _, sk := range skills {
