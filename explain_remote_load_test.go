@@ -13,11 +13,11 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 )
 
-// TestExplainRemoteLoadsTheSkillOnce counts loads of SKILL.md by the
+// TestRemoteExplainLoadsTheSkillOnce counts loads of SKILL.md by the
 // warnings each load reports (the skill's name is unlike its folder): a
 // remote explanation puts its answer in sandbox terms with the skill it
 // loaded to decide, not a second one.
-func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
+func TestRemoteExplainLoadsTheSkillOnce(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "folder-name")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
@@ -48,7 +48,7 @@ func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
 	require.Positive(t, perLoad, "the fixture must warn on every load, or nothing is counted")
 
 	for _, a := range []sandboxrun.Action{{Script: "scripts/x.py"}, {Script: "scripts/missing.py"}} {
-		_, _ = svc.ExplainRemote(context.Background(), "other-name", a, sandboxrun.Request{})
+		_, _ = svc.For(sandboxrun.Caller{Remote: true}).Explain(context.Background(), "other-name", a, sandboxrun.Request{})
 		require.Equal(t, perLoad, count(), "one load for %s: %s", a.Script, strings.Join(warnings, "; "))
 	}
 }
@@ -56,7 +56,7 @@ func TestExplainRemoteLoadsTheSkillOnce(t *testing.T) {
 // A remote explanation's argv and command are composed from the plan's
 // sandbox paths: no host folder, however the skill root was named (here
 // through a link the host path rewrite would not know).
-func TestExplainRemoteComposesSandboxPaths(t *testing.T) {
+func TestRemoteExplainComposesSandboxPaths(t *testing.T) {
 	skills, err := filepath.Abs("skills")
 	require.NoError(t, err)
 	link := filepath.Join(t.TempDir(), "linked-skills")
@@ -65,10 +65,10 @@ func TestExplainRemoteComposesSandboxPaths(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close() })
 
-	e, err := svc.ExplainRemote(context.Background(), "hello", sandboxrun.Action{Command: "python3 {baseDir}/scripts/echo.py"}, sandboxrun.Request{})
+	e, err := svc.For(sandboxrun.Caller{Remote: true}).Explain(context.Background(), "hello", sandboxrun.Action{Command: "python3 {baseDir}/scripts/echo.py"}, sandboxrun.Request{})
 	require.NoError(t, err)
 	require.Equal(t, "python3 /skills/hello/scripts/echo.py", e.Command)
-	e, err = svc.ExplainRemote(context.Background(), "hello", sandboxrun.Action{Script: "scripts/echo.py"}, sandboxrun.Request{})
+	e, err = svc.For(sandboxrun.Caller{Remote: true}).Explain(context.Background(), "hello", sandboxrun.Action{Script: "scripts/echo.py"}, sandboxrun.Request{})
 	require.NoError(t, err)
 	require.Contains(t, e.Argv, "/skills/hello/scripts/echo.py")
 	for _, arg := range append(e.Argv, e.Command) {

@@ -9,7 +9,9 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/session"
 	"github.com/sandboxrun/sandboxrun/skill"
+	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // Hooks for the black-box tests: the plan as a Service with req.Policy
@@ -33,7 +35,7 @@ func planFor(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
 		pol = policy.BuiltinPolicy()
 	}
 	s := &Service{pol: pol}
-	return s.makePlan(sk, a, req)
+	return s.makePlan(Resolved{Skill: sk, Source: SourceOperator}, a, req)
 }
 
 // prepared is the plan of a request that may run, nil for a refused one.
@@ -87,9 +89,36 @@ func CountSkillLoads(s *Service) func() int64 {
 	return n.Load
 }
 
-// RemoteOf is res and err as Execution.Remote tells them after a run of
-// the skill named ref (loaded here; not found, none).
+// RemoteOf is res and err as Execution.Answer tells a remote caller them
+// after a run of the skill named ref (loaded here; not found, none).
 func RemoteOf(s *Service, ref string, res *sandbox.Result, err error) (*sandbox.Result, error) {
 	sk, _ := s.Skill(ref)
-	return (&Execution{svc: s, skill: sk, Result: res, Err: err}).Remote()
+	return (&Execution{svc: s, skill: sk, result: res, err: err, remote: true}).Answer()
 }
+
+// Tell is err as a remote caller is told it, from no skill's run.
+func Tell(s *Service, err error) error {
+	return s.For(Caller{Remote: true}).answer(nil, "", err)
+}
+
+// WithOwner is req made by owner, as Door.Execute makes it.
+func WithOwner(req Request, owner string) Request {
+	req.owner = owner
+	return req
+}
+
+// SessionStore and UploadStore are the Service's stores, for tests that
+// set up what a caller would have made through its Door.
+func SessionStore(s *Service) (*session.Store, error)   { return s.sessionStore() }
+func UploadStore(s *Service) (*skillstore.Store, error) { return s.skillStore() }
+
+// ReadSkillFileOf is readSkillFile of the operator skill skillRef, loaded
+// without its digest, so that its guards are tested on a skill the digest
+// would refuse as a whole (a named pipe in it).
+func ReadSkillFileOf(s *Service, skillRef, ref string) (*SkillFile, error) {
+	sk, err := s.Skill(skillRef)
+	return s.readSkillFile(sk, err, ref)
+}
+
+// ReapDead is one tick of the Service's upkeep reaping.
+func ReapDead(s *Service) { s.reapDead(context.Background()) }

@@ -44,14 +44,14 @@ func OutcomeOf(res *sandbox.Result, err error) Outcome {
 	}
 }
 
-// Execution is one run as the Service carried it out (Service.Execute):
-// what it returned, with the skill and the plan it was decided with, so
-// that a front end answers from them (Remote) and nothing downstream
-// loads the skill or decides the request again.
+// Execution is one run as the Service carried it out for a caller
+// (Door.Execute): what it returned, with the skill and the plan it was
+// decided with, so that the caller's answer (Answer) is composed from them
+// and nothing downstream loads the skill or decides the request again.
 type Execution struct {
-	// Result and Err are what RunScript and the like return.
-	Result *sandbox.Result
-	Err    error
+	result *sandbox.Result
+	err    error
+	remote bool // the caller is told sandbox paths only
 
 	svc    *Service
 	skill  *skill.Skill // nil: refused before the skill loaded
@@ -59,12 +59,8 @@ type Execution struct {
 	plan   *plan.Plan   // nil: refused before the plan was made
 }
 
-// Ended is the Result and the error, as RunScript and the like return
-// them.
-func (x *Execution) Ended() (*sandbox.Result, error) { return x.Result, x.Err }
-
 // Outcome classifies how the run ended (OutcomeOf).
-func (x *Execution) Outcome() Outcome { return OutcomeOf(x.Result, x.Err) }
+func (x *Execution) Outcome() Outcome { return OutcomeOf(x.result, x.err) }
 
 // PythonResult is the answer agent tools expect from a run-Python call.
 // Refusals and failures answer in the same shape, with ReturnCode -1 and

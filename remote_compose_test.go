@@ -80,10 +80,10 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := svc.Execute(t.Context(), tt.skill, tt.action, tt.req)
-			require.Error(t, x.Err)
-			require.Contains(t, x.Err.Error(), host, "the operator's error names the host folder")
-			_, remote := x.Remote()
+			_, operr := svc.For(sandboxrun.Local).Execute(t.Context(), tt.skill, tt.action, tt.req).Answer()
+			require.Error(t, operr)
+			require.Contains(t, operr.Error(), host, "the operator's error names the host folder")
+			_, remote := svc.For(sandboxrun.Caller{Remote: true}).Execute(t.Context(), tt.skill, tt.action, tt.req).Answer()
 			require.ErrorIs(t, remote, sandboxrun.ErrRefused)
 			require.Contains(t, remote.Error(), tt.told)
 			require.NotContains(t, remote.Error(), host)
@@ -92,7 +92,7 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 			}
 			require.NotContains(t, logs.String(), "host folder", "the last-resort check fired: a message holds a host path as text")
 
-			e, err := svc.ExplainRemote(t.Context(), tt.skill, tt.action, tt.req)
+			e, err := svc.For(sandboxrun.Caller{Remote: true}).Explain(t.Context(), tt.skill, tt.action, tt.req)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tt.told, "explain tells it as the run does")
 			if e != nil {
@@ -111,7 +111,7 @@ func TestRemoteAnswersAreComposed(t *testing.T) {
 	})
 
 	t.Run("the decided limits", func(t *testing.T) {
-		e, err := svc.ExplainRemote(t.Context(), "good", script("scripts/run.py"), sandboxrun.Request{})
+		e, err := svc.For(sandboxrun.Caller{Remote: true}).Explain(t.Context(), "good", script("scripts/run.py"), sandboxrun.Request{})
 		require.NoError(t, err)
 		require.Equal(t, where.Plain("policy limits.timeout.max (operator policy line 2)"), e.Limits.Sources["timeout"])
 	})

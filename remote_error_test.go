@@ -34,9 +34,10 @@ func TestRemoteError(t *testing.T) {
 	hello := filepath.Join(skills, "hello")
 
 	t.Run("a refusal from the policy", func(t *testing.T) {
-		x := svc.Execute(t.Context(), "hello", sandboxrun.Action{Code: []byte("print(1)"), Python: true}, sandboxrun.Request{Timeout: 100e9})
-		require.ErrorContains(t, x.Err, polPath, "the operator's own error names the file")
-		_, remote := x.Remote()
+		a := sandboxrun.Action{Code: []byte("print(1)"), Python: true}
+		_, operr := svc.For(sandboxrun.Local).Execute(t.Context(), "hello", a, sandboxrun.Request{Timeout: 100e9}).Answer()
+		require.ErrorContains(t, operr, polPath, "the operator's own error names the file")
+		_, remote := svc.For(sandboxrun.Caller{Remote: true}).Execute(t.Context(), "hello", a, sandboxrun.Request{Timeout: 100e9}).Answer()
 		require.NotContains(t, remote.Error(), dir)
 		require.Contains(t, remote.Error(), "operator policy line 2")
 		require.ErrorIs(t, remote, sandboxrun.ErrRefused)
@@ -107,9 +108,10 @@ func TestRemoteErrorRelativePolicy(t *testing.T) {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, Policy: pol})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close() })
-	x := svc.Execute(t.Context(), "hello", sandboxrun.Action{Code: []byte("print(1)"), Python: true}, sandboxrun.Request{Timeout: 100e9})
-	require.ErrorContains(t, x.Err, "strict.yaml")
-	_, remote := x.Remote()
+	a := sandboxrun.Action{Code: []byte("print(1)"), Python: true}
+	_, operr := svc.RunPython(t.Context(), "hello", a.Code, sandboxrun.Request{Timeout: 100e9})
+	require.ErrorContains(t, operr, "strict.yaml")
+	_, remote := svc.For(sandboxrun.Caller{Remote: true}).Execute(t.Context(), "hello", a, sandboxrun.Request{Timeout: 100e9}).Answer()
 	require.NotContains(t, remote.Error(), "strict.yaml")
 	require.Contains(t, remote.Error(), "operator policy line 2")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/session"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
 
 // ErrRefused marks every error raised before a sandbox exists: the request
@@ -35,14 +34,14 @@ type Request struct {
 	WorkDir policy.WorkDir
 	// Workspace is the host directory mounted at /workspace; empty for none.
 	Workspace string
-	// Session names a session of Owner's whose folder is the run's
+	// Session names a session of the caller's whose folder is the run's
 	// /workspace (writable unless the policy's sessions.write is false;
 	// the write cap is the session's quota). It excludes Workspace. Only
 	// a Service runs sessions.
 	Session string
-	// Owner is who makes the request, for sessions: the digest of the
-	// caller's bearer token, or "" when the front end has none.
-	Owner string
+	// owner is the Caller's (Door.Execute sets it): whose sessions and
+	// uploads the request reaches.
+	owner string
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
 	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the
@@ -84,12 +83,12 @@ type Action = plan.Action
 // makePlan is the one place a request is decided: the skill, the policy
 // (the Service's), the request and the session it took become the plan
 // the run executes and the explanation reports. Every error is a refusal.
-func (s *Service) makePlan(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, error) {
 	if req.Session != "" && req.lease == nil {
 		return nil, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
 	}
 	in := plan.Input{
-		Skill: sk, Policy: s.policyFor(sk), RunnerImage: RunnerImage(),
+		Skill: rs.Skill, Policy: s.policyFor(rs.Source), RunnerImage: RunnerImage(),
 		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,

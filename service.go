@@ -50,10 +50,16 @@ type Config struct {
 	// Logger logs what the Service does; nil discards.
 	Logger *slog.Logger
 	// MaxConcurrent bounds sandboxes running at once (default
-	// DefaultMaxConcurrent). It is the one cap: the HTTP server admits as
-	// many executions as this (Service.MaxConcurrent), and `serve
-	// --max-running` sets it.
+	// DefaultMaxConcurrent). It is the one cap: the Service admits as many
+	// runs as this, from every front end (HTTP, MCP over HTTP or stdio, a
+	// library caller), and `serve --max-running` sets it.
 	MaxConcurrent int
+	// MaxQueued bounds runs waiting for a slot (default DefaultMaxQueued;
+	// negative is an error); past it a run is refused at once with
+	// ErrBusy. QueueWait is the longest a run waits (default
+	// DefaultQueueWait), then ErrBusy too.
+	MaxQueued int
+	QueueWait time.Duration
 	// WarmPool caps the containers the Docker backend keeps started ahead
 	// of time, shared by configurations in proportion to their recent
 	// demand (docker.WithWarmPoolByDemand); a configuration unused for
@@ -137,6 +143,8 @@ type Service struct {
 	ociRuntime string
 	log        *slog.Logger
 
+	admit *admission // every run's slot, whichever front end asked
+
 	mu        sync.Mutex
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
@@ -148,7 +156,10 @@ type Service struct {
 	digests    digestCache  // operator skills' digests
 	cache      *resultCache // Results of deterministic runs (policy cache)
 	sessErr    error        // why sessions are refused, when they are
-	stopSweep  chan struct{}
+
+	stop     chan struct{} // closed by Close: upkeep ends
+	upkept   chan struct{} // closed when upkeep has ended
+	stopOnce sync.Once
 
 	// loaded, when set (by the tests), is called at every skill load.
 	loaded func()
@@ -176,11 +187,21 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if cfg.MaxConcurrent < 0 || cfg.MaxQueued < 0 {
+		return nil, errors.New("configure service: a negative MaxConcurrent or MaxQueued: give 0 for the default, or a positive number")
+	}
+	if cfg.MaxQueued == 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now)}
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
+		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
 	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
 	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
 		return nil, svc.uploadsErr
@@ -191,10 +212,9 @@ func New(cfg Config) (*Service, error) {
 		svc.sessErr, svc.sessions = err, nil
 	case err != nil:
 		return nil, err
-	case svc.sessions != nil:
-		svc.stopSweep = make(chan struct{})
-		go svc.sweepSessions(svc.stopSweep)
 	}
+	svc.stop, svc.upkept = make(chan struct{}), make(chan struct{})
+	go svc.upkeep(svc.stop, svc.upkept)
 	return svc, nil
 }
 
@@ -252,21 +272,30 @@ func (s *Service) Ready(ctx context.Context) error {
 	return nil
 }
 
-// MaxConcurrent is how many sandboxes the Service runs at once: a front end
-// that admits executions (the HTTP server) admits this many.
+// Replica is this Service's name among several (Config.Replica); "" for
+// one server. Front ends name their own ids after it.
+func (s *Service) Replica() string { return s.cfg.Replica }
+
+// Observer is the one Observer of the Service's outcomes (Config.Observer,
+// nil for none): a front end that serves metrics serves this one's.
+func (s *Service) Observer() Observer { return s.cfg.Observer }
+
+// MaxConcurrent is how many sandboxes the Service runs at once.
 func (s *Service) MaxConcurrent() int { return s.cfg.MaxConcurrent }
 
 // Close removes warm containers and releases the engine. Runs must have
 // returned.
 func (s *Service) Close() error {
+	var err error
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		<-s.upkept
+		if s.sessions != nil {
+			err = s.sessions.Close()
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var err error
-	if s.stopSweep != nil {
-		close(s.stopSweep)
-		s.stopSweep = nil
-		err = s.sessions.Close()
-	}
 	if s.engine == nil {
 		return err
 	}

@@ -45,7 +45,7 @@ type cacheInputs struct {
 // skill, the run has a network or a writable workspace, it runs in a
 // session (whose files change between runs), or an input cannot be read.
 func (s *Service) cacheKey(ctx context.Context, eng Engine, rs Resolved, req Request, p *plan.Plan) (string, time.Duration) {
-	pol := s.policyFor(rs.Skill)
+	pol := s.policyFor(rs.Source)
 	ttl := pol.CacheTTL(rs.Skill.Manifest.Name)
 	sp := &p.Spec
 	if ttl <= 0 || sp.Limits.Network || sp.Limits.Egress != nil || sp.WorkspaceWritable || req.Session != "" {
@@ -62,7 +62,7 @@ func (s *Service) cacheKey(ctx context.Context, eng Engine, rs Resolved, req Req
 	in := cacheInputs{SkillDigest: rs.Digest, ImageID: imageID, Argv: sp.Argv, Env: sp.Env, Dir: sp.Dir,
 		Limits: sp.Limits, OCIRuntime: s.ociRuntime}
 	if !pol.CacheShared() {
-		in.Owner = req.Owner
+		in.Owner = req.owner
 	}
 	sum := sha256.Sum256(sp.Stdin)
 	in.Stdin = hex.EncodeToString(sum[:])

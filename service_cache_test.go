@@ -35,11 +35,12 @@ func TestResultCacheHitsAndEachKeyPart(t *testing.T) {
 		Policy: writePolicy(t, "cache:\n  ttl: 10m\n")})
 	ctx := context.Background()
 	base := func() sandboxrun.Request {
-		return sandboxrun.Request{Args: []byte(`{"a":1}`), Argv: []string{"x"}, Env: map[string]string{"K": "v"}, Owner: ownerX}
+		return sandboxrun.Request{Args: []byte(`{"a":1}`), Argv: []string{"x"}, Env: map[string]string{"K": "v"}}
 	}
+	owner := ownerX
 	run := func(req sandboxrun.Request) *sandbox.Result {
 		t.Helper()
-		res, err := svc.RunScript(ctx, "cachy", "scripts/x.py", req)
+		res, err := svc.For(sandboxrun.Caller{Owner: owner}).RunScript(ctx, "cachy", "scripts/x.py", req)
 		require.NoError(t, err)
 		return res
 	}
@@ -59,16 +60,17 @@ func TestResultCacheHitsAndEachKeyPart(t *testing.T) {
 		"argv":    func(r *sandboxrun.Request) { r.Argv = []string{"y"} },
 		"env":     func(r *sandboxrun.Request) { r.Env = map[string]string{"K": "w"} },
 		"limits":  func(r *sandboxrun.Request) { r.Timeout = 7 * time.Second },
-		"owner":   func(r *sandboxrun.Request) { r.Owner = "" },
+		"owner":   func(*sandboxrun.Request) { owner = "" },
 		"workdir": func(r *sandboxrun.Request) { r.WorkDir = "skill" },
 	} {
-		req := base()
+		req, owner = base(), ownerX
 		change(&req)
 		before := len(eng.specs)
 		require.Equal(t, sandboxrun.CacheMiss, run(req).Cache, name)
 		require.Equal(t, before+1, len(eng.specs), name)
 		require.Equal(t, sandboxrun.CacheHit, run(req).Cache, name)
 	}
+	owner = ownerX
 
 	// The skill's content and the image are in the key too.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "x.py"), []byte("print(2)\n"), 0o644))
@@ -115,9 +117,9 @@ func TestResultCacheSharedAcrossTokensOnlyWhenSet(t *testing.T) {
 	svc, eng := newService(t, sandboxrun.Config{SkillRoots: []string{root},
 		Policy: writePolicy(t, "cache:\n  ttl: 10m\n  shared: true\n")})
 	ctx := context.Background()
-	_, err := svc.RunScript(ctx, "cachy", "scripts/x.py", sandboxrun.Request{Owner: ownerX})
+	_, err := svc.For(sandboxrun.Caller{Owner: ownerX}).RunScript(ctx, "cachy", "scripts/x.py", sandboxrun.Request{})
 	require.NoError(t, err)
-	res, err := svc.RunScript(ctx, "cachy", "scripts/x.py", sandboxrun.Request{Owner: ""})
+	res, err := svc.RunScript(ctx, "cachy", "scripts/x.py", sandboxrun.Request{})
 	require.NoError(t, err)
 	require.Equal(t, sandboxrun.CacheHit, res.Cache)
 	require.Equal(t, 1, len(eng.specs))

@@ -55,7 +55,7 @@ func skillPath(skillName, ref string) (string, error) {
 	rel, _ := policy.TrimSkillDir(skillName, ref)
 	if strings.HasPrefix(rel, "/") {
 		// Not quoted: the caller's guess at a host path is not said back, so
-		// an answer never holds a host folder (callerNames.say).
+		// an answer never holds a host folder (told.Names.Say).
 		return "", refused(fmt.Errorf("the file name is an absolute path outside the skill: name it relative to the skill folder (scripts/x.py) or under %s/", base))
 	}
 	for _, elem := range strings.Split(rel, "/") {
@@ -70,31 +70,17 @@ func skillPath(skillName, ref string) (string, error) {
 	return clean, nil
 }
 
-// ReadSkillFile reads one file of a skill for a remote caller: ref names it
+// readSkillFile reads one file of sk (Door.ReadSkillFile): ref names it
 // as SkillPath accepts. Hidden files and folders (a leading dot, as in .git)
 // are refused, since an activation never lists them; symlinks are followed
 // only while they stay inside the skill folder; the file must be a regular
 // file of at most MaxSkillFileBytes. "SKILL.md" reads the skill's manifest
-// whichever spelling it has on disk. Errors are in sandbox terms
-// (Execution.Remote).
-func (s *Service) ReadSkillFile(skillRef, ref string) (*SkillFile, error) {
-	sk, err := s.Skill(skillRef)
-	return s.readSkillFile(sk, err, ref)
-}
-
-// ReadSkillFileAs is ReadSkillFile for owner (the digest of the caller's
-// token), who may name one of their uploaded skills, as ResolveSkill finds
-// it.
-func (s *Service) ReadSkillFileAs(owner, skillRef, ref string) (*SkillFile, error) {
-	rs, err := s.ResolveSkill(owner, skillRef)
-	return s.readSkillFile(rs.Skill, err, ref)
-}
-
-// readSkillFile reads ref of sk, which loaded unless err says why not.
+// whichever spelling it has on disk. Errors are in sandbox terms for every
+// caller. sk loaded unless err says why not.
 func (s *Service) readSkillFile(sk *skill.Skill, err error, ref string) (*SkillFile, error) {
 	if err != nil {
 		// The skill did not load: its folder is not known to hide.
-		return nil, s.callerNames(nil, "").tell(err)
+		return nil, s.callerNames(nil, "").Err(err)
 	}
 	rel, err := skillPath(sk.Manifest.Name, ref)
 	if err != nil {

@@ -112,12 +112,12 @@ func TestReadSkillFileStaysInsideTheSkill(t *testing.T) {
 		"{baseDir}/scripts/x.py":        "print(1)\n",
 		"references/inside-link.md":     "# A\n",
 	} {
-		f, err := svc.ReadSkillFile("files", ref)
+		f, err := sandboxrun.ReadSkillFileOf(svc, "files", ref)
 		require.NoError(t, err, ref)
 		require.Equal(t, want, string(f.Data), ref)
 		require.Equal(t, "files", f.Skill)
 	}
-	f, err := svc.ReadSkillFile("files", "SKILL.md")
+	f, err := sandboxrun.ReadSkillFileOf(svc, "files", "SKILL.md")
 	require.NoError(t, err)
 	require.Equal(t, "SKILL.md", f.Path, "the manifest keeps its spec name whatever its spelling on disk")
 
@@ -135,7 +135,7 @@ func TestReadSkillFileStaysInsideTheSkill(t *testing.T) {
 		"../secret.txt":                   false,
 		filepath.Join(root, "secret.txt"): false,
 	} {
-		_, err := svc.ReadSkillFile("files", ref)
+		_, err := sandboxrun.ReadSkillFileOf(svc, "files", ref)
 		require.ErrorIs(t, err, sandboxrun.ErrRefused, ref)
 		require.Equal(t, notFound, errors.Is(err, sandboxrun.ErrSkillFileNotFound), "%s: %v", ref, err)
 		if !strings.Contains(ref, root) {
@@ -143,18 +143,18 @@ func TestReadSkillFileStaysInsideTheSkill(t *testing.T) {
 		}
 	}
 
-	_, err = svc.ReadSkillFile("../files", "SKILL.md")
+	_, err = sandboxrun.ReadSkillFileOf(svc, "../files", "SKILL.md")
 	require.ErrorIs(t, err, sandboxrun.ErrRefused, "the skill is named, never a path")
 }
 
-// TestReadSkillFileAsReachesTheOwnersUploads: ReadSkillFileAs reads the
-// owner's upload; another owner, and ReadSkillFile (operator skills), find
+// TestReadSkillFileReachesTheOwnersUploads: a Door's ReadSkillFile reads the
+// owner's upload; another owner, and the local caller (no uploads), find
 // no such skill.
-func TestReadSkillFileAsReachesTheOwnersUploads(t *testing.T) {
+func TestReadSkillFileReachesTheOwnersUploads(t *testing.T) {
 	pol, err := policy.ParsePolicy("p.yaml", []byte("skill_uploads:\n  allow: tokens\n  store: "+t.TempDir()+"\n"))
 	require.NoError(t, err)
 	svc, _ := newService(t, sandboxrun.Config{Policy: pol})
-	st, err := svc.SkillStore()
+	st, err := sandboxrun.UploadStore(svc)
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -167,12 +167,16 @@ func TestReadSkillFileAsReachesTheOwnersUploads(t *testing.T) {
 	_, err = st.Put(owner, skillstore.FormatTar, &buf)
 	require.NoError(t, err)
 
-	f, err := svc.ReadSkillFileAs(owner, "mine", "SKILL.md")
+	f, err := svc.For(sandboxrun.Caller{Owner: owner}).ReadSkillFile("mine", "SKILL.md")
 	require.NoError(t, err)
 	require.Equal(t, body, string(f.Data))
 	for name, read := range map[string]func() (*sandboxrun.SkillFile, error){
-		"another owner": func() (*sandboxrun.SkillFile, error) { return svc.ReadSkillFileAs(other, "mine", "SKILL.md") },
-		"no owner":      func() (*sandboxrun.SkillFile, error) { return svc.ReadSkillFile("mine", "SKILL.md") },
+		"another owner": func() (*sandboxrun.SkillFile, error) {
+			return svc.For(sandboxrun.Caller{Owner: other}).ReadSkillFile("mine", "SKILL.md")
+		},
+		"no owner": func() (*sandboxrun.SkillFile, error) {
+			return svc.For(sandboxrun.Local).ReadSkillFile("mine", "SKILL.md")
+		},
 	} {
 		_, err := read()
 		require.ErrorIs(t, err, skill.ErrSkillNotFound, name)

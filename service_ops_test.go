@@ -91,3 +91,22 @@ func TestServiceWithoutABackend(t *testing.T) {
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
 	require.False(t, errors.Is(err, sandboxrun.ErrNoBackend))
 }
+
+// TestUpkeepReapsDeadOwnersOnceConnected: every Service, whichever front
+// end made it, reaps the sandboxes of dead owners on its upkeep ticks once
+// its engine is connected, and asks an engine it never connected nothing.
+func TestUpkeepReapsDeadOwnersOnceConnected(t *testing.T) {
+	eng := &reapingEngine{}
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, Runner: eng})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, svc.Close()) })
+
+	sandboxrun.ReapDead(svc)
+	require.Empty(t, eng.reaped, "a Service that never ran asks the engine nothing")
+
+	_ = svc.Ready(context.Background()) // connects (and reaps once); the image is the fake's to find or not
+	require.Len(t, eng.reaped, 1)
+	sandboxrun.ReapDead(svc)
+	require.Equal(t, []sandbox.ReapOptions{{OnlyDeadOwners: true}, {OnlyDeadOwners: true}}, eng.reaped,
+		"a tick reaps dead owners only, never a live owner's sandboxes")
+}

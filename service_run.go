@@ -10,48 +10,8 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
-	"github.com/sandboxrun/sandboxrun/policy/bashcheck"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/skill"
 )
-
-// RunScript runs one of the skill's scripts (scripts/x.py, {baseDir}/...,
-// or its sandbox path) with req's arguments and limits. Unless the Service
-// allows skill paths (a local front end), a host path is refused.
-func (s *Service) RunScript(ctx context.Context, skillRef, script string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Script: script}, asked{script: script}).Ended()
-}
-
-// RunCommand runs a Bash-tool command once every simple command in it is
-// allowed by the skill's allowed-tools and the operator's grants. A denial
-// matches ErrRefused and, with errors.As, *policy.DeniedError.
-func (s *Service) RunCommand(ctx context.Context, skillRef, command string, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Command: command}, asked{argv: bashcheck.BashArgv(command)}).Ended()
-}
-
-// RunPython runs model-written Python code in the skill's sandbox; the code
-// reaches python3 on its stdin.
-func (s *Service) RunPython(ctx context.Context, skillRef string, code []byte, req Request) (*sandbox.Result, error) {
-	return s.execute(ctx, skillRef, req, Action{Code: code, Python: true}, asked{argv: []string{"python3", "-"}, stdin: code}).Ended()
-}
-
-// Execute runs a (a script, a command, or inline Python: RunScript,
-// RunCommand and RunPython are its shorthands) and returns the Execution,
-// which carries the skill and the plan the run was decided with, so that
-// a front end answers a remote caller from them (Execution.Remote)
-// without loading the skill again.
-func (s *Service) Execute(ctx context.Context, skillRef string, a Action, req Request) *Execution {
-	var ak asked
-	switch {
-	case a.Script != "":
-		ak.script = a.Script
-	case a.Command != "":
-		ak.argv = bashcheck.BashArgv(a.Command)
-	case a.Python:
-		ak.argv, ak.stdin = []string{"python3", "-"}, a.Code
-	}
-	return s.execute(ctx, skillRef, req, a, ak)
-}
 
 // CheckCommand is RunCommand's decision, for a request with no other
 // settings, without running anything: the command that would run (the
@@ -72,24 +32,32 @@ type asked struct {
 	digest string // the skill's, once it is resolved
 }
 
-// execute is every run's sequence: load the skill, plan the request (the
-// policy's one decision), find or build the image the plan names, run,
-// audit, observe.
+// execute is every run's sequence: wait for a slot (or ErrBusy), load the
+// skill, plan the request (the policy's one decision), find or build the
+// image the plan names, run, audit, observe.
 // The Execution carries the skill once it loaded and the plan once it
-// was made, whatever happened next.
+// was made, whatever happened next. A run turned away by the admission is
+// neither audited nor observed as an execution: nothing was asked of the
+// policy or the engine.
 func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
-	start := time.Now()
 	x := &Execution{svc: s}
+	release, err := s.admitRun(ctx)
+	if err != nil {
+		x.err = err
+		return x
+	}
+	defer release()
+	start := time.Now()
 	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
 		name := ""
 		if x.skill != nil {
 			name = x.skill.Manifest.Name
 		}
-		s.observe(observed(name, x.source, x.Result, x.Err, time.Since(start)))
-		endRun(span, name, x.Result, x.Err)
+		s.observe(observed(name, x.source, x.result, x.err, time.Since(start)))
+		endRun(span, name, x.result, x.err)
 	}()
-	x.Result, x.Err = s.run(ctx, ref, req, a, ak, x)
+	x.result, x.err = s.run(ctx, ref, req, a, ak, x)
 	return x
 }
 
@@ -103,7 +71,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	defer release()
 	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
-	rs, err := s.ResolveSkill(req.Owner, ref)
+	rs, err := s.ResolveSkill(req.owner, ref)
 	endStep(lookup, err)
 	if err != nil {
 		s.auditRefusal(ref, req, ak, err)
@@ -114,7 +82,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	name := sk.Manifest.Name
 	ak.digest = rs.Digest
 	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
-	p, err := s.planRun(sk, a, req)
+	p, err := s.planRun(rs, a, req)
 	endStep(decide, err)
 	x.plan = p
 	if err != nil {
@@ -132,7 +100,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	defer closeChanges()
 	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
-	err = s.resolveImage(ictx, eng, sk, req, p)
+	err = s.resolveImage(ictx, eng, rs, req, p)
 	endStep(choose, err)
 	if err != nil {
 		if errors.Is(err, ErrRefused) {
@@ -164,30 +132,31 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 // planRun plans a run. A remote caller names a script as the skill sees
 // it: an absolute host path, even one inside the skill, or a ".." is
 // refused before the file system is consulted.
-func (s *Service) planRun(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
+func (s *Service) planRun(rs Resolved, a Action, req Request) (*plan.Plan, error) {
 	if a.Script != "" && !s.cfg.AllowSkillPaths {
-		if _, err := skillPath(sk.Manifest.Name, a.Script); err != nil {
+		if _, err := skillPath(rs.Skill.Manifest.Name, a.Script); err != nil {
 			return nil, err
 		}
 	}
-	return s.makePlan(sk, a, req)
+	return s.makePlan(rs, a, req)
 }
 
 // resolveImage makes the plan's image concrete: the skill image's tag,
 // looked up on the runner the plan chose (and built when missing, unless
 // req.NoBuild), or a check that a runner profile is built. A caller's
 // image and the runner itself are the engine's to find.
-func (s *Service) resolveImage(ctx context.Context, eng Engine, sk *skill.Skill, req Request, p *plan.Plan) error {
+func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req Request, p *plan.Plan) error {
 	if req.Image != "" {
 		return nil
 	}
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
-	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(sk), Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	sk := rs.Skill
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(rs.Source), Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	var image string
 	var err error
-	if p.SkillImage != nil && s.isUploaded(sk) {
-		image, err = s.uploadImage(ctx, req.Owner, sk, o, p.SkillImage)
+	if p.SkillImage != nil && rs.Source == SourceUploaded {
+		image, err = s.uploadImage(ctx, req.owner, sk, o, p.SkillImage)
 	} else {
 		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	}

@@ -103,10 +103,10 @@ func checkKubeSessions(root string, pol *policy.Operator) error {
 	return refused(where.Errorf("%w: sessions are read-only (sessions.write: false), so pods mount them, but the sessions root %s is under no kubernetes.claims entry and host_paths is false: add a claim whose path holds it, or allow writes (the workspace then travels over the run's attach)", ErrNoSessions, where.Path(root)))
 }
 
-// Sessions is the Service's session store, for the front ends' file and
-// session calls. It fails (matching ErrNoSessions and ErrRefused) when the
-// Service keeps none, with the reason and the fix.
-func (s *Service) Sessions() (*session.Store, error) {
+// sessionStore is the Service's session store, for the Door's session
+// calls. It fails (matching ErrNoSessions and ErrRefused) when the Service
+// keeps none, with the reason and the fix.
+func (s *Service) sessionStore() (*session.Store, error) {
 	if s.sessErr != nil {
 		return nil, s.sessErr
 	}
@@ -114,23 +114,6 @@ func (s *Service) Sessions() (*session.Store, error) {
 		return nil, refused(fmt.Errorf("%w: this server keeps no sessions: start it with --sessions DIR, or set sessions.root in the policy", ErrNoSessions))
 	}
 	return s.sessions, nil
-}
-
-// sweepSessions removes idle sessions every sweepInterval until stop
-// closes.
-func (s *Service) sweepSessions(stop <-chan struct{}) {
-	t := time.NewTicker(sweepInterval(s.sessions.Limits().TTL))
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if gone := s.sessions.Sweep(); len(gone) > 0 {
-				s.log.Info("removed idle sessions", "count", len(gone))
-			}
-		}
-	}
 }
 
 // sessionRun takes the session a request names for the length of one run:
@@ -144,11 +127,11 @@ func (s *Service) sessionRun(ctx context.Context, req *Request) (context.Context
 	if req.Workspace != "" {
 		return ctx, nil, refused(errors.New("a run names a session or a workspace folder, not both"))
 	}
-	st, err := s.Sessions()
+	st, err := s.sessionStore()
 	if err != nil {
 		return ctx, nil, err
 	}
-	lease, err := st.Acquire(ctx, req.Owner, req.Session)
+	lease, err := st.Acquire(ctx, req.owner, req.Session)
 	if err != nil {
 		return ctx, nil, sessionError(err)
 	}

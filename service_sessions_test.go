@@ -44,14 +44,14 @@ func (b *blockingEngine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.R
 
 func TestSessionRunUsesTheSessionFolder(t *testing.T) {
 	svc, eng := newService(t, sandboxrun.Config{SessionsRoot: t.TempDir()})
-	st, err := svc.Sessions()
+	st, err := sandboxrun.SessionStore(svc)
 	require.NoError(t, err)
 	info, err := st.Create("owner-a", 0)
 	require.NoError(t, err)
 	_, err = st.PutFile("owner-a", info.ID, "in.csv", strings.NewReader("a,b\n1,2\n"))
 	require.NoError(t, err)
 
-	_, err = svc.RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{Session: info.ID, Owner: "owner-a"})
+	_, err = svc.For(sandboxrun.Caller{Owner: "owner-a"}).RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{Session: info.ID})
 	require.NoError(t, err)
 	require.Len(t, eng.specs, 1)
 	spec := eng.specs[0]
@@ -59,15 +59,18 @@ func TestSessionRunUsesTheSessionFolder(t *testing.T) {
 	require.FileExists(t, filepath.Join(spec.Workspace, "in.csv"))
 	require.Equal(t, int64(policy.DefaultSessionQuota), spec.Limits.WorkspaceWriteBytes, "files and writes share the quota")
 
-	for name, req := range map[string]sandboxrun.Request{
-		"another owner":       {Session: info.ID, Owner: "owner-b"},
-		"unknown session":     {Session: "nosuchsession", Owner: "owner-a"},
-		"session + workspace": {Session: info.ID, Owner: "owner-a", Workspace: t.TempDir()},
+	for name, c := range map[string]struct {
+		owner string
+		req   sandboxrun.Request
+	}{
+		"another owner":       {"owner-b", sandboxrun.Request{Session: info.ID}},
+		"unknown session":     {"owner-a", sandboxrun.Request{Session: "nosuchsession"}},
+		"session + workspace": {"owner-a", sandboxrun.Request{Session: info.ID, Workspace: t.TempDir()}},
 	} {
-		_, err := svc.RunScript(context.Background(), "hello", "scripts/echo.py", req)
+		_, err := svc.For(sandboxrun.Caller{Owner: c.owner}).RunScript(context.Background(), "hello", "scripts/echo.py", c.req)
 		require.ErrorIs(t, err, sandboxrun.ErrRefused, name)
 	}
-	_, err = svc.RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{Session: info.ID, Owner: "owner-b"})
+	_, err = svc.For(sandboxrun.Caller{Owner: "owner-b"}).RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{Session: info.ID})
 	require.ErrorIs(t, err, session.ErrNotFound, "another owner's session does not exist for it")
 	require.Len(t, eng.specs, 1, "no refused run reached the engine")
 }
@@ -76,7 +79,7 @@ func TestSessionWritePolicy(t *testing.T) {
 	pol, err := policy.ParsePolicy("p.yaml", []byte("sessions:\n  write: false\n  quota: 8Mi\n"))
 	require.NoError(t, err)
 	svc, eng := newService(t, sandboxrun.Config{SessionsRoot: t.TempDir(), Policy: pol})
-	st, err := svc.Sessions()
+	st, err := sandboxrun.SessionStore(svc)
 	require.NoError(t, err)
 	info, err := st.Create("", 0)
 	require.NoError(t, err)
@@ -87,7 +90,7 @@ func TestSessionWritePolicy(t *testing.T) {
 
 func TestNoSessionsSaysHowToGetThem(t *testing.T) {
 	svc, _ := newService(t, sandboxrun.Config{})
-	_, err := svc.Sessions()
+	_, err := sandboxrun.SessionStore(svc)
 	require.ErrorIs(t, err, sandboxrun.ErrNoSessions)
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
 	require.ErrorContains(t, err, "--sessions DIR")
@@ -107,7 +110,7 @@ func TestKubernetesSessions(t *testing.T) {
 			pol, err := policy.ParsePolicy("p.yaml", []byte(tc.yaml))
 			require.NoError(t, err)
 			svc, _ := newService(t, sandboxrun.Config{SessionsRoot: filepath.Join(root, "s"), Policy: pol})
-			_, err = svc.Sessions()
+			_, err = sandboxrun.SessionStore(svc)
 			if tc.err == "" {
 				require.NoError(t, err)
 				return
@@ -124,7 +127,7 @@ func TestSessionRunsAreSerializedAndCancelledByDelete(t *testing.T) {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"skills"}, Runner: eng, SessionsRoot: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	st, err := svc.Sessions()
+	st, err := sandboxrun.SessionStore(svc)
 	require.NoError(t, err)
 	info, err := st.Create("o", 0)
 	require.NoError(t, err)
@@ -133,7 +136,7 @@ func TestSessionRunsAreSerializedAndCancelledByDelete(t *testing.T) {
 	errs := make(chan error, 2)
 	for range 2 {
 		wg.Go(func() {
-			_, err := svc.RunPython(context.Background(), "hello", []byte("print(1)"), sandboxrun.Request{Session: info.ID, Owner: "o"})
+			_, err := svc.For(sandboxrun.Caller{Owner: "o"}).RunPython(context.Background(), "hello", []byte("print(1)"), sandboxrun.Request{Session: info.ID})
 			errs <- err
 		})
 	}

@@ -74,23 +74,7 @@ func (s *Service) warn(msg string) {
 	s.log.Warn(msg)
 }
 
-// Activate returns what an agent reads when it chooses a skill: the body
-// with {baseDir} resolved to the skill's sandbox folder, its scripts,
-// references and assets, and its allowed tools with the operator's grants.
-func (s *Service) Activate(ref string) (*skill.Activation, error) {
-	_, a, err := s.activate("", ref)
-	return a, err
-}
-
-// ActivateAs is Activate for owner (the digest of the caller's token, ""
-// without one), who may name one of their uploaded skills, pinned or not
-// (ResolveSkill).
-func (s *Service) ActivateAs(owner, ref string) (*skill.Activation, error) {
-	_, a, err := s.activate(owner, ref)
-	return a, err
-}
-
-// activate is ActivateAs with the skill it loaded (nil when none loaded).
+// activate is Door.Activate for owner, with the skill it loaded (nil when none loaded).
 func (s *Service) activate(owner, ref string) (*skill.Skill, *skill.Activation, error) {
 	rs, err := s.ResolveSkill(owner, ref)
 	if err != nil {
@@ -101,15 +85,15 @@ func (s *Service) activate(owner, ref string) (*skill.Skill, *skill.Activation, 
 	if err != nil {
 		return sk, nil, err
 	}
-	a.AllowedTools = s.withGrants(sk, a.AllowedTools)
+	a.AllowedTools = s.withGrants(sk, rs.Source, a.AllowedTools)
 	return sk, a, nil
 }
 
 // withGrants are a skill's entries as its activation resolved them
 // ({baseDir} and plugin placeholders), then what the operator grants it
-// (an uploaded skill: nothing by name).
-func (s *Service) withGrants(sk *skill.Skill, tools bashcheck.Tools) bashcheck.Tools {
-	if extra := s.policyFor(sk).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
+// (an uploaded skill, by source: nothing by name).
+func (s *Service) withGrants(sk *skill.Skill, source string, tools bashcheck.Tools) bashcheck.Tools {
+	if extra := s.policyFor(source).ExtraTools(sk.Manifest.Name); len(extra) > 0 {
 		return append(append(bashcheck.Tools{}, tools...), extra...)
 	}
 	return tools

@@ -185,7 +185,7 @@ func TestServiceFindsSkillsAcrossRoots(t *testing.T) {
 	require.Contains(t, names, "hello")
 	require.Contains(t, names, "other")
 
-	a, err := svc.Activate("other")
+	a, err := svc.For(sandboxrun.Local).Activate("other")
 	require.NoError(t, err)
 	require.Equal(t, "body /skills/other\n", a.Body)
 }
@@ -193,7 +193,7 @@ func TestServiceFindsSkillsAcrossRoots(t *testing.T) {
 func TestServiceActivationCarriesGrants(t *testing.T) {
 	pol := writePolicy(t, "skills:\n  hello:\n    allowed-tools: Bash(git status:*)\n")
 	svc, _ := newService(t, sandboxrun.Config{Policy: pol})
-	a, err := svc.Activate("hello")
+	a, err := svc.For(sandboxrun.Local).Activate("hello")
 	require.NoError(t, err)
 	var specs []string
 	for _, tool := range a.AllowedTools {

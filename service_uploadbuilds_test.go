@@ -56,7 +56,7 @@ func TestUploadBuildsOffByDefault(t *testing.T) {
 	store := t.TempDir()
 	b := newBuildEngine()
 	svc, _ := buildsService(t, b, store, "")
-	st, err := svc.SkillStore()
+	st, err := sandboxrun.UploadStore(svc)
 	require.NoError(t, err)
 	_, err = st.Put(ownerA, skillstore.FormatTar, withPackages(t, "tab"))
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuildsOff)
@@ -65,13 +65,13 @@ func TestUploadBuildsOffByDefault(t *testing.T) {
 	require.ErrorContains(t, err, "Python: tabulate")
 
 	on, _ := buildsService(t, b, store, "  builds: {allow: true}\n")
-	st, err = on.SkillStore()
+	st, err = sandboxrun.UploadStore(on)
 	require.NoError(t, err)
 	_, err = st.Put(ownerA, skillstore.FormatTar, withPackages(t, "tab"))
 	require.NoError(t, err, "allowed, it is stored")
 
 	off, _ := buildsService(t, b, store, "")
-	_, err = off.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = off.For(sandboxrun.Caller{Owner: ownerA}).RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuildsOff)
 	require.ErrorIs(t, err, sandboxrun.ErrRefused)
 	require.ErrorContains(t, err, "skill_uploads.builds.allow")
@@ -85,15 +85,15 @@ func TestUploadBuildFailuresAreTheSkills(t *testing.T) {
 	store := t.TempDir()
 	b := newBuildEngine()
 	svc, wheels := buildsService(t, b, store, "  builds: {allow: true, timeout: 1s}\n")
-	st, err := svc.SkillStore()
+	st, err := sandboxrun.UploadStore(svc)
 	require.NoError(t, err)
 	_, err = st.Put(ownerA, skillstore.FormatTar, withPackages(t, "tab"))
 	require.NoError(t, err)
 
-	_, err = svc.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = svc.For(sandboxrun.Caller{Owner: ownerA}).RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuild)
 	require.NotErrorIs(t, err, sandboxrun.ErrRefused)
-	told := svc.Tell(err).Error()
+	told := sandboxrun.Tell(svc, err).Error()
 	require.Contains(t, told, "pip install step exited with status 1")
 	require.Contains(t, told, "No matching distribution found for tabulate")
 	require.Contains(t, told, "the server's wheel folder")
@@ -102,7 +102,7 @@ func TestUploadBuildFailuresAreTheSkills(t *testing.T) {
 	require.NotContains(t, err.Error(), wheels, "nor the operator's message")
 
 	b.Hold = make(chan struct{}) // never released: the build runs past its 1s
-	_, err = svc.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = svc.For(sandboxrun.Caller{Owner: ownerA}).RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuild)
 	require.ErrorContains(t, err, "took longer than skill_uploads.builds.timeout allows (1s)")
 }
@@ -113,7 +113,7 @@ func TestUploadBuildsPerToken(t *testing.T) {
 	b := newBuildEngine()
 	b.Hold = make(chan struct{})
 	svc, _ := buildsService(t, b, t.TempDir(), "  builds: {allow: true}\n")
-	st, err := svc.SkillStore()
+	st, err := sandboxrun.UploadStore(svc)
 	require.NoError(t, err)
 	for _, owner := range []string{ownerA, ownerB} {
 		for _, name := range []string{"tab", "tab-two"} {
@@ -124,7 +124,7 @@ func TestUploadBuildsPerToken(t *testing.T) {
 	ctx := context.Background()
 	errs := make(chan error, 2)
 	run := func(owner, name string) {
-		_, err := svc.RunScript(ctx, name, "scripts/t.py", sandboxrun.Request{Owner: owner})
+		_, err := svc.For(sandboxrun.Caller{Owner: owner}).RunScript(ctx, name, "scripts/t.py", sandboxrun.Request{})
 		errs <- err
 	}
 	var release sync.Once
@@ -135,7 +135,7 @@ func TestUploadBuildsPerToken(t *testing.T) {
 	// Bounded: without the limit, this build would wait on hold.
 	second, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err = svc.RunScript(second, "tab-two", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = svc.For(sandboxrun.Caller{Owner: ownerA}).RunScript(second, "tab-two", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuildsBusy)
 	require.ErrorContains(t, err, "skill_uploads.builds.max_concurrent_per_token")
 
@@ -149,7 +149,7 @@ func TestUploadBuildsPerToken(t *testing.T) {
 	for range 2 {
 		require.ErrorIs(t, <-errs, sandboxrun.ErrUploadBuild)
 	}
-	_, err = svc.RunScript(ctx, "tab-two", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = svc.For(sandboxrun.Caller{Owner: ownerA}).RunScript(ctx, "tab-two", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, sandboxrun.ErrUploadBuild, "A's slot is free again")
 }
 
@@ -166,7 +166,7 @@ func TestOperatorSkillsBuildAsBefore(t *testing.T) {
 	require.NoError(t, err)
 	svc, _ := newService(t, sandboxrun.Config{SkillRoots: []string{root}, Policy: pol,
 		Images: b.Client()})
-	_, err = svc.RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{Owner: ownerA})
+	_, err = svc.For(sandboxrun.Caller{Owner: ownerA}).RunScript(context.Background(), "tab", "scripts/t.py", sandboxrun.Request{})
 	require.ErrorIs(t, err, images.ErrSkillBuild)
 	require.NotErrorIs(t, err, sandboxrun.ErrUploadBuild)
 	require.Len(t, b.Started, 1, "built")

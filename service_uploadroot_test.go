@@ -117,7 +117,7 @@ func TestDefaultUploadStoreIsNotTheSkillsFolder(t *testing.T) {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{skills}, SessionsRoot: sessions, Policy: uploadsPolicy(t, ""), Runner: &fakeEngine{}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close() })
-	st, err := svc.SkillStore()
+	st, err := sandboxrun.UploadStore(svc)
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(d, "uploads"), st.Root())
 
@@ -127,7 +127,7 @@ func TestDefaultUploadStoreIsNotTheSkillsFolder(t *testing.T) {
 	require.NoError(t, err)
 
 	sources := func(owner string) map[string]string {
-		listed, errs := svc.ListSkills(owner)
+		listed, errs := svc.For(sandboxrun.Caller{Owner: owner}).ListSkills()
 		require.Empty(t, errs)
 		got := map[string]string{}
 		for _, l := range listed {

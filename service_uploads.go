@@ -3,7 +3,6 @@ package sandboxrun
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -59,25 +58,21 @@ func openUploads(cfg Config, pol *policy.Operator) (*skillstore.Store, error) {
 	return st, nil
 }
 
-// SkillStore is the store of uploaded skills, or an error matching
+// skillStore is the store of uploaded skills, or an error matching
 // ErrUploadsOff (and ErrRefused) when the policy does not enable uploads.
-func (s *Service) SkillStore() (*skillstore.Store, error) {
+func (s *Service) skillStore() (*skillstore.Store, error) {
 	if s.uploads == nil {
 		return nil, s.uploadsErr
 	}
 	return s.uploads, nil
 }
 
-// isUploaded reports whether sk is one of the store's: it then runs under
-// the policy without any skills.<name> grants.
-func (s *Service) isUploaded(sk *skill.Skill) bool {
-	return s.uploads != nil && strings.HasPrefix(sk.Dir, s.uploads.Root()+string(os.PathSeparator))
-}
-
-// policyFor is the policy a skill is decided by: the operator's for an
-// operator skill; for an upload, the same without grants by name.
-func (s *Service) policyFor(sk *skill.Skill) *policy.Operator {
-	if s.isUploaded(sk) {
+// policyFor is the policy a skill from source (Resolved.Source, where
+// ResolveSkill found it) is decided by: the operator's for an operator
+// skill; for an upload, the same without grants by name. Trust follows
+// the source ResolveSkill reports, never where the folder lies.
+func (s *Service) policyFor(source string) *policy.Operator {
+	if source == SourceUploaded {
 		return s.pol.ForUploaded()
 	}
 	return s.pol
@@ -145,10 +140,10 @@ type Listed struct {
 	Versions []skillstore.Meta `json:"versions,omitempty"`
 }
 
-// ListSkills lists the operator's skills and owner's uploads, metadata
+// listSkills lists the operator's skills and owner's uploads, metadata
 // only. What could not be listed (a broken skill, an unreadable upload)
 // is in the second result, for the operator's log.
-func (s *Service) ListSkills(owner string) ([]Listed, []error) {
+func (s *Service) listSkills(owner string) ([]Listed, []error) {
 	skills, errs := s.Skills()
 	out := make([]Listed, 0, len(skills))
 	for _, sk := range skills {

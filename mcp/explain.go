@@ -15,7 +15,7 @@ import (
 // explain answers what a run would be, in the connection's workspace, as
 // the run tools would decide it; nothing starts. A refusal is the same
 // tool error a run of it would get.
-func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in ExplainInput) (*mcpsdk.CallToolResult, *sandboxrun.RemoteExplanation, error) {
+func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in ExplainInput) (*mcpsdk.CallToolResult, *sandboxrun.Explanation, error) {
 	var a sandboxrun.Action
 	given := 0
 	if in.Script != nil && *in.Script != "" {
@@ -43,11 +43,11 @@ func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Argv, r.Owner = in.Argv, h.owner
+	r.Argv = in.Argv
 	if err := h.files.runIn(req, &r); err != nil {
 		return nil, nil, err
 	}
-	e, err := h.svc.ExplainRemote(ctx, in.Skill, a, r)
+	e, err := h.door.Explain(ctx, in.Skill, a, r)
 	if err != nil {
 		// The error is in sandbox terms, and a refusal comes with what was
 		// decided before it: the skill's allowed tools.
@@ -62,7 +62,7 @@ func (h *handlers) explain(ctx context.Context, req *mcpsdk.CallToolRequest, in 
 
 // explainText is the short, readable form of an explanation; the
 // structured result holds all of it.
-func explainText(e *sandboxrun.RemoteExplanation) string {
+func explainText(e *sandboxrun.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "allowed: %s of skill %s would run", e.Action, e.Skill)
 	if len(e.Argv) > 0 {

@@ -50,7 +50,7 @@ func TestExplainAsksTheHost(t *testing.T) {
 
 	res := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py"})
 	require.False(t, res.IsError, mcptest.Text(res))
-	var e sandboxrun.RemoteExplanation
+	var e sandboxrun.Explanation
 	structured(t, res, &e)
 	require.True(t, e.Host.Checked)
 	require.Contains(t, mcptest.Text(res), "host: checked against the engine's host")

@@ -35,7 +35,7 @@ func TestExplainRunsNothing(t *testing.T) {
 			tc.args["skill"] = "hello"
 			res := mcptest.Call(t, cs, mcp.ToolExplain, tc.args)
 			require.False(t, res.IsError, mcptest.Text(res))
-			var e sandboxrun.RemoteExplanation
+			var e sandboxrun.Explanation
 			structured(t, res, &e)
 			require.Equal(t, tc.action, e.Action)
 			if tc.argv != nil {
@@ -53,7 +53,7 @@ func TestExplainRunsNothing(t *testing.T) {
 		})
 	}
 	res := mcptest.Call(t, cs, mcp.ToolExplain, map[string]any{"skill": "hello", "script": "scripts/echo.py", "timeout_seconds": 4})
-	var e sandboxrun.RemoteExplanation
+	var e sandboxrun.Explanation
 	structured(t, res, &e)
 	require.InDelta(t, 4.0, e.Limits.TimeoutSec, 0.001)
 

@@ -11,7 +11,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // MaxReadBytes bounds a file read_file returns: a larger one is refused,
@@ -53,7 +53,7 @@ type ListFilesInput struct {
 
 // ListFilesOutput lists files, folders and links (shown, never followed).
 type ListFilesOutput struct {
-	Files []session.Entry `json:"files"`
+	Files []sandboxrun.FileEntry `json:"files"`
 }
 
 // Tool names of the file tools.
@@ -84,20 +84,20 @@ func encodingOf(e *string) (string, error) {
 	return "", fmt.Errorf("encoding %q: use utf-8 or base64", *e)
 }
 
-func (h *handlers) writeFile(_ context.Context, req *mcpsdk.CallToolRequest, in WriteFileInput) (*mcpsdk.CallToolResult, session.FileInfo, error) {
+func (h *handlers) writeFile(_ context.Context, req *mcpsdk.CallToolRequest, in WriteFileInput) (*mcpsdk.CallToolResult, sandboxrun.FileInfo, error) {
 	enc, err := encodingOf(in.Encoding)
 	if err != nil {
-		return nil, session.FileInfo{}, err
+		return nil, sandboxrun.FileInfo{}, err
 	}
 	data := []byte(in.Content)
 	if enc == encBase64 {
 		if data, err = base64.StdEncoding.DecodeString(in.Content); err != nil {
-			return nil, session.FileInfo{}, fmt.Errorf("content is not base64 (%w): encode the bytes with standard base64, or pass text with encoding utf-8", err)
+			return nil, sandboxrun.FileInfo{}, fmt.Errorf("content is not base64 (%w): encode the bytes with standard base64, or pass text with encoding utf-8", err)
 		}
 	}
 	fi, err := h.files.put(req, in.Path, data)
 	if err != nil {
-		return nil, session.FileInfo{}, h.fileError(err)
+		return nil, sandboxrun.FileInfo{}, h.fileError(err)
 	}
 	return textResult(fmt.Sprintf("wrote %s (%d bytes) to /workspace", fi.Path, fi.Size), false), fi, nil
 }
@@ -135,9 +135,9 @@ func (h *handlers) listFiles(_ context.Context, req *mcpsdk.CallToolRequest, in 
 	var b strings.Builder
 	for _, e := range entries {
 		switch e.Type {
-		case session.TypeDir:
+		case sandboxrun.FileTypeDir:
 			fmt.Fprintf(&b, "%s/\n", e.Path)
-		case session.TypeSymlink:
+		case sandboxrun.FileTypeSymlink:
 			fmt.Fprintf(&b, "%s -> %s\n", e.Path, e.Target)
 		default:
 			fmt.Fprintf(&b, "%s (%d bytes)\n", e.Path, e.Size)
@@ -150,13 +150,13 @@ func (h *handlers) listFiles(_ context.Context, req *mcpsdk.CallToolRequest, in 
 }
 
 // fileError words a file tool's failure for a model: the store's messages
-// already name the path, the problem and the fix, and are told as a remote
-// caller is told them (Service.Tell), naming no folder of the host.
+// already name the path, the problem and the fix, and the Door told them
+// as a remote caller is told them, naming no folder of the host.
 func (h *handlers) fileError(err error) error {
 	if errors.Is(err, errNoWorkspace) {
 		return errors.New("this server keeps no workspace for files: ask the operator to start it with --sessions DIR")
 	}
-	return h.svc.Tell(err)
+	return err
 }
 
 // readAllMax reads r, refusing more than limit bytes.

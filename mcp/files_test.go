@@ -86,15 +86,17 @@ func TestConnectionWorkspace(t *testing.T) {
 	}
 
 	// Disconnecting removes the workspace.
-	st, err := svc.Sessions()
+	sessions, err := svc.For(sandboxrun.Caller{Owner: "mcp"}).Sessions()
 	require.NoError(t, err)
-	require.Len(t, st.List("mcp"), 2)
+	require.Len(t, sessions, 2)
 	require.NoError(t, one.Close())
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(spec.Workspace)
 		return os.IsNotExist(err)
 	}, 5*time.Second, 10*time.Millisecond, "the folder goes with the client")
-	require.Len(t, st.List("mcp"), 1, "the other connection's stays")
+	sessions, err = svc.For(sandboxrun.Caller{Owner: "mcp"}).Sessions()
+	require.NoError(t, err)
+	require.Len(t, sessions, 1, "the other connection's stays")
 }
 
 func TestFileToolsWithoutSessions(t *testing.T) {

@@ -10,29 +10,25 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // folder is where the file tools and runs work when the operator gave the
 // server a host folder (WithWorkspace) instead of a session per
 // connection: every connection shares it, and it outlives them all. The
-// file tools reach it through session.Folder, the sessions' own guards;
+// file tools reach it through sandboxrun.Folder, the sessions' own guards;
 // runs mount it as a CLI run's --workspace is mounted, so whether a run may
 // write it is decided as for one (the skill's allowed-tools Write and the
 // policy's workspace.write), not by writable.
 type folder struct {
-	f   *session.Folder
+	f   *sandboxrun.Folder
 	err error // why the folder could not be opened, for every call
 }
 
-// openFolder opens dir for the server over svc, bounded by the policy's
-// sessions.max_files and sessions.max_depth; the folder is released when
-// base ends. A folder that does not open leaves the server up, every file
-// tool and run answering with the reason.
-func openFolder(base context.Context, svc *sandboxrun.Service, dir string, writable bool) *folder {
-	r := svc.Policy().Sessions
-	lim := session.Limits{MaxFiles: int(r.MaxFiles.Value), MaxDepth: int(r.MaxDepth.Value)}
-	f, err := session.OpenFolder(dir, lim, writable)
+// openFolder opens dir for the door's caller (Door.OpenFolder); the folder
+// is released when base ends. A folder that does not open leaves the
+// server up, every file tool and run answering with the reason.
+func openFolder(base context.Context, door *sandboxrun.Door, dir string, writable bool) *folder {
+	f, err := door.OpenFolder(dir, writable)
 	if err != nil {
 		return &folder{err: fmt.Errorf("the server's workspace folder is unusable (%w): ask the operator to fix --workspace", err)}
 	}
@@ -40,18 +36,18 @@ func openFolder(base context.Context, svc *sandboxrun.Service, dir string, writa
 	return &folder{f: f}
 }
 
-func (w *folder) put(_ *mcpsdk.CallToolRequest, p string, data []byte) (session.FileInfo, error) {
+func (w *folder) put(_ *mcpsdk.CallToolRequest, p string, data []byte) (sandboxrun.FileInfo, error) {
 	if w.err != nil {
-		return session.FileInfo{}, w.err
+		return sandboxrun.FileInfo{}, w.err
 	}
 	return w.f.PutFile(p, bytes.NewReader(data))
 }
 
 // get reads p, refusing more than limit bytes before reading them, and
 // hashes what it read (a Folder does not hash: its files have no bound).
-func (w *folder) get(_ *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error) {
+func (w *folder) get(_ *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, sandboxrun.FileEntry, error) {
 	if w.err != nil {
-		return nil, session.Entry{}, w.err
+		return nil, sandboxrun.FileEntry{}, w.err
 	}
 	rc, e, err := w.f.OpenFile(p)
 	if err != nil {
@@ -67,7 +63,7 @@ func (w *folder) get(_ *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, 
 	return data, e, nil
 }
 
-func (w *folder) list(_ *mcpsdk.CallToolRequest, sub string) ([]session.Entry, error) {
+func (w *folder) list(_ *mcpsdk.CallToolRequest, sub string) ([]sandboxrun.FileEntry, error) {
 	if w.err != nil {
 		return nil, w.err
 	}

@@ -84,9 +84,7 @@ func TestWorkspaceFolder(t *testing.T) {
 	structured(t, mcptest.Call(t, two, mcp.ToolListFiles, map[string]any{}), &list)
 	require.Equal(t, []string{"README.md", "in", "in/data.bin"}, entryPaths(list))
 
-	st, err := svc.Sessions()
-	require.Error(t, err, "no sessions root, and none needed")
-	require.Nil(t, st)
+	require.ErrorIs(t, svc.For(sandboxrun.Caller{Owner: "mcp"}).SessionsOn(), sandboxrun.ErrNoSessions, "no sessions root, and none needed")
 
 	require.NoError(t, one.Close())
 	require.FileExists(t, filepath.Join(dir, "in", "data.bin"), "the folder outlives the connection")

@@ -21,15 +21,16 @@ import (
 // handlers turn tool calls into Service calls and Service answers into tool
 // results. Nothing here decides what may run.
 type handlers struct {
-	svc      *sandboxrun.Service
+	// door is the Service as the connections' caller reaches it: their
+	// owner (the digest of the token that opened them, else
+	// sessionOwner), remote, so every answer names sandbox folders only.
+	// Skills resolve as it (the operator's, and its uploads), as for its
+	// HTTP requests.
+	door     *sandboxrun.Door
 	log      *slog.Logger
 	interval time.Duration
 	base     context.Context // the server's lifetime, not a request's
 	files    files           // where file tools and runs work
-	// owner is who the connections act for: the digest of the token that
-	// opened them, else sessionOwner. Skills resolve as it (the
-	// operator's, and its uploads), as for its HTTP requests.
-	owner string
 
 	mu     sync.Mutex
 	listed map[string]string // resource URI -> description, as registered
@@ -57,7 +58,7 @@ func (h *handlers) listSkills(_ context.Context, _ *mcpsdk.CallToolRequest, _ Li
 // shown to the model. What could not be listed is the operator's problem,
 // not the model's: logged when logBroken, and left out.
 func (h *handlers) skills(logBroken bool) []sandboxrun.Listed {
-	all, errs := h.svc.ListSkills(h.owner)
+	all, errs := h.door.ListSkills()
 	if logBroken {
 		for _, err := range errs {
 			h.log.Warn("skill left out of the list", "err", err)
@@ -73,7 +74,7 @@ func (h *handlers) skills(logBroken bool) []sandboxrun.Listed {
 }
 
 func (h *handlers) activateSkill(_ context.Context, _ *mcpsdk.CallToolRequest, in SkillInput) (*mcpsdk.CallToolResult, ActivateOutput, error) {
-	a, err := h.svc.ActivateRemote(h.owner, in.Skill)
+	a, err := h.door.Activate(in.Skill)
 	if err != nil {
 		return nil, ActivateOutput{}, h.toolError(in.Skill, err, facts{})
 	}
@@ -106,8 +107,8 @@ func (h *handlers) runScript(ctx context.Context, req *mcpsdk.CallToolRequest, i
 		return nil, nil, err
 	}
 	r.Argv = in.Argv
-	x := h.run(ctx, req, in.Skill+" "+in.Script, in.Skill, sandboxrun.Action{Script: in.Script}, r)
-	return h.runResult(in.Skill, x)
+	x, err := h.run(ctx, req, in.Skill+" "+in.Script, in.Skill, sandboxrun.Action{Script: in.Script}, r)
+	return h.runResult(in.Skill, x, err)
 }
 
 func (h *handlers) runCommand(ctx context.Context, req *mcpsdk.CallToolRequest, in RunCommandInput) (*mcpsdk.CallToolResult, *RunOutput, error) {
@@ -115,8 +116,8 @@ func (h *handlers) runCommand(ctx context.Context, req *mcpsdk.CallToolRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
-	x := h.run(ctx, req, in.Skill+" command", in.Skill, sandboxrun.Action{Command: in.Command}, r)
-	return h.runResult(in.Skill, x)
+	x, err := h.run(ctx, req, in.Skill+" command", in.Skill, sandboxrun.Action{Command: in.Command}, r)
+	return h.runResult(in.Skill, x, err)
 }
 
 func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, in RunPythonInput) (*mcpsdk.CallToolResult, *sandboxrun.PythonResult, error) {
@@ -125,8 +126,11 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 		return nil, nil, err
 	}
 	r.Argv = in.Argv
-	x := h.run(ctx, req, in.Skill+" python", in.Skill, sandboxrun.Action{Code: []byte(in.Code), Python: true}, r)
-	res, err := x.Remote()
+	x, err := h.run(ctx, req, in.Skill+" python", in.Skill, sandboxrun.Action{Code: []byte(in.Code), Python: true}, r)
+	if err != nil {
+		return nil, nil, h.toolError(in.Skill, err, facts{})
+	}
+	res, err := x.Answer()
 	if err != nil && (res == nil || !res.Started) {
 		return nil, nil, h.toolError(in.Skill, err, runFacts(x))
 	}
@@ -136,24 +140,28 @@ func (h *handlers) runPython(ctx context.Context, req *mcpsdk.CallToolRequest, i
 
 // run makes one Service call: cancelled when the request is (the client
 // cancelled it or went away) or the server stops, and reporting progress
-// while it lasts when the client asked for that.
-func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what, skillName string, a sandboxrun.Action, r sandboxrun.Request) *sandboxrun.Execution {
+// while it lasts when the client asked for that. A workspace that could
+// not be given stops it before the Service is asked: no Execution, and the
+// error as the caller is told it.
+func (h *handlers) run(ctx context.Context, req *mcpsdk.CallToolRequest, what, skillName string, a sandboxrun.Action, r sandboxrun.Request) (*sandboxrun.Execution, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.base, cancel)()
-	r.Owner = h.owner
 	if err := h.files.runIn(req, &r); err != nil {
-		return h.svc.Stopped(err)
+		return nil, err
 	}
 	defer h.watch(ctx, req, what, &r)()
-	return h.svc.Execute(ctx, skillName, a, r)
+	return h.door.Execute(ctx, skillName, a, r), nil
 }
 
 // runResult answers a run of a script or a command: a run that never
 // started is a tool error saying why; one that started is its result,
 // marked as an error unless it succeeded.
-func (h *handlers) runResult(skillName string, x *sandboxrun.Execution) (*mcpsdk.CallToolResult, *RunOutput, error) {
-	res, err := x.Remote()
+func (h *handlers) runResult(skillName string, x *sandboxrun.Execution, err error) (*mcpsdk.CallToolResult, *RunOutput, error) {
+	if err != nil {
+		return nil, nil, h.toolError(skillName, err, facts{})
+	}
+	res, err := x.Answer()
 	if err != nil && (res == nil || !res.Started) {
 		return nil, nil, h.toolError(skillName, err, runFacts(x))
 	}
@@ -180,6 +188,10 @@ func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, 
 	return r, nil
 }
 
+// busyHint is the overload answer, the HTTP API's 429 with Retry-After in
+// words a model acts on: nothing ran, and the same call later may.
+const busyHint = "busy: every sandbox slot of this server is taken and its queue is full, so nothing ran; retry the same call after about 1 second (retry_after_seconds: 1)"
+
 // toolError words a failure for the model. The Service's words are kept,
 // except where they speak to an operator about host folders: a model names
 // skills, so it is told about skills, and of folders as the sandbox has them.
@@ -204,6 +216,8 @@ func (h *handlers) toolError(skillName string, err error, f facts) error {
 		return errors.New(msg)
 	case errors.Is(err, sandboxrun.ErrRefused):
 		return errors.New("refused: " + err.Error())
+	case errors.Is(err, sandboxrun.ErrBusy):
+		return errors.New(busyHint)
 	case errors.Is(err, context.Canceled):
 		return errors.New("cancelled before the sandbox started")
 	default:

@@ -11,10 +11,10 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 // blockingEngine runs until released or cancelled, writing some output
@@ -219,17 +219,21 @@ func TestStreamableHTTP(t *testing.T) {
 	require.ErrorIs(t, wait(t, eng.finished, "the run to end"), context.Canceled)
 }
 
-// TestStreamableHTTPSessionIDsNameTheReplica: with WithReplica, an MCP
-// session's id names the server, so another replica routes to it.
+// TestStreamableHTTPSessionIDsNameTheReplica: over a Service that is one
+// of several (Config.Replica), an MCP session's id names the server, so
+// another replica routes to it.
 func TestStreamableHTTPSessionIDsNameTheReplica(t *testing.T) {
 	for _, replica := range []string{"", "r-3"} {
 		t.Run("replica "+replica, func(t *testing.T) {
-			srv := httptest.NewServer(mcp.HTTPHandler(service(t, &newBlockingEngine().fakeEngine), mcp.WithReplica(replica)))
+			svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{exampleSkills}, Runner: &newBlockingEngine().fakeEngine, Replica: replica})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, svc.Close()) })
+			srv := httptest.NewServer(mcp.HTTPHandler(svc))
 			t.Cleanup(srv.Close)
 			cs, err := newClient(newProgressLog()).Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = cs.Close() })
-			got, ok := sessionstore.IDReplica(cs.ID())
+			got, ok := sandboxrun.ReplicaOf(cs.ID())
 			if replica == "" {
 				require.NotEmpty(t, cs.ID())
 				require.Empty(t, got, "the SDK's own ids, named by nobody")

@@ -16,7 +16,6 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // Owners as the server's tokens name them (sha256 digests in hex).
@@ -34,8 +33,6 @@ func uploadsService(t *testing.T, eng *fakeEngine) *sandboxrun.Service {
 	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{exampleSkills}, Runner: eng, Policy: pol, SessionsRoot: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, svc.Close()) })
-	st, err := svc.SkillStore()
-	require.NoError(t, err)
 	for owner, name := range map[string]string{ownerA: "upload-a", "": "upload-anonymous"} {
 		var buf bytes.Buffer
 		tw := tar.NewWriter(&buf)
@@ -48,7 +45,7 @@ func uploadsService(t *testing.T, eng *fakeEngine) *sandboxrun.Service {
 			require.NoError(t, err)
 		}
 		require.NoError(t, tw.Close())
-		_, err = st.Put(owner, skillstore.FormatTar, &buf)
+		_, err := svc.For(sandboxrun.Caller{Owner: owner}).UploadSkill(sandboxrun.UploadTar, &buf)
 		require.NoError(t, err)
 	}
 	return svc
@@ -129,13 +126,16 @@ func TestConnectionsActForTheirOwner(t *testing.T) {
 			}
 			require.Len(t, eng.ran(), want, "only the owner's upload ran")
 
-			st, err := svc.Sessions()
-			require.NoError(t, err)
-			got := st.List(c.sessions)
+			sessions := func(owner string) []sandboxrun.SessionInfo {
+				list, err := svc.For(sandboxrun.Caller{Owner: owner}).Sessions()
+				require.NoError(t, err)
+				return list
+			}
+			got := sessions(c.sessions)
 			require.Len(t, got, 1, "the connection's workspace is %s's", c.sessions)
 			for _, other := range []string{"mcp", ownerA, ownerB} {
 				if other != c.sessions {
-					require.Empty(t, st.List(other), other)
+					require.Empty(t, sessions(other), other)
 				}
 			}
 		})

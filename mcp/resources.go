@@ -101,7 +101,7 @@ func (h *handlers) readResource(_ context.Context, req *mcpsdk.ReadResourceReque
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, mcpsdk.ResourceNotFoundError(uri)
 	}
-	f, err := h.svc.ReadSkillFileAs(h.owner, u.Hostname(), strings.TrimPrefix(u.Path, "/"))
+	f, err := h.door.ReadSkillFile(u.Hostname(), strings.TrimPrefix(u.Path, "/"))
 	switch {
 	case errors.Is(err, skill.ErrSkillNotFound), errors.Is(err, sandboxrun.ErrSkillFileNotFound):
 		return nil, mcpsdk.ResourceNotFoundError(uri)

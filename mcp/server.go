@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // MaxMessageBytes bounds one incoming protocol message: room for the
@@ -43,8 +42,6 @@ type options struct {
 	// instead of a session per connection; writable lets write_file in.
 	workspace string
 	writable  bool
-	// replica names this server in Streamable HTTP session ids.
-	replica string
 }
 
 // Option changes how the server behaves.
@@ -77,12 +74,6 @@ func WithWorkspace(dir string, writable bool) Option {
 	return func(o *options) { o.workspace, o.writable = dir, writable }
 }
 
-// WithReplica names this server (serve --replica) in the ids of its
-// Streamable HTTP sessions, <replica>-<26 random characters> as sandboxrun
-// session ids are, so that another replica receiving a request with that
-// Mcp-Session-Id forwards it here. Default "": the SDK's random ids.
-func WithReplica(name string) Option { return func(o *options) { o.replica = name } }
-
 func newOptions(opts []Option) options {
 	o := options{log: slog.New(slog.DiscardHandler), interval: 2 * time.Second, base: context.Background()}
 	for _, opt := range opts {
@@ -111,23 +102,27 @@ func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
 
 // newServer is NewServer for connections acting for owner.
 func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server {
+	door := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
 	var ws files
 	var where string
 	switch {
 	case o.workspace == "":
-		ws, where = newWorkspaces(svc, owner), instructionsSession
+		ws, where = newWorkspaces(door), instructionsSession
 	case o.writable:
-		ws, where = openFolder(o.base, svc, o.workspace, true), instructionsFolder
+		ws, where = openFolder(o.base, door, o.workspace, true), instructionsFolder
 	default:
-		ws, where = openFolder(o.base, svc, o.workspace, false), instructionsReadOnly
+		ws, where = openFolder(o.base, door, o.workspace, false), instructionsReadOnly
 	}
 	so := &mcpsdk.ServerOptions{Instructions: instructionsStart + where + instructionsEnd, Logger: o.log}
-	if o.replica != "" {
-		so.GetSessionID = func() string { return session.NewID(o.replica) }
+	// A server that is one of several (Config.Replica) names itself in
+	// its Streamable HTTP session ids, as sandboxrun session ids do, so
+	// that another replica receiving one forwards the request here.
+	if replica := svc.Replica(); replica != "" {
+		so.GetSessionID = func() string { return sandboxrun.NewSessionID(replica) }
 	}
 	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)
-	h := &handlers{svc: svc, log: o.log, interval: o.interval, base: o.base, files: ws, owner: owner}
+	h := &handlers{door: door, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
 	for _, t := range Tools() {
 		tools[t.Name] = t

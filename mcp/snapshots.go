@@ -8,7 +8,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // Tool names of the snapshot tools.
@@ -46,55 +46,55 @@ type ListSnapshotsInput struct{}
 
 // ListSnapshotsOutput lists the workspace's snapshots.
 type ListSnapshotsOutput struct {
-	Snapshots []session.Snapshot `json:"snapshots"`
+	Snapshots []sandboxrun.Snapshot `json:"snapshots"`
 }
 
 // errNoSnapshots: the server works on a host folder, not a session.
 var errNoSnapshots = errors.New("snapshots are kept for a session's workspace; this server works on a host folder (--workspace): keep copies with the file tools or the folder's own version control instead")
 
-func (w *workspaces) snapshot(req *mcpsdk.CallToolRequest, label string) (session.Snapshot, error) {
-	st, id, err := w.of(req)
+func (w *workspaces) snapshot(req *mcpsdk.CallToolRequest, label string) (sandboxrun.Snapshot, error) {
+	id, err := w.of(req)
 	if err != nil {
-		return session.Snapshot{}, err
+		return sandboxrun.Snapshot{}, err
 	}
-	return st.Snapshot(w.owner, id, label)
+	return w.door.Snapshot(id, label)
 }
 
 func (w *workspaces) restore(req *mcpsdk.CallToolRequest, snap string) error {
-	st, id, err := w.of(req)
+	id, err := w.of(req)
 	if err != nil {
 		return err
 	}
-	_, err = st.Restore(w.owner, id, snap)
+	_, err = w.door.Restore(id, snap)
 	return err
 }
 
-func (w *workspaces) snapshots(req *mcpsdk.CallToolRequest) ([]session.Snapshot, error) {
-	st, id, err := w.of(req)
+func (w *workspaces) snapshots(req *mcpsdk.CallToolRequest) ([]sandboxrun.Snapshot, error) {
+	id, err := w.of(req)
 	if err != nil {
 		return nil, err
 	}
-	return st.ListSnapshots(w.owner, id)
+	return w.door.Snapshots(id)
 }
 
-func (w *folder) snapshot(*mcpsdk.CallToolRequest, string) (session.Snapshot, error) {
-	return session.Snapshot{}, errNoSnapshots
+func (w *folder) snapshot(*mcpsdk.CallToolRequest, string) (sandboxrun.Snapshot, error) {
+	return sandboxrun.Snapshot{}, errNoSnapshots
 }
 
 func (w *folder) restore(*mcpsdk.CallToolRequest, string) error { return errNoSnapshots }
 
-func (w *folder) snapshots(*mcpsdk.CallToolRequest) ([]session.Snapshot, error) {
+func (w *folder) snapshots(*mcpsdk.CallToolRequest) ([]sandboxrun.Snapshot, error) {
 	return nil, errNoSnapshots
 }
 
-func (h *handlers) snapshotWorkspace(_ context.Context, req *mcpsdk.CallToolRequest, in SnapshotInput) (*mcpsdk.CallToolResult, session.Snapshot, error) {
+func (h *handlers) snapshotWorkspace(_ context.Context, req *mcpsdk.CallToolRequest, in SnapshotInput) (*mcpsdk.CallToolResult, sandboxrun.Snapshot, error) {
 	label := ""
 	if in.Label != nil {
 		label = *in.Label
 	}
 	snap, err := h.files.snapshot(req, label)
 	if err != nil {
-		return nil, session.Snapshot{}, h.fileError(err)
+		return nil, sandboxrun.Snapshot{}, h.fileError(err)
 	}
 	return textResult(fmt.Sprintf("saved snapshot %s (%d files, %d bytes); restore_workspace with this id brings them back", snap.ID, snap.Files, snap.Bytes), false), snap, nil
 }

@@ -5,9 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
-	sessionstore "github.com/sandboxrun/sandboxrun/session"
 )
 
 // TestSnapshotTools: a connection saves its workspace, changes it, and
@@ -20,7 +20,7 @@ func TestSnapshotTools(t *testing.T) {
 
 	res = mcptest.Call(t, one, mcp.ToolSnapshot, map[string]any{"label": "before"})
 	require.False(t, res.IsError, mcptest.Text(res))
-	var snap sessionstore.Snapshot
+	var snap sandboxrun.Snapshot
 	structured(t, res, &snap)
 	require.Equal(t, "before", snap.Label)
 	require.Equal(t, 1, snap.Files)

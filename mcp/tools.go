@@ -11,7 +11,6 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/sandbox"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // The tools' inputs and outputs. Their JSON schemas are derived from these
@@ -138,11 +137,11 @@ func Tools() []*mcpsdk.Tool {
 		newTool[RunScriptInput, RunOutput](ToolRunScript, "Run a skill script in a sandbox", descRunScript, nil),
 		newTool[RunCommandInput, RunOutput](ToolRunCommand, "Run a command in a skill's sandbox", descRunCommand, nil),
 		newTool[RunPythonInput, sandboxrun.PythonResult](ToolRunPython, "Run Python in a skill's sandbox", descRunPython, nil),
-		newTool[ExplainInput, sandboxrun.RemoteExplanation](ToolExplain, "Explain a run without running it", descExplain, readOnly),
-		newTool[WriteFileInput, session.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
+		newTool[ExplainInput, sandboxrun.Explanation](ToolExplain, "Explain a run without running it", descExplain, readOnly),
+		newTool[WriteFileInput, sandboxrun.FileInfo](ToolWriteFile, "Write a file into the workspace", descWriteFile, nil),
 		newTool[ReadFileInput, ReadFileOutput](ToolReadFile, "Read a file of the workspace", descReadFile, readOnly),
 		newTool[ListFilesInput, ListFilesOutput](ToolListFiles, "List the workspace's files", descListFiles, readOnly),
-		newTool[SnapshotInput, session.Snapshot](ToolSnapshot, "Snapshot the workspace", descSnapshot, nil),
+		newTool[SnapshotInput, sandboxrun.Snapshot](ToolSnapshot, "Snapshot the workspace", descSnapshot, nil),
 		newTool[RestoreInput, RestoreOutput](ToolRestore, "Restore the workspace from a snapshot", descRestore,
 			&mcpsdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}),
 		newTool[ListSnapshotsInput, ListSnapshotsOutput](ToolSnapshots, "List the workspace's snapshots", descSnapshots, readOnly),

@@ -9,7 +9,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // sessionOwner is who a connection with no token acts for (stdio, a
@@ -24,41 +23,39 @@ const sessionOwner = "mcp"
 // made on first use and removed when the client disconnects, so that files
 // written by one call (a tool, a run) are there for the next.
 type workspaces struct {
-	svc   *sandboxrun.Service
-	owner string // the connections' owner, who owns their sessions
+	door *sandboxrun.Door // the connections' caller, who owns their sessions
 
 	mu     sync.Mutex
 	byConn map[*mcpsdk.ServerSession]string // connection -> session id
 }
 
-func newWorkspaces(svc *sandboxrun.Service, owner string) *workspaces {
-	return &workspaces{svc: svc, owner: owner, byConn: map[*mcpsdk.ServerSession]string{}}
+func newWorkspaces(door *sandboxrun.Door) *workspaces {
+	return &workspaces{door: door, byConn: map[*mcpsdk.ServerSession]string{}}
 }
 
 // errNoWorkspace is wrapped when the server keeps no sessions.
 var errNoWorkspace = errors.New("no workspace")
 
-// of returns the store and the session id of the connection that made
-// the call, creating the session on first use. With no connection (a call
-// made outside a session) or no sessions on this server it fails with
+// of returns the session id of the connection that made the call,
+// creating the session on first use. With no connection (a call made
+// outside a session) or no sessions on this server it fails with
 // errNoWorkspace and the reason.
-func (w *workspaces) of(req *mcpsdk.CallToolRequest) (*session.Store, string, error) {
-	st, err := w.svc.Sessions()
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", errNoWorkspace, err)
+func (w *workspaces) of(req *mcpsdk.CallToolRequest) (string, error) {
+	if err := w.door.SessionsOn(); err != nil {
+		return "", fmt.Errorf("%w: %w", errNoWorkspace, err)
 	}
 	if req == nil || req.Session == nil {
-		return nil, "", fmt.Errorf("%w: the call came outside an MCP session", errNoWorkspace)
+		return "", fmt.Errorf("%w: the call came outside an MCP session", errNoWorkspace)
 	}
 	conn := req.Session
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if id, ok := w.byConn[conn]; ok {
-		return st, id, nil
+		return id, nil
 	}
-	info, err := st.Create(w.owner, 0)
+	info, err := w.door.CreateSession(0)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	w.byConn[conn] = info.ID
 	go func() {
@@ -67,51 +64,51 @@ func (w *workspaces) of(req *mcpsdk.CallToolRequest) (*session.Store, string, er
 		w.mu.Lock()
 		delete(w.byConn, conn)
 		w.mu.Unlock()
-		_ = st.Delete(w.owner, info.ID)
+		_ = w.door.DeleteSession(info.ID)
 	}()
-	return st, info.ID, nil
+	return info.ID, nil
 }
 
 // runIn puts a run in the connection's workspace; a server without
 // sessions runs it with none, as before sessions existed.
 func (w *workspaces) runIn(req *mcpsdk.CallToolRequest, r *sandboxrun.Request) error {
-	_, id, err := w.of(req)
+	id, err := w.of(req)
 	switch {
 	case errors.Is(err, errNoWorkspace):
 		return nil
 	case err != nil:
 		return err
 	}
-	r.Session, r.Owner = id, w.owner
+	r.Session = id
 	return nil
 }
 
 // files is where a connection's file tools and runs work: its own session
 // (workspaces), or a host folder the operator gave (folder).
 type files interface {
-	put(req *mcpsdk.CallToolRequest, p string, data []byte) (session.FileInfo, error)
-	get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error)
-	list(req *mcpsdk.CallToolRequest, sub string) ([]session.Entry, error)
+	put(req *mcpsdk.CallToolRequest, p string, data []byte) (sandboxrun.FileInfo, error)
+	get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, sandboxrun.FileEntry, error)
+	list(req *mcpsdk.CallToolRequest, sub string) ([]sandboxrun.FileEntry, error)
 	runIn(req *mcpsdk.CallToolRequest, r *sandboxrun.Request) error
-	snapshot(req *mcpsdk.CallToolRequest, label string) (session.Snapshot, error)
+	snapshot(req *mcpsdk.CallToolRequest, label string) (sandboxrun.Snapshot, error)
 	restore(req *mcpsdk.CallToolRequest, snap string) error
-	snapshots(req *mcpsdk.CallToolRequest) ([]session.Snapshot, error)
+	snapshots(req *mcpsdk.CallToolRequest) ([]sandboxrun.Snapshot, error)
 }
 
-func (w *workspaces) put(req *mcpsdk.CallToolRequest, p string, data []byte) (session.FileInfo, error) {
-	st, id, err := w.of(req)
+func (w *workspaces) put(req *mcpsdk.CallToolRequest, p string, data []byte) (sandboxrun.FileInfo, error) {
+	id, err := w.of(req)
 	if err != nil {
-		return session.FileInfo{}, err
+		return sandboxrun.FileInfo{}, err
 	}
-	return st.PutFile(w.owner, id, p, bytes.NewReader(data))
+	return w.door.PutFile(id, p, bytes.NewReader(data))
 }
 
-func (w *workspaces) get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, session.Entry, error) {
-	st, id, err := w.of(req)
+func (w *workspaces) get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]byte, sandboxrun.FileEntry, error) {
+	id, err := w.of(req)
 	if err != nil {
-		return nil, session.Entry{}, err
+		return nil, sandboxrun.FileEntry{}, err
 	}
-	f, e, err := st.OpenFile(w.owner, id, p)
+	f, e, err := w.door.OpenFile(id, p)
 	if err != nil {
 		return nil, e, err
 	}
@@ -120,10 +117,10 @@ func (w *workspaces) get(req *mcpsdk.CallToolRequest, p string, limit int64) ([]
 	return data, e, err
 }
 
-func (w *workspaces) list(req *mcpsdk.CallToolRequest, sub string) ([]session.Entry, error) {
-	st, id, err := w.of(req)
+func (w *workspaces) list(req *mcpsdk.CallToolRequest, sub string) ([]sandboxrun.FileEntry, error) {
+	id, err := w.of(req)
 	if err != nil {
 		return nil, err
 	}
-	return st.ListFiles(w.owner, id, sub)
+	return w.door.ListFiles(id, sub)
 }

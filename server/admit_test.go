@@ -15,10 +15,9 @@ import (
 	"github.com/sandboxrun/sandboxrun/server"
 )
 
-// TestAdmissionIsTheServiceCap: without Options.MaxRunning the server
-// admits as many executions as the Service runs (Config.MaxConcurrent,
-// which `serve --max-running` sets), queues the next and turns the one
-// after away.
+// TestAdmissionIsTheServiceCap: the Service admits as many executions as
+// it runs (Config.MaxConcurrent, which `serve --max-running` sets), queues
+// the next and turns the one after away, which the server answers 429.
 func TestAdmissionIsTheServiceCap(t *testing.T) {
 	for _, n := range []int{2, 0} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) { testAdmissionCap(t, n) })
@@ -28,13 +27,14 @@ func TestAdmissionIsTheServiceCap(t *testing.T) {
 func testAdmissionCap(t *testing.T, maxConcurrent int) {
 	eng := &engine{block: make(chan struct{}), started: make(chan struct{}, 16)}
 	metrics := server.NewMetrics()
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, Observer: metrics, MaxConcurrent: maxConcurrent})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, Observer: metrics, MaxConcurrent: maxConcurrent,
+		MaxQueued: 1, QueueWait: 10 * time.Second})
 	require.NoError(t, err)
 	n := svc.MaxConcurrent()
 	if maxConcurrent == 0 {
 		require.Equal(t, sandboxrun.DefaultMaxConcurrent, n, "the one default")
 	}
-	srv, err := server.New(server.Options{Service: svc, Metrics: metrics, MaxQueued: 1, QueueWait: 10 * time.Second})
+	srv, err := server.New(server.Options{Service: svc})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -124,7 +124,7 @@ func (b execBody) timeout() (time.Duration, error) {
 // request turns a body into a Service request. A session id makes the
 // session's folder the run's /workspace; without one the run has an empty,
 // read-only /workspace.
-func (b execBody) request(owner string) (sandboxrun.Request, error) {
+func (b execBody) request() (sandboxrun.Request, error) {
 	timeout, err := b.timeout()
 	if err != nil {
 		return sandboxrun.Request{}, err
@@ -136,5 +136,5 @@ func (b execBody) request(owner string) (sandboxrun.Request, error) {
 		return sandboxrun.Request{}, badRequest("\"workspace\" is gone: create a session (POST /v1/sessions), put files in it, and pass \"session\": ID")
 	}
 	return sandboxrun.Request{Args: b.Args, Argv: b.Argv, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs,
-		Session: b.Session, Owner: owner}, nil
+		Session: b.Session}, nil
 }

@@ -17,7 +17,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(nil, err), err)
 		return
 	}
-	req, err := b.request(owner(r))
+	req, err := b.request()
 	if err != nil {
 		writeError(w, statusOf(nil, err), err)
 		return
@@ -26,7 +26,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	if b.Code != "" {
 		a.Code, a.Python = []byte(b.Code), true
 	}
-	e, err := s.o.Service.ExplainRemote(r.Context(), r.PathValue("name"), a, req)
+	e, err := s.door(r).Explain(r.Context(), r.PathValue("name"), a, req)
 	if err != nil {
 		// The message and a denial's fields are in sandbox terms already.
 		body := newErrorBody(nil, err)

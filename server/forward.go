@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // ForwardedHeader marks a request one replica forwarded to another, with
@@ -124,7 +124,7 @@ func (s *Server) routed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		from := r.Header.Get(ForwardedHeader)
 		if from != "" {
-			if session.ValidReplica(from) != nil {
+			if sandboxrun.ValidReplica(from) != nil {
 				from = "(not a replica name)" // the caller's text stays out of logs and answers
 			}
 			annotate(r, "forwarded_by", from)

@@ -18,7 +18,6 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/internal/testlog"
 	"github.com/sandboxrun/sandboxrun/server"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // replicaPair is two servers, r-0 and r-1, each with a sessions root of its
@@ -60,7 +59,7 @@ func startPair(t testing.TB) *replicaPair {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = svc.Close() })
 		p.log[i] = &testlog.Buffer{}
-		srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB), Metrics: metrics,
+		srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB),
 			Logger:   slog.New(slog.NewTextHandler(p.log[i], nil)),
 			Replicas: &server.Replicas{Self: name, PeerURL: "http://{replica}.peer", Transport: transport}})
 		require.NoError(t, err)
@@ -241,10 +240,10 @@ func TestOpenAPISessionIDPattern(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(server.OpenAPI, &doc))
 	re := regexp.MustCompile(doc.Components.Parameters["SessionID"].Schema.Pattern)
-	for _, id := range []string{session.NewID(""), session.NewID("r-0"), session.NewID("rel-sandboxrun-12"), session.NewID(strings.Repeat("a", 63))} {
+	for _, id := range []string{sandboxrun.NewSessionID(""), sandboxrun.NewSessionID("r-0"), sandboxrun.NewSessionID("rel-sandboxrun-12"), sandboxrun.NewSessionID(strings.Repeat("a", 63))} {
 		require.True(t, re.MatchString(id), id)
 	}
-	for _, id := range []string{"", "x", "-" + session.NewID(""), "R-0-" + session.NewID(""), "../" + session.NewID("")} {
+	for _, id := range []string{"", "x", "-" + sandboxrun.NewSessionID(""), "R-0-" + sandboxrun.NewSessionID(""), "../" + sandboxrun.NewSessionID("")} {
 		require.False(t, re.MatchString(id), id)
 	}
 }

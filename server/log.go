@@ -62,8 +62,8 @@ func (s *Server) logRequests(h http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		_, pattern := s.mux.Handler(r)
-		if s.o.Metrics != nil {
-			s.o.Metrics.http.WithLabelValues(pattern, strconv.Itoa(rec.status)).Inc()
+		if s.metrics != nil {
+			s.metrics.http.WithLabelValues(pattern, strconv.Itoa(rec.status)).Inc()
 		}
 		l.mu.Lock()
 		attrs := append([]any{"request_id", id, "method", r.Method, "path", r.URL.Path, "status", rec.status,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -26,6 +27,7 @@ type Metrics struct {
 var (
 	_ sandboxrun.Observer      = (*Metrics)(nil)
 	_ sandboxrun.CacheObserver = (*Metrics)(nil)
+	_ sandboxrun.QueueObserver = (*Metrics)(nil)
 )
 
 // NewMetrics registers the metrics on a registry of their own, with the Go
@@ -77,17 +79,20 @@ func (m *Metrics) Observe(o sandboxrun.Observed) {
 	m.duration.WithLabelValues(string(o.Outcome)).Observe(o.Duration.Seconds())
 }
 
-// watchAdmission exports the admission's in-flight and queued counts.
-func (m *Metrics) watchAdmission(a *admission) {
+// ObserveQueue implements sandboxrun.QueueObserver.
+func (m *Metrics) ObserveQueue(wait time.Duration) { m.queueWait.Observe(wait.Seconds()) }
+
+// watchLoad exports the Service's runs in flight and queued.
+func (m *Metrics) watchLoad(load func() sandboxrun.Load) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sandboxrun_executions_in_flight",
 			Help: "Executions running now.",
-		}, func() float64 { return float64(a.inFlight()) }),
+		}, func() float64 { return float64(load().Running) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sandboxrun_queue_length",
 			Help: "Requests waiting for an execution slot.",
-		}, func() float64 { return float64(a.queued()) }),
+		}, func() float64 { return float64(load().Queued) }),
 	)
 }
 

@@ -23,7 +23,7 @@ func startMetricsUploads(t *testing.T) string {
 		Observer: metrics, SessionsRoot: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = svc.Close() })
-	srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB), Metrics: metrics})
+	srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB)})
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

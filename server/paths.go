@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // guardPaths stands in front of the router and refuses a request whose
@@ -19,7 +19,7 @@ import (
 // or a percent-encoded '.', '/', '\' or NUL, and a path the router would
 // still redirect (to the same path with a '/' added) is 404: this server
 // answers no redirect at all. A session's file path keeps its own rules
-// (session.CheckPath), checked again by the store.
+// (Service.CheckFilePath), checked again by the store.
 func (s *Server) guardPaths(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkRequestPath(r); err != nil {
@@ -85,17 +85,13 @@ func checkSegment(escaped, seg string) error {
 func (s *Server) checkFilePath(escaped string) error {
 	p, err := url.PathUnescape(escaped)
 	if err != nil {
-		return &session.PathError{Path: escaped, Reason: "the URL's percent-encoding is broken: encode each byte as %XX"}
+		return &sandboxrun.PathError{Path: escaped, Reason: "the URL's percent-encoding is broken: encode each byte as %XX"}
 	}
-	depth := session.Limits{}.WithDefaults().MaxDepth
-	if st, err := s.o.Service.Sessions(); err == nil {
-		depth = st.Limits().MaxDepth
-	}
-	if _, err := session.CheckPath(p, depth); err != nil {
+	if err := s.o.Service.CheckFilePath(p); err != nil {
 		return err
 	}
 	if encodedSeparator(escaped) {
-		return &session.PathError{Path: p, Reason: "the URL percent-encodes a '.', '/', '\\' or NUL; send the path's characters as they are, e.g. /files/out/report.csv"}
+		return &sandboxrun.PathError{Path: p, Reason: "the URL percent-encodes a '.', '/', '\\' or NUL; send the path's characters as they are, e.g. /files/out/report.csv"}
 	}
 	return nil
 }

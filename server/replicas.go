@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // Replicas say that this server is one of several sharing the load, each
@@ -46,7 +46,7 @@ var errBadReplicas = errors.New("bad replica settings")
 // owner, and give an http(s) base URL (no path, query or credentials) for
 // this server's own name.
 func (c Replicas) Validate() error {
-	if err := session.ValidReplica(c.Self); err != nil {
+	if err := sandboxrun.ValidReplica(c.Self); err != nil {
 		return err
 	}
 	t := c.PeerURL
@@ -132,7 +132,7 @@ const (
 // decide routes a request naming session id (or none: ""); forwarded says
 // whether it came from another replica.
 func (c Replicas) decide(id string, forwarded bool) (route, string) {
-	owner, ok := session.IDReplica(id)
+	owner, ok := sandboxrun.ReplicaOf(id)
 	switch {
 	case id == "" || !ok || owner == "" || owner == c.Self || !c.sibling(owner):
 		return serveHere, owner

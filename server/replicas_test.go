@@ -12,11 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // random is an id of the single-server shape: 26 characters of base32.
-var random = session.NewID("")
+var random = sandboxrun.NewSessionID("")
 
 func TestReplicasValidate(t *testing.T) {
 	for _, tc := range []struct {
@@ -106,7 +106,7 @@ func FuzzReplicasDecide(f *testing.F) {
 	c := Replicas{Self: "r-1", PeerURL: "http://{replica}.h.ns:8080"}
 	f.Fuzz(func(t *testing.T, id string, forwarded bool) {
 		how, owner := c.decide(id, forwarded)
-		replica, ok := session.IDReplica(id)
+		replica, ok := sandboxrun.ReplicaOf(id)
 		if how == serveHere {
 			if ok && replica != "" && replica != c.Self {
 				require.False(t, c.sibling(replica))
@@ -184,4 +184,16 @@ func TestUnreachable(t *testing.T) {
 	require.False(t, unreachable(&net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset")}))
 	require.False(t, unreachable(io.ErrUnexpectedEOF))
 	require.False(t, unreachable(http.ErrHandlerTimeout))
+}
+
+// TestReplicaNameIsTheService: the server's replica is the Service's, and
+// a server told another name refuses to start rather than forward with it.
+func TestReplicaNameIsTheService(t *testing.T) {
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Replica: "r-0", SessionsRoot: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+	_, err = New(Options{Service: svc, Replicas: &Replicas{PeerURL: "http://{replica}.peer"}})
+	require.NoError(t, err, "Self defaults to the Service's")
+	_, err = New(Options{Service: svc, Replicas: &Replicas{Self: "r-1", PeerURL: "http://{replica}.peer"}})
+	require.ErrorContains(t, err, "the Service's is \"r-0\"")
 }

@@ -28,7 +28,7 @@ type errorBody struct {
 	Result  *sandbox.Result `json:"result,omitempty"`
 	// Explanation is what an explain request had decided before it was
 	// refused.
-	Explanation *sandboxrun.RemoteExplanation `json:"explanation,omitempty"`
+	Explanation *sandboxrun.Explanation `json:"explanation,omitempty"`
 }
 
 // statusOf maps what the Service returned to an HTTP status.
@@ -57,7 +57,7 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, sandboxrun.ErrRefused), errors.Is(err, sandbox.ErrInvalidSpec):
 		return http.StatusForbidden
-	case errors.Is(err, errBusy):
+	case errors.Is(err, sandboxrun.ErrBusy):
 		return http.StatusTooManyRequests
 	// The engine going away mid-run is the engine's state, not the
 	// server's fault: 503, with the run's Result in the body.
@@ -289,10 +289,4 @@ var errDiskFull = errors.New("the server's disk is full: no space left for sessi
 // out of its disk quota.
 func diskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, errDiskFull)
-}
-
-// fail answers err, a session's or an upload's, as a remote caller is told
-// it (Service.Tell): its message names no folder of the host.
-func (s *Server) fail(w http.ResponseWriter, status int, err error) {
-	writeError(w, status, s.o.Service.Tell(err))
 }

@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
-	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.
@@ -17,54 +17,36 @@ type Options struct {
 	// Tokens, when set, are required on every endpoint but /healthz and
 	// /readyz.
 	Tokens *Tokens
-	// MaxRunning bounds executions at once (default: the Service's cap,
-	// Service.MaxConcurrent); MaxQueued bounds requests waiting for one
-	// (default 16). Past both, 429.
-	MaxRunning int
-	MaxQueued  int
-	// QueueWait is the longest a request waits for a slot (default 30s);
-	// then it is answered 429.
-	QueueWait time.Duration
 	// BodyTimeout bounds reading a JSON body (default BodyReadTimeout);
 	// past it, 408.
 	BodyTimeout time.Duration
-	// Metrics, when set, are served at /metrics and told every outcome
-	// (pass the same value as the Service's Observer).
-	Metrics *Metrics
 	// MCP, when set, is mounted at /mcp behind the same tokens.
 	MCP http.Handler
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Replicas, when set, make this server one of several: requests for
-	// another replica's session are forwarded to it (see Replicas).
+	// another replica's session are forwarded to it (see Replicas). Its
+	// Self is the Service's (Config.Replica) when empty, and must agree.
 	Replicas *Replicas
 }
 
-// Server is the HTTP front end. Create it with New; serve Handler().
+// Server is the HTTP front end. Create it with New; serve Handler(). When
+// the Service's Observer is a *Metrics (NewMetrics), they are served at
+// /metrics: one value, told every outcome by the Service. Runs
+// are admitted by the Service (Config.MaxConcurrent, MaxQueued, QueueWait):
+// one that finds the queue full is answered 429 with Retry-After.
 type Server struct {
-	o     Options
-	admit *admission
-	log   *slog.Logger
-	mux   *http.ServeMux
-	fwd   *forwarder // nil: a single server
+	o       Options
+	metrics *Metrics // nil: no /metrics
+	log     *slog.Logger
+	mux     *http.ServeMux
+	fwd     *forwarder // nil: a single server
 }
 
 // New checks the options and builds the routes.
 func New(o Options) (*Server, error) {
 	if o.Service == nil {
 		return nil, errors.New("server: no Service")
-	}
-	if o.MaxRunning <= 0 {
-		o.MaxRunning = o.Service.MaxConcurrent()
-	}
-	if o.MaxQueued < 0 {
-		return nil, errors.New("server: a negative queue length")
-	}
-	if o.MaxQueued == 0 {
-		o.MaxQueued = 16
-	}
-	if o.QueueWait <= 0 {
-		o.QueueWait = 30 * time.Second
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = BodyReadTimeout
@@ -73,16 +55,24 @@ func New(o Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, admit: newAdmission(o.MaxRunning, o.MaxQueued), log: log, mux: http.NewServeMux()}
+	metrics, _ := o.Service.Observer().(*Metrics)
+	s := &Server{o: o, metrics: metrics, log: log, mux: http.NewServeMux()}
 	if o.Replicas != nil {
+		r := *o.Replicas
+		switch self := o.Service.Replica(); {
+		case r.Self == "":
+			r.Self = self
+		case r.Self != self:
+			return nil, fmt.Errorf("server: replica %q, but the Service's is %q: give both the same name (sandboxrun.Config.Replica)", r.Self, self)
+		}
 		var err error
-		if s.fwd, err = newForwarder(*o.Replicas, o.Metrics, log); err != nil {
+		if s.fwd, err = newForwarder(r, metrics, log); err != nil {
 			return nil, err
 		}
 	}
-	if o.Metrics != nil {
-		o.Metrics.watchAdmission(s.admit)
-		o.Metrics.watchPool(o.Service.PoolStats)
+	if metrics != nil {
+		metrics.watchLoad(o.Service.Load)
+		metrics.watchPool(o.Service.PoolStats)
 	}
 	s.routes()
 	return s, nil
@@ -114,8 +104,8 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
 	s.sessionRoutes(auth)
 	s.uploadRoutes(auth)
-	if s.o.Metrics != nil {
-		s.mux.Handle("GET /metrics", auth(s.o.Metrics.handler()))
+	if s.metrics != nil {
+		s.mux.Handle("GET /metrics", auth(s.metrics.handler()))
 	}
 	if s.o.MCP != nil {
 		s.mux.Handle("/mcp", auth(s.o.MCP))
@@ -137,8 +127,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
+// door is the Service as the request's caller reaches it: the owner of its
+// token, remote, so every answer names the sandbox's folders only.
+func (s *Server) door(r *http.Request) *sandboxrun.Door {
+	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Remote: true})
+}
+
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
-	a, err := s.o.Service.ActivateRemote(owner(r), r.PathValue("name"))
+	a, err := s.door(r).Activate(r.PathValue("name"))
 	if err != nil {
 		writeJSON(w, statusOf(nil, err), newErrorBody(nil, err))
 		return
@@ -149,8 +145,9 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
 // action is what a run endpoint's body asks to run.
 type action func(b execBody) sandboxrun.Action
 
-// execute serves one run endpoint: decode, admit (or 429), run through the
-// Service, answer in one JSON document or as a stream. The request's
+// execute serves one run endpoint: decode, run through the Service (which
+// admits the run or turns it away: 429), answer in one JSON document or as
+// a stream. The request's
 // context is the run's: a client that disconnects cancels the run, and the
 // runner removes its container.
 func (s *Server) execute(need string, act action) http.Handler {
@@ -160,39 +157,20 @@ func (s *Server) execute(need string, act action) http.Handler {
 			finish(w, nil, nil, err)
 			return
 		}
-		req, err := b.request(owner(r))
+		req, err := b.request()
 		if err != nil {
 			finish(w, nil, nil, err)
 			return
 		}
-		waitCtx, cancel := context.WithTimeout(r.Context(), s.o.QueueWait)
-		_, queued := telemetry.Start(waitCtx, "sandboxrun.queue")
-		waited, release, err := s.admit.acquire(waitCtx)
-		queued.End()
-		cancel()
-		if s.o.Metrics != nil {
-			s.o.Metrics.queueWait.Observe(waited.Seconds())
-		}
-		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
-			err = errBusy
-		}
-		if err != nil {
-			finish(w, nil, nil, err)
-			return
-		}
-		defer release()
 		var st *streamer
 		if media := streamFormat(r); media != "" {
 			st = newStreamer(w, media)
 			req.Stdout, req.Stderr = chunks{st, "stdout"}, chunks{st, "stderr"}
 		}
-		x := s.o.Service.Execute(r.Context(), r.PathValue("name"), act(b), req)
-		if x.Result != nil {
-			annotate(r, "run_id", x.Result.ID, "exit_code", x.Result.ExitCode)
+		res, err := s.door(r).Execute(r.Context(), r.PathValue("name"), act(b), req).Answer()
+		if res != nil {
+			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)
 		}
-		// The Service speaks to the operator; the caller is told of the
-		// sandbox's folders, never the host's.
-		res, err := x.Remote()
 		finish(w, st, res, err)
 	})
 }

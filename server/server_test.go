@@ -72,13 +72,21 @@ type fixture struct {
 
 func start(t *testing.T, eng *engine, o server.Options) fixture {
 	t.Helper()
+	return startAdmitting(t, eng, sandboxrun.Config{}, o)
+}
+
+// startAdmitting is start with the Service's admission (MaxConcurrent,
+// MaxQueued, QueueWait) taken from cfg.
+func startAdmitting(t *testing.T, eng *engine, cfg sandboxrun.Config, o server.Options) fixture {
+	t.Helper()
 	if eng == nil {
 		eng = &engine{}
 	}
 	metrics := server.NewMetrics()
-	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, Observer: metrics})
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, Observer: metrics,
+		MaxConcurrent: cfg.MaxConcurrent, MaxQueued: cfg.MaxQueued, QueueWait: cfg.QueueWait})
 	require.NoError(t, err)
-	o.Service, o.Metrics = svc, metrics
+	o.Service = svc
 	srv, err := server.New(o)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())
@@ -209,7 +217,7 @@ func TestTokens(t *testing.T) {
 
 func TestQueueFullIs429(t *testing.T) {
 	eng := &engine{block: make(chan struct{}), started: make(chan struct{}, 4)}
-	f := start(t, eng, server.Options{MaxRunning: 1, MaxQueued: 1, QueueWait: 10 * time.Second})
+	f := startAdmitting(t, eng, sandboxrun.Config{MaxConcurrent: 1, MaxQueued: 1, QueueWait: 10 * time.Second}, server.Options{})
 	body := `{"command": "echo hi"}`
 	var wg sync.WaitGroup
 	codes := make(chan int, 2)
@@ -241,7 +249,7 @@ func TestQueueFullIs429(t *testing.T) {
 
 func TestQueueWaitEndsIn429(t *testing.T) {
 	eng := &engine{block: make(chan struct{}), started: make(chan struct{}, 4)}
-	f := start(t, eng, server.Options{MaxRunning: 1, MaxQueued: 4, QueueWait: 50 * time.Millisecond})
+	f := startAdmitting(t, eng, sandboxrun.Config{MaxConcurrent: 1, MaxQueued: 4, QueueWait: 50 * time.Millisecond}, server.Options{})
 	done := make(chan int, 1)
 	go func() { done <- call(t, "POST", f.url+"/v1/skills/hello/exec", `{"command": "echo"}`).status }()
 	<-eng.started

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // Media types of the bulk file calls.
@@ -25,14 +25,14 @@ const (
 const maxSessionBody = 4 << 10
 
 func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
-	route := func(pattern string, h func(http.ResponseWriter, *http.Request, *session.Store)) {
+	route := func(pattern string, h func(http.ResponseWriter, *http.Request, *sandboxrun.Door)) {
 		s.mux.Handle(pattern, auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			st, err := s.o.Service.Sessions()
-			if err != nil {
-				s.fail(w, sessionStatus(err), err)
+			d := s.door(r)
+			if err := d.SessionsOn(); err != nil {
+				writeError(w, sessionStatus(err), err)
 				return
 			}
-			h(w, r, st)
+			h(w, r, d)
 		})))
 	}
 	route("POST /v1/sessions", s.createSession)
@@ -54,26 +54,26 @@ func (s *Server) sessionRoutes(auth func(http.Handler) http.Handler) {
 // to an HTTP status: another token's session is 404 like a missing one,
 // never 403, so a status tells nothing of sessions that are not yours.
 func sessionStatus(err error) int {
-	var lim *session.LimitError
+	var lim *sandboxrun.SessionLimitError
 	switch {
 	case diskFull(err):
 		return http.StatusInsufficientStorage // before ErrBadTar: a tar cut short by the disk is not the caller's
 	case errors.Is(err, errSlowBody):
 		return http.StatusRequestTimeout // before ErrBadTar too: the tar was cut short by its sender's silence
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrFileNotFound), errors.Is(err, session.ErrSnapshotNotFound):
+	case errors.Is(err, sandboxrun.ErrSessionNotFound), errors.Is(err, sandboxrun.ErrFileNotFound), errors.Is(err, sandboxrun.ErrSnapshotNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, session.ErrBadPath), errors.Is(err, session.ErrBadTar), errors.Is(err, session.ErrBadTTL),
+	case errors.Is(err, sandboxrun.ErrBadPath), errors.Is(err, sandboxrun.ErrBadTar), errors.Is(err, sandboxrun.ErrBadTTL),
 		errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, session.ErrNotFile):
+	case errors.Is(err, sandboxrun.ErrNotFile):
 		return http.StatusConflict
 	case errors.As(err, &lim):
 		switch lim.Limit {
-		case "sessions.max_per_token":
+		case sandboxrun.LimitSessionsPerToken:
 			return http.StatusTooManyRequests
-		case "sessions.max_ttl", "sessions.max_depth":
+		case sandboxrun.LimitSessionTTL, sandboxrun.LimitSessionDepth:
 			return http.StatusBadRequest
-		case session.LimitSnapshots:
+		case sandboxrun.LimitSnapshots:
 			return http.StatusConflict // delete a snapshot first
 		}
 		return http.StatusRequestEntityTooLarge
@@ -84,8 +84,8 @@ func sessionStatus(err error) int {
 // isSessionError reports whether err is the session store's, to be
 // answered by sessionStatus.
 func isSessionError(err error) bool {
-	for _, e := range []error{session.ErrNotFound, session.ErrFileNotFound, session.ErrBadPath, session.ErrBadTar,
-		session.ErrBadTTL, session.ErrNotFile, session.ErrLimit, session.ErrSnapshotNotFound} {
+	for _, e := range []error{sandboxrun.ErrSessionNotFound, sandboxrun.ErrFileNotFound, sandboxrun.ErrBadPath, sandboxrun.ErrBadTar,
+		sandboxrun.ErrBadTTL, sandboxrun.ErrNotFile, sandboxrun.ErrSessionLimit, sandboxrun.ErrSnapshotNotFound} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -103,7 +103,7 @@ type createSessionBody struct {
 	} `json:"from"`
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	var body createSessionBody
 	if err := readSmallJSON(w, r, &body); err != nil {
 		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"ttl\": \"30m\", \"from\": {\"session\": ID, \"snapshot\": SNAP}} (every key optional) or empty: %v", err))
@@ -118,54 +118,59 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request, st *sessi
 		writeError(w, http.StatusBadRequest, badRequest("ttl: give seconds (1800) or a duration (\"30m\")"))
 		return
 	}
-	var info session.Info
+	var info sandboxrun.SessionInfo
 	if body.From != nil {
-		info, err = st.Fork(owner(r), body.From.Session, body.From.Snapshot, ttl)
+		info, err = d.ForkSession(body.From.Session, body.From.Snapshot, ttl)
 	} else {
-		info, err = st.Create(owner(r), ttl)
+		info, err = d.CreateSession(ttl)
 	}
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	annotate(r, "session", info.ID)
 	writeJSON(w, http.StatusCreated, info)
 }
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(st.List(owner(r)))})
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	list, err := d.Sessions()
+	if err != nil {
+		writeError(w, sessionStatus(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(list)})
 }
 
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	info, err := st.Get(owner(r), r.PathValue("id"))
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	info, err := d.Session(r.PathValue("id"))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
 }
 
-func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	if err := st.Delete(owner(r), r.PathValue("id")); err != nil {
-		s.fail(w, sessionStatus(err), err)
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	if err := d.DeleteSession(r.PathValue("id")); err != nil {
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) putFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	fi, err := st.PutFile(owner(r), r.PathValue("id"), r.PathValue("path"), guardStalls(w, r))
+func (s *Server) putFile(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	fi, err := d.PutFile(r.PathValue("id"), r.PathValue("path"), guardStalls(w, r))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, fi)
 }
 
-func (s *Server) getFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	f, e, err := st.OpenFile(owner(r), r.PathValue("id"), r.PathValue("path"))
+func (s *Server) getFile(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	f, e, err := d.OpenFile(r.PathValue("id"), r.PathValue("path"))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	defer f.Close()
@@ -184,9 +189,9 @@ func (s *Server) getFile(w http.ResponseWriter, r *http.Request, st *session.Sto
 	}
 }
 
-func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	if err := st.DeleteFile(owner(r), r.PathValue("id"), r.PathValue("path")); err != nil {
-		s.fail(w, sessionStatus(err), err)
+func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	if err := d.DeleteFile(r.PathValue("id"), r.PathValue("path")); err != nil {
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -194,18 +199,18 @@ func (s *Server) deleteFile(w http.ResponseWriter, r *http.Request, st *session.
 
 // listFiles lists the workspace in JSON, or streams it as a tar when the
 // client accepts application/x-tar.
-func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, st *session.Store) {
+func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	id := r.PathValue("id")
 	if accepts(r, mediaTar) {
 		// The session's existence is checked first, so a missing one is a
 		// 404 rather than an empty tar.
-		if _, err := st.Get(owner(r), id); err != nil {
-			s.fail(w, sessionStatus(err), err)
+		if _, err := d.Session(id); err != nil {
+			writeError(w, sessionStatus(err), err)
 			return
 		}
 		w.Header().Set("Content-Type", mediaTar)
 		w.WriteHeader(http.StatusOK)
-		if err := st.WriteTar(owner(r), id, w); err != nil {
+		if err := d.WriteTar(id, w); err != nil {
 			// The status is out: the cut stream (no tar end marker) is
 			// what tells the client.
 			s.log.Warn("session tar download cut short", "session", id, "err", err)
@@ -213,23 +218,23 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, st *session.S
 		}
 		return
 	}
-	files, err := st.ListFiles(owner(r), id, r.URL.Query().Get("path"))
+	files, err := d.ListFiles(id, r.URL.Query().Get("path"))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"files": nonNil(files)})
 }
 
-func (s *Server) putTar(w http.ResponseWriter, r *http.Request, st *session.Store) {
+func (s *Server) putTar(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != mediaTar {
 		writeError(w, http.StatusUnsupportedMediaType, badRequest("PUT /v1/sessions/{id}/files takes a tar (Content-Type: %s); put one file with PUT /v1/sessions/{id}/files/{path}", mediaTar))
 		return
 	}
-	files, err := st.PutTar(owner(r), r.PathValue("id"), guardStalls(w, r))
+	files, err := d.PutTar(r.PathValue("id"), guardStalls(w, r))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"files": nonNil(files)})

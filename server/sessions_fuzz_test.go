@@ -16,7 +16,6 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/server"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // FuzzSessionFileURL sends file calls whose URL path is anything a client
@@ -74,7 +73,7 @@ func FuzzSessionFileURL(f *testing.F) {
 			if !ok {
 				t.Fatalf("%q stored although its path %q is not under the session's files", p, req.URL.Path)
 			}
-			if _, err := session.CheckPath(stored, 0); err != nil {
+			if err := svc.CheckFilePath(stored); err != nil {
 				t.Fatalf("%q stored as %q, which the path guard refuses: %v", p, stored, err)
 			}
 			b, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(stored)))

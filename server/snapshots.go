@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // readSmallJSON decodes a small optional JSON body into v as decodeStrict
@@ -26,7 +26,7 @@ func smallBodyStatus(err error) int {
 	return http.StatusBadRequest
 }
 
-func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
+func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	var body struct {
 		Label string `json:"label"`
 	}
@@ -34,33 +34,33 @@ func (s *Server) createSnapshot(w http.ResponseWriter, r *http.Request, st *sess
 		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"label\": \"...\"} or empty: %v", err))
 		return
 	}
-	snap, err := st.Snapshot(owner(r), r.PathValue("id"), body.Label)
+	snap, err := d.Snapshot(r.PathValue("id"), body.Label)
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	annotate(r, "snapshot", snap.ID)
 	writeJSON(w, http.StatusCreated, snap)
 }
 
-func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	snaps, err := st.ListSnapshots(owner(r), r.PathValue("id"))
+func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	snaps, err := d.Snapshots(r.PathValue("id"))
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"snapshots": snaps})
 }
 
-func (s *Server) deleteSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
-	if err := st.DeleteSnapshot(owner(r), r.PathValue("id"), r.PathValue("snap")); err != nil {
-		s.fail(w, sessionStatus(err), err)
+func (s *Server) deleteSnapshot(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
+	if err := d.DeleteSnapshot(r.PathValue("id"), r.PathValue("snap")); err != nil {
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, st *session.Store) {
+func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {
 	var body struct {
 		Snapshot string `json:"snapshot"`
 	}
@@ -72,9 +72,9 @@ func (s *Server) restoreSnapshot(w http.ResponseWriter, r *http.Request, st *ses
 		writeError(w, smallBodyStatus(err), badRequest("the body is not {\"snapshot\": SNAP}: %v", err))
 		return
 	}
-	info, err := st.Restore(owner(r), r.PathValue("id"), body.Snapshot)
+	info, err := d.Restore(r.PathValue("id"), body.Snapshot)
 	if err != nil {
-		s.fail(w, sessionStatus(err), err)
+		writeError(w, sessionStatus(err), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info)

@@ -91,8 +91,8 @@ each replica's own.`,
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address: host:port, or unix:/path/to.sock")
 	fs.StringVar(&f.tokensFile, "tokens", "", "file of accepted bearer tokens, one per line (required off loopback)")
 	fs.IntVar(&f.maxRunning, "max-running", sandboxrun.DefaultMaxConcurrent, "executions at once")
-	fs.IntVar(&f.maxQueued, "max-queued", 16, "requests waiting for an execution slot; past this the answer is 429")
-	fs.DurationVar(&f.queueWait, "queue-wait", 30*time.Second, "longest a request waits for a slot before a 429")
+	fs.IntVar(&f.maxQueued, "max-queued", sandboxrun.DefaultMaxQueued, "requests waiting for an execution slot; past this the answer is 429")
+	fs.DurationVar(&f.queueWait, "queue-wait", sandboxrun.DefaultQueueWait, "longest a request waits for a slot before a 429")
 	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
 	fs.StringVar(&f.workspaces, "workspaces", "", "replaced by --sessions")
 	_ = fs.MarkHidden("workspaces")
@@ -148,6 +148,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Observer:      metrics,
 		Logger:        logger,
 		MaxConcurrent: f.maxRunning,
+		MaxQueued:     f.maxQueued,
+		QueueWait:     f.queueWait,
 		WarmPool:      warmMax,
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
@@ -164,10 +166,8 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	srv, err := server.New(server.Options{
-		// MaxRunning: the Service's cap, which --max-running set.
-		Service: svc, Tokens: tokens, MaxQueued: f.maxQueued,
-		QueueWait: f.queueWait, Metrics: metrics, Logger: logger, Replicas: replicas,
-		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger), mcp.WithReplica(f.replica)),
+		Service: svc, Tokens: tokens, Logger: logger, Replicas: replicas,
+		MCP: mcp.HTTPHandler(svc, mcp.WithBaseContext(runCtx), mcp.WithLogger(logger)),
 	})
 	if err != nil {
 		return err
@@ -179,7 +179,14 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	hs := server.HTTPServer(srv.Handler(), func(net.Listener) context.Context { return runCtx })
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	go server.KeepReaping(runCtx, svc, server.ReapEvery, logger)
+	go func() {
+		// Connecting at once removes what a killed predecessor left (its
+		// sandboxes and their volumes) without waiting for a first run;
+		// the Service reaps dead owners every minute from then on.
+		if err := svc.Ready(runCtx); err != nil {
+			logger.Warn("the engine is not ready at start; leftovers of a killed server are reaped once it is", "err", err)
+		}
+	}()
 	logger.Info("serving", "listen", ln.Addr().String(), "skills", strings.Join(roots, ":"), "policy", g.pol.Source, "auth", !tokens.Empty(), "replica", f.replica)
 	select {
 	case err := <-errc:

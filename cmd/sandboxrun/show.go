@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
 
@@ -29,7 +30,7 @@ containing '/', or '.').`,
 			if err != nil {
 				return err
 			}
-			act, err := svc.Activate(args[0])
+			act, err := svc.For(sandboxrun.Local).Activate(args[0])
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package sandboxrun
+package told
 
 import (
 	"log/slog"
@@ -11,7 +11,7 @@ import (
 // kept at /skills on the host) is not a leak: the answer is told as is.
 // Another host folder still is.
 func TestSayKnowsSandboxNames(t *testing.T) {
-	c := &callerNames{log: slog.New(slog.DiscardHandler), places: []place{
+	c := &Names{log: slog.New(slog.DiscardHandler), places: []place{
 		{forms: []string{"/skills/hello"}, shown: "/skills/hello"},
 		{forms: []string{"/workspace"}, shown: "/workspace"},
 		{forms: []string{"/skills"}, shown: "the skills folder"},
@@ -23,13 +23,13 @@ func TestSayKnowsSandboxNames(t *testing.T) {
 		"no skill \"nope\" in the skills folder",
 		"cannot write /workspace/out: read-only",
 	} {
-		require.Equal(t, told, c.say("operator", told))
+		require.Equal(t, told, c.Say("operator", told))
 	}
-	require.NotContains(t, c.say("operator", "creating a session under /srv/sessions/ab: disk full"), "/srv/sessions")
-	require.NotContains(t, c.say("operator", "reading /w/up/x: gone"), "/w/", "a host path that only begins like a sandbox name is still caught")
-	require.NotContains(t, c.say("operator", "see file:///srv/sessions/ab"), "/srv/sessions")
-	require.Equal(t, "/skills/hello/scripts/x.py", c.name("/skills/hello/scripts/x.py"))
-	require.Equal(t, "the skills folder/other", c.name("/skills/other"))
+	require.NotContains(t, c.Say("operator", "creating a session under /srv/sessions/ab: disk full"), "/srv/sessions")
+	require.NotContains(t, c.Say("operator", "reading /w/up/x: gone"), "/w/", "a host path that only begins like a sandbox name is still caught")
+	require.NotContains(t, c.Say("operator", "see file:///srv/sessions/ab"), "/srv/sessions")
+	require.Equal(t, "/skills/hello/scripts/x.py", c.Name("/skills/hello/scripts/x.py"))
+	require.Equal(t, "the skills folder/other", c.Name("/skills/other"))
 }
 
 // holdsPath finds a host path wherever a message could put it, and only
