@@ -21,6 +21,8 @@ type awaited struct {
 	// answered: the report came; the sandbox ends on its own, and its
 	// end and removal are left to the background.
 	answered bool
+	// ended: Box.End was called (a report without the OOM count).
+	ended bool
 	// decoded closes when frame decoding has ended.
 	decoded chan struct{}
 	files   []sandbox.FileChange
@@ -65,6 +67,8 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		}
 	}()
 	trace.SpanFromContext(ctx).AddEvent("job sent")
+	// While the script runs: the Result names the image by id.
+	a.ImageID = box.ImageID(ctx)
 
 	backstop := time.NewTimer(sandbox.EffectiveTimeout(run.Spec.Limits) + e.initGrace + e.backstopMargin)
 	defer backstop.Stop()
@@ -78,6 +82,13 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 			a.files, handed = box.HandBack(ctx, run)
 		}
 		release()
+		if rep == nil {
+			<-a.decoded
+			if decodeErr != nil {
+				// A broken stream: init may still be running, unheard.
+				killed = box.Kill(ctx)
+			}
+		}
 	case <-backstop.C:
 		a.Backstop = true
 		log.Warn("sandbox-init did not report in time; killing the sandbox")
@@ -92,11 +103,19 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		// Result is complete.
 		a.answered, a.Report = true, rep
 		a.err = handed
+		if rep.OOMKills == nil {
+			// An init too old to count OOM kills: the sandbox's end says
+			// whether the memory cgroup killed something.
+			end, eerr := box.End(ctx)
+			a.ended = true
+			a.fromEnd(end)
+			a.err = errors.Join(handed, eerr)
+		}
 		return a
 	}
 	end, eerr := box.End(ctx)
 	<-a.decoded // End closed the stream
-	a.InitExit, a.OOMKilled, a.ImageID = end.InitExit, end.OOMKilled, end.ImageID
+	a.fromEnd(end)
 	a.Report, a.InitLog = report, box.InitLog().FirstLine()
 	killed = errors.Join(killed, eerr)
 	switch {
@@ -109,4 +128,12 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		a.err = errors.Join(killed, handed)
 	}
 	return a
+}
+
+// fromEnd takes what the sandbox's end says.
+func (a *awaited) fromEnd(end Ending) {
+	a.InitExit, a.OOMKilled = end.InitExit, end.OOMKilled
+	if end.ImageID != "" {
+		a.ImageID = end.ImageID
+	}
 }

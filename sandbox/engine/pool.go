@@ -54,11 +54,12 @@ func Template(spec *sandbox.Spec, prestart bool) sandbox.Spec {
 	return tmpl
 }
 
-func (p *pool) key(tmpl *sandbox.Spec) string {
+// key is plan's key when the pool is on.
+func (p *pool) key(plan Plan) string {
 	if p == nil {
 		return ""
 	}
-	return p.e.d.Key(tmpl)
+	return plan.Key
 }
 
 var errWarmEnded = errors.New("warm sandbox ended while it waited")
@@ -78,13 +79,13 @@ func (p *pool) take(ctx context.Context, key string) Box {
 }
 
 // refill tops the pool up for the template's key.
-func (p *pool) refill(key string, tmpl sandbox.Spec) {
+func (p *pool) refill(key string, tmpl sandbox.Spec, plan Plan) {
 	if p == nil || key == "" {
 		return
 	}
 	p.Refill(key, func(ctx context.Context) (Box, error) {
 		t := tmpl
-		b, err := p.start(ctx, &t)
+		b, err := p.start(ctx, &t, plan)
 		if err != nil && ctx.Err() == nil {
 			p.e.log.Warn("start warm sandbox", "error", err)
 		}
@@ -92,13 +93,13 @@ func (p *pool) refill(key string, tmpl sandbox.Spec) {
 	})
 }
 
-func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec) (Box, error) {
+func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, error) {
 	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.RunID = id
-	b, err := p.e.d.Start(ctx, tmpl)
+	b, err := p.e.d.Start(ctx, tmpl, plan)
 	if err != nil {
 		if b != nil {
 			p.discard(b)

@@ -17,6 +17,8 @@ type teardown struct {
 	// kill: the sandbox is killed first, as it has no run to finish (a
 	// start whose caller left, a run without a report).
 	kill bool
+	// ended: End was called already (Box: exactly once).
+	ended bool
 }
 
 // teardown waits for the sandbox to end and removes it, detached from
@@ -28,7 +30,10 @@ func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	if t.kill {
 		killErr = t.box.Kill(ctx)
 	}
-	_, endErr := t.box.End(ctx)
+	var endErr error
+	if !t.ended {
+		_, endErr = t.box.End(ctx)
+	}
 	endErr = errors.Join(killErr, endErr)
 	if t.decoded != nil {
 		<-t.decoded
