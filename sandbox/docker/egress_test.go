@@ -66,9 +66,9 @@ func TestEgressConfigKeepsTheSandboxOffline(t *testing.T) {
 func TestWarmPoolSkipsEgressRuns(t *testing.T) {
 	d, err := New(WithVersion("t"), WithClient(nil), WithWarmPool(2, 1e9))
 	require.NoError(t, err)
-	t.Cleanup(func() { d.pool.close() })
+	t.Cleanup(func() { _ = d.Close() })
 	spec := egressSpec(t)
-	require.Empty(t, d.pool.key(&spec, usrMount{}, false), "a run's egress socket is its own")
+	require.Empty(t, d.keyOf(&spec, usrMount{}, false), "a run's egress socket is its own")
 	spec.EgressSocket, spec.Limits.Egress = "", nil
-	require.NotEmpty(t, d.pool.key(&spec, usrMount{}, false))
+	require.NotEmpty(t, d.keyOf(&spec, usrMount{}, false))
 }

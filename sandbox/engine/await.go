@@ -21,7 +21,8 @@ type awaited struct {
 	// answered: the report came; the sandbox ends on its own, and its
 	// end and removal are left to the background.
 	answered bool
-	// ended: Box.End was called (a report without the OOM count).
+	// ended: Box.End was called (no report, or one without the OOM
+	// count).
 	ended bool
 	// decoded closes when frame decoding has ended.
 	decoded chan struct{}
@@ -113,9 +114,17 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		}
 		return a
 	}
-	end, eerr := box.End(ctx)
-	<-a.decoded // End closed the stream
-	a.fromEnd(end)
+	var eerr error
+	if a.Cancelled {
+		// The caller is gone: how the sandbox ended is of no use to it.
+		eerr = e.end(ctx, box)
+	} else {
+		var end Ending
+		end, eerr = box.End(ctx)
+		a.fromEnd(end)
+	}
+	a.ended = true
+	<-a.decoded // End (or Settle) closed the stream
 	a.Report, a.InitLog = report, box.InitLog().FirstLine()
 	killed = errors.Join(killed, eerr)
 	switch {

@@ -139,3 +139,12 @@ func Left(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Settler is a Box that lets a sandbox whose init reported go more cheaply
+// than End, when how it ended is of no use: Settle waits a moment for it
+// to end on its own and closes the host's end of its streams; Remove
+// follows whatever it says (Docker waits for the exit without asking the
+// engine for the container's state).
+type Settler interface {
+	Settle(ctx context.Context) error
+}

@@ -156,6 +156,7 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 	var (
 		tail    *teardown
 		decoded chan struct{} // frame decoding's end, once the job went
+		ended   bool          // End was called
 	)
 	defer func() {
 		switch {
@@ -164,7 +165,7 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 			e.later(ctx, tail)
 		default:
 			// No report: whatever the sandbox still does is of no use.
-			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log, kill: true, decoded: decoded}))
+			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log, kill: true, decoded: decoded, ended: ended}))
 		}
 	}()
 	if box == nil {
@@ -184,7 +185,7 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		return err
 	}
 	a := e.await(ctx, box, run, log)
-	decoded = a.decoded
+	decoded, ended = a.decoded, a.ended
 	if c, ok := box.(ReportChecker); ok && a.answered {
 		if err := c.CheckReport(run, a.Report); err != nil {
 			// Nothing of the script ran: the sandbox goes before the

@@ -121,7 +121,7 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 func (p *pool) discard(b Box) {
 	ctx := context.Background()
 	_ = b.Kill(ctx)
-	if _, err := b.End(ctx); err != nil {
+	if err := p.e.end(ctx, b); err != nil {
 		p.e.log.Warn("end of warm sandbox", "run_id", b.RunID(), "error", err)
 	}
 	if err := b.Remove(ctx); err != nil {

@@ -17,7 +17,8 @@ type teardown struct {
 	// kill: the sandbox is killed first, as it has no run to finish (a
 	// start whose caller left, a run without a report).
 	kill bool
-	// ended: End was called already (Box: exactly once).
+	// ended: End was called already (Box: exactly once), and the sandbox
+	// has ended.
 	ended bool
 }
 
@@ -26,13 +27,12 @@ type teardown struct {
 // logged: a sandbox left behind carries its owner for Reap.
 func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	ctx = context.WithoutCancel(ctx)
-	var killErr error
-	if t.kill {
-		killErr = t.box.Kill(ctx)
-	}
-	var endErr error
+	var killErr, endErr error
 	if !t.ended {
-		_, endErr = t.box.End(ctx)
+		if t.kill {
+			killErr = t.box.Kill(ctx)
+		}
+		endErr = e.end(ctx, t.box)
 	}
 	endErr = errors.Join(killErr, endErr)
 	if t.decoded != nil {
@@ -62,4 +62,14 @@ func (e *Engine) later(ctx context.Context, t *teardown) {
 	default:
 		_ = e.teardown(ctx, t) // logged
 	}
+}
+
+// end lets a sandbox that was killed or reported go: Settle where the box
+// has it, else End.
+func (e *Engine) end(ctx context.Context, b Box) error {
+	if s, ok := b.(Settler); ok {
+		return s.Settle(ctx)
+	}
+	_, err := b.End(ctx)
+	return err
 }
