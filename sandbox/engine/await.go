@@ -60,10 +60,13 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { _ = in.Close() }) }
 	defer release()
+	// The writer may outlive this call (the run tried again meanwhile
+	// changes run.Spec): it reads nothing of the run.
+	held := run.Held()
 	go func() {
 		// A sandbox that never reads its stdin must not block the host:
 		// its end closes the stream.
-		if _, err := in.Write(job); err == nil && !run.Held() {
+		if _, err := in.Write(job); err == nil && !held {
 			release()
 		}
 	}()

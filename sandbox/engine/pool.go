@@ -106,6 +106,8 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 		}
 		return nil, err
 	}
+	// What the run would ask while its script runs is asked now.
+	_ = b.ImageID(ctx)
 	// sandbox-init reads the prelude at once and starts the interpreter,
 	// so the next run pays no interpreter start.
 	if msg, ok := sandbox.Prelude(tmpl, p.e.version); ok {
