@@ -60,12 +60,9 @@ func (dr driver) Plan(ctx context.Context, tmpl *sandbox.Spec) (engine.Plan, err
 
 // key identifies a container configuration: runs with equal keys can use
 // each other's warm containers. The configuration is config.go's but for
-// the run's own labels; runs with an egress proxy (a socket of the run's
-// own, bound at create) are not pooled.
+// the run's own labels (an egress proxy's socket is the engine's slot's,
+// named alike for every run).
 func (d *Runner) key(spec *sandbox.Spec, p *plan) string {
-	if spec.EgressSocket != "" {
-		return ""
-	}
 	tmpl := *spec
 	tmpl.RunID = ""
 	params := d.runParams(&tmpl, time.Time{}, p.usr)

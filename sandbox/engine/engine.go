@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,6 +34,8 @@ type Engine struct {
 	capacity  capacity
 	pool      *pool
 	bg        sandbox.Background
+	// slots are the egress slots of warm sandboxes, by Box.
+	slots sync.Map
 }
 
 // The Engine's abilities, which a backend hands on.
@@ -137,7 +140,8 @@ var ErrRetry = errors.New("the sandbox could not take the run")
 func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, generatedID bool) (err error) {
 	began := time.Now()
 	tmpl := Template(spec, e.prestart)
-	plan, err := e.d.Plan(ctx, &tmpl)
+	keyTmpl := keyed(tmpl)
+	plan, err := e.d.Plan(ctx, &keyTmpl)
 	if err != nil {
 		return err
 	}
@@ -174,6 +178,11 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		}
 	}
 	res.Started = true
+	if warm && spec.EgressSocket != "" {
+		if err := e.joinSlot(box, spec); err != nil {
+			return err
+		}
+	}
 	// The next run like this one finds a sandbox waiting; it starts once
 	// this run has its Result, not to compete with the script.
 	defer e.pool.refill(key, tmpl, plan)

@@ -99,7 +99,19 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 		return nil, err
 	}
 	tmpl.RunID = id
+	var sl *slot
+	if tmpl.EgressSocket != "" {
+		// The run's proxy does not exist yet: a slot stands in for it.
+		if sl, err = newSlot(tmpl); err != nil {
+			return nil, err
+		}
+	}
 	b, err := p.e.d.Start(ctx, tmpl, plan)
+	if b != nil && sl != nil {
+		p.e.slots.Store(b, sl)
+	} else if sl != nil {
+		_ = sl.close()
+	}
 	if err != nil {
 		if b != nil {
 			p.discard(b)
@@ -129,6 +141,7 @@ func (p *pool) discard(b Box) {
 	if err := b.Remove(ctx); err != nil {
 		p.e.log.Warn("remove warm sandbox", "run_id", b.RunID(), "error", err)
 	}
+	p.e.closeSlot(b)
 }
 
 func (p *pool) counts(key string, hit bool) {

@@ -45,6 +45,7 @@ func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	if err != nil {
 		t.log.Warn("remove sandbox", "error", err)
 	}
+	e.closeSlot(t.box)
 	return errors.Join(endErr, err)
 }
 

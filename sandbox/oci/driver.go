@@ -52,12 +52,9 @@ func (d driver) Plan(_ context.Context, tmpl *sandbox.Spec) (engine.Plan, error)
 
 // key names tmpl's config.json but for the run's own values, and its
 // image. A writable workspace is a slot the run's view is mounted on, so
-// which folder it shows is no part of the key. Runs with an egress proxy
-// (a socket of the run's own, bound at create) are not pooled.
+// which folder it shows is no part of the key; nor is an egress proxy's
+// socket, the engine's slot's.
 func (d driver) key(tmpl *sandbox.Spec) string {
-	if tmpl.EgressSocket != "" {
-		return ""
-	}
 	t := *tmpl
 	params := d.r.params(&t)
 	params.created, params.cgroup = time.Time{}, ""
