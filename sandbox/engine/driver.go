@@ -53,8 +53,8 @@ type Plan struct {
 
 // Box is one started sandbox. The engine calls Bind, then sends the job on
 // Input and decodes Frames; HandBack, when the run holds a writable
-// workspace; Kill when the run must end now; End, then Remove, exactly
-// once.
+// workspace; Kill when the run must end now; End once (or, on a Settler
+// whose ending is of no use, Settle), then Remove once.
 type Box interface {
 	// RunID is the run id the sandbox was made for: a warm one's names the
 	// run that takes it when the caller gave none.

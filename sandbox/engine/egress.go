@@ -199,17 +199,19 @@ func (s *slot) close() error {
 // joinSlot gives the egress slot of a warm sandbox to spec's run; every
 // warm sandbox of an egress run's key has one.
 func (e *Engine) joinSlot(b Box, spec *sandbox.Spec) error {
-	s, ok := e.slots.Load(b)
+	v, _ := e.slots.Load(b)
+	s, ok := v.(*slot)
 	if !ok {
 		return fmt.Errorf("warm sandbox %s has no egress slot for the run's proxy", b.RunID())
 	}
-	return s.(*slot).join(spec) //nolint:forcetypeassert // only slots are stored
+	return s.join(spec)
 }
 
 // closeSlot ends b's egress slot, if it has one, once b is removed.
 func (e *Engine) closeSlot(b Box) {
-	if s, ok := e.slots.LoadAndDelete(b); ok {
-		if err := s.(*slot).close(); err != nil {
+	v, _ := e.slots.LoadAndDelete(b)
+	if s, ok := v.(*slot); ok {
+		if err := s.close(); err != nil {
 			e.log.Warn("remove egress slot", "run_id", b.RunID(), "error", err)
 		}
 	}
