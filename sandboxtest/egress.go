@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -164,4 +165,34 @@ func lastLine(s string) []byte {
 		return nil
 	}
 	return []byte(lines[len(lines)-1])
+}
+
+// WarmEgressRuns checks that runs through an egress proxy take warm
+// sandboxes (Env.Warm), started before their run's proxy existed, and that
+// each reaches its allowed host through its own proxy, which records it.
+func WarmEgressRuns(t *testing.T, e Env) {
+	require.NotNil(t, e.Warm, "WarmEgressRuns needs Env.Warm, a runner of the backend with a warm pool")
+	pool, ok := e.Warm.(sandbox.PoolReporter)
+	require.True(t, ok, "Env.Warm reports on its pool")
+	port := upstream(t)
+	table := egress.HostTable{"allowed.test": "127.0.0.1"}
+	w := e
+	w.Runner = e.Warm
+	spec := e.spec(t, fetchScript, "http://allowed.test:"+port+"/warm")
+	before := pool.PoolStats().Hits
+	for i := range 3 {
+		spec.RunID = fmt.Sprintf("%s-%d", spec.RunID, i) // each run its own proxy folder
+		res := w.egressRun(t, spec, table, "allowed.test:"+port)
+		require.True(t, res.Success, "run %d: stderr: %s; error: %s", i, res.Stderr, res.Error)
+		var got []fetchResult
+		require.NoError(t, json.Unmarshal(res.Output, &got), res.Stdout)
+		require.Equal(t, []fetchResult{{Status: 200, Body: "hello /warm"}}, got, "run %d reached the host", i)
+		require.NotNil(t, res.Egress, "run %d", i)
+		require.Equal(t, int64(1), res.Egress.Allowed, "run %d went through its own proxy", i)
+		if i < 2 {
+			require.Eventually(t, func() bool { return pool.PoolStats().Ready >= 1 }, time.Minute, 20*time.Millisecond,
+				"the pool refills for an egress run's configuration")
+		}
+	}
+	require.GreaterOrEqual(t, pool.PoolStats().Hits-before, uint64(2), "the second and third egress runs were warm")
 }

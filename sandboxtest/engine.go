@@ -13,7 +13,8 @@ import (
 
 // The promises the run engine keeps on every backend (sandbox/engine):
 // no run gets more than its host has, a caller that leaves never leaves a
-// sandbox behind, and a session run takes a warm sandbox like a plain one.
+// sandbox behind, and a session run and an egress run take warm sandboxes
+// like a plain one (WarmEgressRuns is in egress.go).
 
 // BeyondHost checks that a request above any host's memory or CPUs is
 // refused before anything starts, in the words of sandbox.ErrBeyondHost,
@@ -60,6 +61,19 @@ func CancelledRuns(t *testing.T, e Env) {
 			}
 		})
 	}
+}
+
+// WarmRuns checks that session runs and egress runs take warm sandboxes,
+// one kind after the other: Env.Warm's pool may hold one sandbox in all,
+// and then keeps the session runs' until it has been idle its time, before
+// the egress runs' configuration gets the room.
+func WarmRuns(t *testing.T, e Env) {
+	t.Run("Session", func(t *testing.T) { WarmSessionRuns(t, e) })
+	if pool, ok := e.Warm.(sandbox.PoolReporter); ok && pool.PoolStats().Size < 2 {
+		require.Eventually(t, func() bool { return pool.PoolStats().Ready == 0 }, 5*time.Minute, 100*time.Millisecond,
+			"the session runs' warm sandbox expires")
+	}
+	t.Run("Egress", func(t *testing.T) { WarmEgressRuns(t, e) })
 }
 
 // WarmSessionRuns checks that runs with a writable workspace take warm

@@ -35,7 +35,7 @@ type Env struct {
 	// RunTimeout bounds each Run. Default: two minutes.
 	RunTimeout time.Duration
 	// Warm is a runner of the same backend with a warm pool of at least
-	// one sandbox, for WarmSessionRuns; required.
+	// one sandbox, for WarmRuns; required.
 	Warm sandbox.Runner
 }
 
@@ -77,7 +77,7 @@ func Cases() []Case {
 		{"WorkspaceWriteCap", WorkspaceWriteCap},
 		{"BeyondHost", BeyondHost},
 		{"CancelledRuns", CancelledRuns},
-		{"WarmSessionRuns", WarmSessionRuns},
+		{"WarmRuns", WarmRuns},
 	}
 }
 

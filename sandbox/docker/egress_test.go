@@ -63,12 +63,24 @@ func TestEgressConfigKeepsTheSandboxOffline(t *testing.T) {
 	}
 }
 
-func TestWarmPoolSkipsEgressRuns(t *testing.T) {
+// An egress run is pooled: the engine keys it with its slot's socket and
+// bundle (the same for every run), so its key is its configuration's,
+// which differs from a plain run's and from one whose proxy ends TLS.
+func TestWarmPoolKeysEgressRuns(t *testing.T) {
 	d, err := New(WithVersion("t"), WithClient(nil), WithWarmPool(2, 1e9))
 	require.NoError(t, err)
-	t.Cleanup(func() { d.pool.close() })
+	t.Cleanup(func() { _ = d.Close() })
 	spec := egressSpec(t)
-	require.Empty(t, d.pool.key(&spec, usrMount{}, false), "a run's egress socket is its own")
-	spec.EgressSocket, spec.Limits.Egress = "", nil
-	require.NotEmpty(t, d.pool.key(&spec, usrMount{}, false))
+	spec.EgressSocket = "/egress-slot/egress.sock"
+	egress := d.keyOf(&spec, usrMount{}, false)
+	require.NotEmpty(t, egress, "an egress run is pooled")
+	same := spec
+	same.Limits.Egress = &policy.Egress{Allow: []string{"other.example.com"}}
+	require.Equal(t, egress, d.keyOf(&same, usrMount{}, false), "the allowlist is the proxy's, not the container's")
+	withCA := spec
+	withCA.EgressCA = "/egress-slot/ca.pem"
+	require.NotEqual(t, egress, d.keyOf(&withCA, usrMount{}, false), "a bundle is a mount more")
+	plain := spec
+	plain.EgressSocket, plain.Limits.Egress = "", nil
+	require.NotEqual(t, egress, d.keyOf(&plain, usrMount{}, false), "a plain run has no socket")
 }

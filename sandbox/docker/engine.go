@@ -47,14 +47,3 @@ func (c *engineCache) get(ctx context.Context, d *Runner) (*engineFacts, error) 
 	c.facts = f
 	return f, nil
 }
-
-// CheckSpec refuses what the engine's host cannot honour (CPUs, memory,
-// the engine runtime), asking the engine once per Runner: the check Run
-// makes before anything starts, for an explanation to make the same.
-func (d *Runner) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
-	f, err := d.engine.get(ctx, d)
-	if err != nil {
-		return err
-	}
-	return sandbox.CheckHost(&spec, sandbox.HostCapacity{CPUs: f.cpus, MemoryBytes: f.memory, Runtimes: f.runtimes, Runtime: d.ociRuntime})
-}

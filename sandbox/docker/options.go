@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
 // Option configures a Docker runner.
@@ -160,32 +161,29 @@ func (s *settings) validate() error {
 // Runner runs each execution in its own container on a Docker engine. It is
 // safe for concurrent use; create one and share it.
 type Runner struct {
-	client         Client
-	ownClient      *client.Client // created by New, closed by Close
-	log            *slog.Logger
-	sem            chan struct{}
-	image          string
-	version        string
-	backstopMargin time.Duration
-	removeTimeout  time.Duration
-	callTimeout    time.Duration
-	initGrace      time.Duration
-	owner          sandbox.Owner
-	ids            sandbox.Identity
-	now            func() time.Time
-	pool           *warmPool // nil when off
-	ociRuntime     string
-	engine         engineCache
-	usrVolumes     bool
-	usr            usrCache
-	bg             sandbox.Background // work that outlives the call that started it
-	hosts          *hostsFile         // mounted at /etc/hosts in every sandbox
-	// teardowns bounds the finished runs whose containers are removed in
-	// the background.
-	teardowns chan struct{}
-	// retry removes what runs left while the engine was unreachable.
+	client        Client
+	ownClient     *client.Client // created by New, closed by Close
+	log           *slog.Logger
+	image         string
+	version       string
+	removeTimeout time.Duration
+	callTimeout   time.Duration
+	initGrace     time.Duration
+	owner         sandbox.Owner
+	ids           sandbox.Identity
+	now           func() time.Time
+	ociRuntime    string
+	engine        engineCache
+	usrVolumes    bool
+	usr           usrCache
+	hosts         *hostsFile // mounted at /etc/hosts in every sandbox
+	// retry removes what runs left while the engine was unreachable, on
+	// bg.
 	retry *retrier
+	bg    sandbox.Background
 	views *viewDir // copy-on-write workspaces (wsview.go)
+	// eng runs every Spec: checks, slots, warm pool, job, teardown.
+	eng *engine.Engine
 }
 
 var _ sandbox.Runner = (*Runner)(nil)
@@ -201,24 +199,21 @@ func New(opts ...Option) (*Runner, error) {
 		return nil, fmt.Errorf("configure docker runner: %w", err)
 	}
 	d := &Runner{
-		client:         s.client,
-		log:            s.Logger,
-		sem:            make(chan struct{}, s.MaxConcurrent),
-		teardowns:      make(chan struct{}, s.MaxConcurrent),
-		retry:          newRetrier(),
-		image:          s.DefaultImage(),
-		version:        s.Version,
-		backstopMargin: s.BackstopMargin,
-		removeTimeout:  s.removeTimeout,
-		callTimeout:    s.CallTimeout,
-		initGrace:      s.InitGrace,
-		ociRuntime:     s.ociRuntime,
-		usrVolumes:     s.usrVolumes,
-		owner:          sandbox.OwnerOf(s.ownerPID, s.OwnerHost),
-		ids:            sandbox.CurrentIdentity(),
-		now:            time.Now,
-		hosts:          newHostsFile(),
-		views:          newViewDir(s.viewDir, s.Logger),
+		client:        s.client,
+		log:           s.Logger,
+		retry:         newRetrier(),
+		image:         s.DefaultImage(),
+		version:       s.Version,
+		removeTimeout: s.removeTimeout,
+		callTimeout:   s.CallTimeout,
+		initGrace:     s.InitGrace,
+		ociRuntime:    s.ociRuntime,
+		usrVolumes:    s.usrVolumes,
+		owner:         sandbox.OwnerOf(s.ownerPID, s.OwnerHost),
+		ids:           sandbox.CurrentIdentity(),
+		now:           time.Now,
+		hosts:         newHostsFile(),
+		views:         newViewDir(s.viewDir, s.Logger),
 	}
 	if s.viewDir != "" && os.Geteuid() == 0 {
 		// Views of runners killed before their Close: their mounts go.
@@ -226,7 +221,8 @@ func New(opts ...Option) (*Runner, error) {
 			d.log.Warn("remove the workspace views of dead runners", "dir", s.viewDir, "error", err)
 		}
 	}
-	d.pool = newWarmPool(d, s.Sizer(func() time.Time { return d.now() }), s.WarmMaxIdle, s.prestart)
+	d.eng = engine.New(driver{d}, engine.Config{Options: s.Options, Identity: d.ids, Prestart: s.prestart,
+		Now: func() time.Time { return d.now() }})
 	if d.client == nil {
 		c, err := newEngineClient()
 		if err != nil {
@@ -237,6 +233,24 @@ func New(opts ...Option) (*Runner, error) {
 	return d, nil
 }
 
+// Run executes spec in a container of its own: the engine's run flow
+// (engine.Engine.Run) through this backend's driver. A writable workspace
+// whose view cannot reach the container is run again with a copy. Besides
+// the engine's errors, the Go error may be ErrImageNotFound,
+// ErrUnavailable or a Docker API failure.
+func (d *Runner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	return d.eng.Run(ctx, spec)
+}
+
+// CheckSpec refuses what the engine's host cannot honour (CPUs, memory,
+// the engine runtime), as Run does before anything starts.
+func (d *Runner) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
+	return d.eng.CheckSpec(ctx, spec)
+}
+
+// PoolStats returns the warm pool's figures; all zero when it is off.
+func (d *Runner) PoolStats() sandbox.PoolStats { return d.eng.PoolStats() }
+
 // Client returns the Docker client the runner uses, e.g. for Reap.
 func (d *Runner) Client() Client { return d.client }
 
@@ -246,16 +260,20 @@ func (d *Runner) Image() string { return d.image }
 // WaitIdle returns once the work the runner does in the background (warm
 // containers starting, containers being removed) has ended, or when ctx
 // ends. Runs may go on meanwhile; work they start is waited for too.
-func (d *Runner) WaitIdle(ctx context.Context) error { return d.bg.Wait(ctx) }
+func (d *Runner) WaitIdle(ctx context.Context) error {
+	return errors.Join(d.eng.WaitIdle(ctx), d.bg.Wait(ctx))
+}
 
 // Close removes the warm pool's idle containers, waits for the background
 // work to end, and releases the Docker client if New created it. Runs
 // must have returned. A process that exits without Close may leave
 // containers behind for Reap.
 func (d *Runner) Close() error {
-	d.pool.close()
+	// Every step of the background work has its own timeout. The
+	// engine's teardowns may hand work to the retrier, which stops after.
+	_ = d.eng.Close(context.Background())
 	d.retry.close()
-	_ = d.bg.Wait(context.Background()) // every step of it has its own timeout
+	_ = d.bg.Wait(context.Background())
 	d.views.close()
 	if d.ownClient == nil {
 		return nil

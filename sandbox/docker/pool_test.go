@@ -13,9 +13,19 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
-func (p *warmPool) idleCount() int { return p.Snapshot().IdleCount() }
+// pool is the engine's warm pool, nil when it is off.
+func (d *Runner) pool() *warm.Pool[engine.Box] { return d.eng.Pool() }
+
+// keyOf is the pool key a run of spec gets with usr and, for a writable
+// workspace, a view or not.
+func (d *Runner) keyOf(spec *sandbox.Spec, usr usrMount, view bool) string {
+	p := &plan{usr: usr, ws: wsPlan{view: view, size: spec.Limits.WorkspaceWriteBytes}}
+	return d.key(spec, p)
+}
 
 // echoInit reports the run id it was given, so a test can tell which
 // container served which run.
@@ -38,7 +48,7 @@ func (e *echoInit) run(job frame.Job, out, _ io.Writer, _ <-chan struct{}) {
 
 func waitIdle(t *testing.T, d *Runner, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return d.pool.idleCount() == n }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return d.pool().Snapshot().IdleCount() == n }, 30*time.Second, time.Millisecond)
 }
 
 func TestWarmPoolServesTheNextRun(t *testing.T) {
@@ -97,7 +107,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 
 	other := spec
 	other.Limits.MemoryBytes *= 2
-	require.NotEqual(t, d.pool.key(&spec, usrMount{}, false), d.pool.key(&other, usrMount{}, false))
+	require.NotEqual(t, d.keyOf(&spec, usrMount{}, false), d.keyOf(&other, usrMount{}, false))
 	warm := f.RunIDs()[1]
 	res, err := d.Run(context.Background(), other)
 	require.NoError(t, err)
@@ -110,7 +120,7 @@ func TestWarmPoolMatchesOnlyIdenticalConfigurations(t *testing.T) {
 	same.Stdin = []byte("other args")
 	same.Argv = []string{"node", "x.js"}
 	same.Limits.Timeout = time.Second
-	require.Equal(t, d.pool.key(&spec, usrMount{}, false), d.pool.key(&same, usrMount{}, false))
+	require.Equal(t, d.keyOf(&spec, usrMount{}, false), d.keyOf(&same, usrMount{}, false))
 	require.NoError(t, d.Close())
 	require.Zero(t, f.Live())
 }
@@ -124,7 +134,7 @@ func TestWarmPoolExpiresIdleContainers(t *testing.T) {
 	// it must expire and be removed too. Waiting on the count, not only on
 	// "nothing live", keeps the check from passing before the refill exists.
 	require.Eventually(t, func() bool {
-		return countCalls(f.Calls(), "remove") == 2 && f.Live() == 0 && d.pool.idleCount() == 0
+		return countCalls(f.Calls(), "remove") == 2 && f.Live() == 0 && d.pool().Snapshot().IdleCount() == 0
 	}, 30*time.Second, time.Millisecond)
 	require.NoError(t, d.Close())
 }
@@ -146,9 +156,9 @@ func TestWarmPoolSkipsDeadContainers(t *testing.T) {
 	f.mu.Unlock()
 	dead.stop()
 	require.Eventually(t, func() bool {
-		for _, l := range d.pool.Snapshot().Idle {
+		for _, l := range d.pool().Snapshot().Idle {
 			for _, b := range l {
-				return !b.s.alive()
+				return !b.Alive()
 			}
 		}
 		return false
@@ -167,7 +177,7 @@ func TestWarmPoolSkipsDeadContainers(t *testing.T) {
 func TestWarmPoolOff(t *testing.T) {
 	f := &fakeClient{init: (&echoInit{}).run}
 	d := newTestDocker(t, f)
-	require.Nil(t, d.pool)
+	require.Nil(t, d.pool())
 	_, err := d.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
 	settled(t, d)
@@ -307,7 +317,7 @@ func TestWarmPoolWaitsForAStartingContainer(t *testing.T) {
 				done <- outcome{res, err}
 			}()
 			require.Eventually(t, func() bool {
-				return d.pool.Snapshot().Waiting == 1
+				return d.pool().Snapshot().Waiting == 1
 			}, 5*time.Second, time.Millisecond, "the second run waits")
 			require.Equal(t, 2, countCalls(f.Calls(), "create"), "and asks for no container of its own")
 			close(gate)
@@ -349,7 +359,7 @@ func TestWarmPoolWaitEndsWithTheContext(t *testing.T) {
 		errc <- err
 	}()
 	require.Eventually(t, func() bool {
-		return d.pool.Snapshot().Waiting == 1
+		return d.pool().Snapshot().Waiting == 1
 	}, 30*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)

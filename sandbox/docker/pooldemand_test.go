@@ -73,7 +73,7 @@ func grow(t *testing.T, d *Runner, spec sandbox.Spec, gate chan struct{}, n int)
 		// for it: let through sooner, it would be ready when the run
 		// comes. With none, the run's own start is the one held.
 		require.Eventually(t, func() bool {
-			snap := d.pool.Snapshot()
+			snap := d.pool().Snapshot()
 			starting := 0
 			for _, c := range snap.Held {
 				starting += c.Starting
@@ -140,7 +140,7 @@ func TestDemandPoolRespectsTheTotalCap(t *testing.T) {
 	close(gate)
 	waitIdle(t, settled(t, d), 3)
 	var keyA string
-	for k := range d.pool.Snapshot().Idle {
+	for k := range d.pool().Snapshot().Idle {
 		keyA = k
 	}
 	removed := countCalls(f.Calls(), "remove")
@@ -151,7 +151,7 @@ func TestDemandPoolRespectsTheTotalCap(t *testing.T) {
 		require.LessOrEqual(t, d.PoolStats().Ready, 3)
 		settled(t, d)
 	}
-	held := d.pool.Snapshot().Held
+	held := d.pool().Snapshot().Held
 	require.Len(t, held, 2)
 	for k, c := range held {
 		if k == keyA {
@@ -215,7 +215,7 @@ func TestDemandPoolRemovesWhatItNoLongerWants(t *testing.T) {
 func TestDemandPoolOffWithZero(t *testing.T) {
 	f := &fakeClient{init: (&echoInit{}).run}
 	d, _ := newDemandDocker(t, f, 0, time.Minute)
-	require.Nil(t, d.pool)
+	require.Nil(t, d.pool())
 	for range 2 {
 		_, err := d.Run(context.Background(), testSpec(t))
 		require.NoError(t, err)

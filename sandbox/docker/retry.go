@@ -14,7 +14,7 @@ import (
 // the runner closes; what is left then is a dead owner's for Reap.
 type retrier struct {
 	mu      sync.Mutex
-	pending []*teardown
+	pending []*box
 	running bool
 	stop    chan struct{}
 	closed  bool
@@ -28,15 +28,15 @@ const (
 	retryMax   = 30 * time.Second
 )
 
-// add queues t for another try, starting the retry loop on d's background
-// when none runs.
-func (r *retrier) add(d *Runner, t *teardown) {
+// add queues b for another removal, starting the retry loop on d's
+// background when none runs.
+func (r *retrier) add(d *Runner, b *box) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return
 	}
-	r.pending = append(r.pending, t)
+	r.pending = append(r.pending, b)
 	if r.running {
 		return
 	}
@@ -59,12 +59,12 @@ func (r *retrier) loop(d *Runner) {
 		todo := r.pending
 		r.pending = nil
 		r.mu.Unlock()
-		var again []*teardown
-		for _, t := range todo {
-			if err := t.remove(context.Background()); errors.Is(err, ErrUnavailable) {
-				again = append(again, t)
+		var again []*box
+		for _, b := range todo {
+			if err := b.remove(context.Background()); errors.Is(err, ErrUnavailable) {
+				again = append(again, b)
 			} else if err == nil {
-				t.log.Info("removed what a run left while the engine was unreachable", "run_id", t.runID())
+				d.log.Info("removed what a run left while the engine was unreachable", "run_id", b.runID)
 			}
 		}
 		r.mu.Lock()

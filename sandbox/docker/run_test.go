@@ -163,8 +163,8 @@ func TestRunOOMFromInspectForAnOlderInit(t *testing.T) {
 	require.Equal(t, -9, res.ExitCode)
 	require.Equal(t, "SIGKILL", res.Signal)
 	settled(t, d)
-	require.Equal(t, []string{"create", "attach", "start", "inspect", "inspect", "wait", "inspect", "wait", "remove"}, f.Calls(),
-		"a container still marked running is waited for before its final state is read")
+	require.Equal(t, []string{"create", "attach", "start", "inspect", "inspect", "wait", "inspect", "remove"}, f.Calls(),
+		"a container still marked running is waited for before its final state is read, and goes without another wait")
 
 	f = &fakeClient{init: func(_ frame.Job, out, _ io.Writer, _ <-chan struct{}) {
 		reportAsIs(out, frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 60 << 10})
@@ -257,7 +257,7 @@ func TestRunRemovesOnEveryPath(t *testing.T) {
 				reportAsIs(out, frame.Report{})
 			}},
 			wantErr:   errTest,
-			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "wait", "remove"},
+			wantCalls: []string{"create", "attach", "start", "inspect", "inspect", "remove"},
 			removed:   "c0ffee",
 		},
 		{

@@ -21,6 +21,9 @@ type awaited struct {
 	// answered: the report came; the sandbox ends on its own, and its
 	// end and removal are left to the background.
 	answered bool
+	// ended: Box.End was called (no report, or one without the OOM
+	// count).
+	ended bool
 	// decoded closes when frame decoding has ended.
 	decoded chan struct{}
 	files   []sandbox.FileChange
@@ -57,14 +60,19 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { _ = in.Close() }) }
 	defer release()
+	// The writer may outlive this call (the run tried again meanwhile
+	// changes run.Spec): it reads nothing of the run.
+	held := run.Held()
 	go func() {
 		// A sandbox that never reads its stdin must not block the host:
 		// its end closes the stream.
-		if _, err := in.Write(job); err == nil && !run.Held() {
+		if _, err := in.Write(job); err == nil && !held {
 			release()
 		}
 	}()
 	trace.SpanFromContext(ctx).AddEvent("job sent")
+	// While the script runs: the Result names the image by id.
+	a.ImageID = box.ImageID(ctx)
 
 	backstop := time.NewTimer(sandbox.EffectiveTimeout(run.Spec.Limits) + e.initGrace + e.backstopMargin)
 	defer backstop.Stop()
@@ -78,6 +86,13 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 			a.files, handed = box.HandBack(ctx, run)
 		}
 		release()
+		if rep == nil {
+			<-a.decoded
+			if decodeErr != nil {
+				// A broken stream: init may still be running, unheard.
+				killed = box.Kill(ctx)
+			}
+		}
 	case <-backstop.C:
 		a.Backstop = true
 		log.Warn("sandbox-init did not report in time; killing the sandbox")
@@ -92,11 +107,27 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		// Result is complete.
 		a.answered, a.Report = true, rep
 		a.err = handed
+		if rep.OOMKills == nil {
+			// An init too old to count OOM kills: the sandbox's end says
+			// whether the memory cgroup killed something.
+			end, eerr := box.End(ctx)
+			a.ended = true
+			a.fromEnd(end)
+			a.err = errors.Join(handed, eerr)
+		}
 		return a
 	}
-	end, eerr := box.End(ctx)
-	<-a.decoded // End closed the stream
-	a.InitExit, a.OOMKilled, a.ImageID = end.InitExit, end.OOMKilled, end.ImageID
+	var eerr error
+	if a.Cancelled {
+		// The caller is gone: how the sandbox ended is of no use to it.
+		eerr = e.end(ctx, box)
+	} else {
+		var end Ending
+		end, eerr = box.End(ctx)
+		a.fromEnd(end)
+	}
+	a.ended = true
+	<-a.decoded // End (or Settle) closed the stream
 	a.Report, a.InitLog = report, box.InitLog().FirstLine()
 	killed = errors.Join(killed, eerr)
 	switch {
@@ -109,4 +140,12 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		a.err = errors.Join(killed, handed)
 	}
 	return a
+}
+
+// fromEnd takes what the sandbox's end says.
+func (a *awaited) fromEnd(end Ending) {
+	a.InitExit, a.OOMKilled = end.InitExit, end.OOMKilled
+	if end.ImageID != "" {
+		a.ImageID = end.ImageID
+	}
 }

@@ -23,22 +23,38 @@ type Driver interface {
 	// and before anything starts (matching sandbox.ErrInvalidSpec or
 	// another refusal of package sandbox).
 	Check(ctx context.Context, spec *sandbox.Spec) error
-	// Key names the configuration of the sandbox tmpl (a Template) gets:
-	// runs of equal keys may take each other's warm sandboxes. Empty: the
-	// run is not pooled.
-	Key(tmpl *sandbox.Spec) string
+	// Plan looks at a run once, before a sandbox is taken for it: the key
+	// of the sandbox tmpl (the run's Template) gets, and whatever else the
+	// driver's Start and Bind need to know of the run (Docker: the image's
+	// usr volume, whether a writable workspace is a view or a copy). An
+	// error refuses the run before anything starts.
+	Plan(ctx context.Context, tmpl *sandbox.Spec) (Plan, error)
 	// Start makes a sandbox for tmpl and starts it; its init then waits
-	// for a job. ctx is never cancelled while Start runs (the engine
-	// detaches it, so a create whose caller left still returns what it
-	// made); it carries the run's trace. On error a non-nil Box still
-	// names what to remove.
-	Start(ctx context.Context, tmpl *sandbox.Spec) (Box, error)
+	// for a job. plan is the Plan of the run it is for: its own, or for a
+	// warm sandbox the run whose refill starts it, of the same key. ctx is
+	// never cancelled while Start runs (the engine detaches it, so a
+	// create whose caller left still returns what it made; Left tells a
+	// driver the caller is gone); it carries the run's trace. On error a
+	// non-nil Box still names what to remove.
+	Start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, error)
+}
+
+// Plan is what a driver decided about one run before its sandbox is
+// taken.
+type Plan struct {
+	// Key names the configuration of the run's sandbox: runs of equal
+	// keys may take each other's warm sandboxes. Empty: the run is not
+	// pooled.
+	Key string
+	// Data is the driver's own, handed back to its Start and, through
+	// Run.Plan, its Bind; the engine never reads it.
+	Data any
 }
 
 // Box is one started sandbox. The engine calls Bind, then sends the job on
 // Input and decodes Frames; HandBack, when the run holds a writable
-// workspace; Kill when the run must end now; End, then Remove, exactly
-// once.
+// workspace; Kill when the run must end now; End once (or, on a Settler
+// whose ending is of no use, Settle), then Remove once.
 type Box interface {
 	// RunID is the run id the sandbox was made for: a warm one's names the
 	// run that takes it when the caller gave none.
@@ -56,6 +72,9 @@ type Box interface {
 	Frames() io.Reader
 	// InitLog holds sandbox-init's own stderr.
 	InitLog() *sandbox.InitLog
+	// ImageID names the image the sandbox runs, by id ("" unknown). The
+	// engine asks once the job is sent, while the script runs.
+	ImageID(ctx context.Context) string
 	// HandBack gives a writable workspace's changes to run.Spec.Changes,
 	// once the report came, while init holds the sandbox up.
 	HandBack(ctx context.Context, run *Run) ([]sandbox.FileChange, error)
@@ -86,6 +105,8 @@ type Run struct {
 	Job frame.Job
 	// Output receives the frames; Bind may give it a side channel.
 	Output *sandbox.Output
+	// Plan is the driver's Plan of this run.
+	Plan Plan
 	// Warm: the sandbox was started ahead of this run.
 	Warm bool
 	// WorkspaceBase is what a writable workspace already held when Bind
@@ -97,3 +118,33 @@ type Run struct {
 // Held reports whether the run holds a writable workspace, which init
 // keeps up after its report for the hand-back.
 func (r *Run) Held() bool { return r.Spec.WorkspaceWritable }
+
+// ReportChecker is a Box that may find in init's report that the run never
+// began in it (Docker: the workspace's view did not reach the container).
+// CheckReport then returns an error matching ErrRetry: the engine removes
+// the sandbox and runs the job once more on a new one.
+type ReportChecker interface {
+	CheckReport(run *Run, rep *frame.Report) error
+}
+
+// callerKey holds, in Start's detached context, the run's own.
+type callerKey struct{}
+
+// Left returns the error of the run's own context, which Start's ctx is
+// detached from, or nil: a driver may look between its steps, to start
+// nothing more for a caller that has gone. What it made is still returned.
+func Left(ctx context.Context) error {
+	if c, ok := ctx.Value(callerKey{}).(context.Context); ok {
+		return c.Err()
+	}
+	return nil
+}
+
+// Settler is a Box that lets a sandbox whose init reported go more cheaply
+// than End, when how it ended is of no use: Settle waits a moment for it
+// to end on its own and closes the host's end of its streams; Remove
+// follows whatever it says (Docker waits for the exit without asking the
+// engine for the container's state).
+type Settler interface {
+	Settle(ctx context.Context) error
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/warm"
 )
 
 // Engine runs Specs through one Driver. It is a sandbox.Runner, safe for
@@ -32,6 +34,8 @@ type Engine struct {
 	capacity  capacity
 	pool      *pool
 	bg        sandbox.Background
+	// slots are the egress slots of warm sandboxes, by Box.
+	slots sync.Map
 }
 
 // The Engine's abilities, which a backend hands on.
@@ -52,6 +56,8 @@ type Config struct {
 	// Prestart lets warm sandboxes start python3 ahead of their job
 	// (sandbox.Prelude).
 	Prestart bool
+	// Now is the clock of a pool sized by demand. Default: time.Now.
+	Now func() time.Time
 }
 
 // New returns an Engine running through d.
@@ -71,7 +77,7 @@ func New(d Driver, cfg Config) *Engine {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.pool = newPool(e, cfg.Sizer(nil), cfg.WarmMaxIdle)
+	e.pool = newPool(e, cfg.Sizer(cfg.Now), cfg.WarmMaxIdle)
 	return e
 }
 
@@ -123,8 +129,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res *sandbox.Resul
 	return res, err
 }
 
-// ErrRetry is a Bind error that says nothing of the run reached the
-// sandbox and the same run may go to a new one (a driver that turned a way
+// ErrRetry is a Bind (or ReportChecker) error that says nothing of the
+// run began in the sandbox and the same run may go to a new one (a driver that turned a way
 // of sharing the workspace off for good, say). The engine tries once more.
 var ErrRetry = errors.New("the sandbox could not take the run")
 
@@ -134,7 +140,12 @@ var ErrRetry = errors.New("the sandbox could not take the run")
 func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.Result, generatedID bool) (err error) {
 	began := time.Now()
 	tmpl := Template(spec, e.prestart)
-	key := e.pool.key(&tmpl)
+	keyTmpl := keyed(tmpl)
+	plan, err := e.d.Plan(ctx, &keyTmpl)
+	if err != nil {
+		return err
+	}
+	key := e.pool.key(plan)
 	box := e.pool.take(ctx, key)
 	e.pool.counts(key, box != nil)
 	warm := box != nil
@@ -146,7 +157,11 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		spec.RunID, res.ID = box.RunID(), box.RunID()
 	}
 	log := e.log.With("skill", spec.Skill, "run_id", spec.RunID, "warm", warm)
-	var tail *teardown
+	var (
+		tail    *teardown
+		decoded chan struct{} // frame decoding's end, once the job went
+		ended   bool          // End was called
+	)
 	defer func() {
 		switch {
 		case box == nil:
@@ -154,19 +169,24 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 			e.later(ctx, tail)
 		default:
 			// No report: whatever the sandbox still does is of no use.
-			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log, kill: true}))
+			err = errors.Join(err, e.teardown(ctx, &teardown{box: box, log: log, kill: true, decoded: decoded, ended: ended}))
 		}
 	}()
 	if box == nil {
-		if box, err = e.start(ctx, spec); err != nil {
+		if box, err = e.start(ctx, spec, plan); err != nil {
 			return err
 		}
 	}
 	res.Started = true
+	if warm && spec.EgressSocket != "" {
+		if err := e.joinSlot(box, spec); err != nil {
+			return err
+		}
+	}
 	// The next run like this one finds a sandbox waiting; it starts once
 	// this run has its Result, not to compete with the script.
-	defer e.pool.refill(key, tmpl)
-	run := &Run{Spec: spec, Job: sandbox.JobFor(spec, e.version, e.initGrace), Output: sandbox.NewOutput(spec), Warm: warm}
+	defer e.pool.refill(key, tmpl, plan)
+	run := &Run{Spec: spec, Job: sandbox.JobFor(spec, e.version, e.initGrace), Output: sandbox.NewOutput(spec), Plan: plan, Warm: warm}
 	if run.Held() {
 		run.Job.HoldDir = sandbox.WorkspaceDir
 	}
@@ -174,8 +194,16 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		return err
 	}
 	a := e.await(ctx, box, run, log)
+	decoded, ended = a.decoded, a.ended
+	if c, ok := box.(ReportChecker); ok && a.answered {
+		if err := c.CheckReport(run, a.Report); err != nil {
+			// Nothing of the script ran: the sandbox goes before the
+			// run is tried again (it may carry the run's name).
+			return err
+		}
+	}
 	if a.answered {
-		tail = &teardown{box: box, log: log, decoded: a.decoded}
+		tail = &teardown{box: box, log: log, decoded: a.decoded, ended: a.ended}
 	}
 	a.Duration = time.Since(began)
 	run.Output.Finish(res, a.Outcome)
@@ -197,8 +225,8 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 // caller went away, and the sandbox would outlive the run unseen. It is
 // short and bounded by the driver; the run's cancellation is looked at
 // once it returns, and what it made is removed by the caller.
-func (e *Engine) start(ctx context.Context, spec *sandbox.Spec) (Box, error) {
-	box, err := e.d.Start(context.WithoutCancel(ctx), spec)
+func (e *Engine) start(ctx context.Context, spec *sandbox.Spec, plan Plan) (Box, error) {
+	box, err := e.d.Start(context.WithValue(context.WithoutCancel(ctx), callerKey{}, ctx), spec, plan)
 	if err != nil {
 		return box, err
 	}
@@ -228,6 +256,15 @@ func (e *Engine) PoolStats() sandbox.PoolStats {
 	}
 	s := e.pool.Stats()
 	return sandbox.PoolStats{Size: s.Size, Ready: s.Ready, Hits: s.Hits, Misses: s.Misses}
+}
+
+// Pool is the warm pool, nil when it is off: for tests and diagnostics
+// that look inside it.
+func (e *Engine) Pool() *warm.Pool[Box] {
+	if e.pool == nil {
+		return nil
+	}
+	return e.pool.Pool
 }
 
 // WaitIdle waits until the background work of finished runs (teardowns,

@@ -40,14 +40,14 @@ func (d *fakeDriver) Capacity(context.Context) (sandbox.HostCapacity, error) { r
 
 func (d *fakeDriver) Check(context.Context, *sandbox.Spec) error { return nil }
 
-func (d *fakeDriver) Key(tmpl *sandbox.Spec) string {
+func (d *fakeDriver) Plan(_ context.Context, tmpl *sandbox.Spec) (engine.Plan, error) {
 	if !d.pooled {
-		return ""
+		return engine.Plan{}, nil
 	}
-	return tmpl.Skill + "|" + tmpl.Workspace + "|" + strings.Join(tmpl.Argv, " ")
+	return engine.Plan{Key: tmpl.Skill + "|" + tmpl.Workspace + "|" + strings.Join(tmpl.Argv, " ")}, nil
 }
 
-func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec) (engine.Box, error) {
+func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec, _ engine.Plan) (engine.Box, error) {
 	d.starts.Add(1)
 	if d.release != nil {
 		close(d.entered)
@@ -126,7 +126,7 @@ func (b *fakeBox) init(hang bool) {
 			return
 		}
 		_ = frame.Write(b.outW, frame.Stdout, []byte("hello\n"))
-		rep, _ := json.Marshal(frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20})
+		rep, _ := json.Marshal(frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20, OOMKills: new(int64)})
 		_ = frame.Write(b.outW, frame.Result, rep)
 		_, _ = io.Copy(io.Discard, b.inR) // held: until stdin closes
 		_ = b.outW.Close()
@@ -152,9 +152,10 @@ func (b *fakeBox) Bind(_ context.Context, run *engine.Run) error {
 	}
 	return nil
 }
-func (b *fakeBox) Input() io.WriteCloser     { return b.inW }
-func (b *fakeBox) Frames() io.Reader         { return b.outR }
-func (b *fakeBox) InitLog() *sandbox.InitLog { return b.log }
+func (b *fakeBox) Input() io.WriteCloser          { return b.inW }
+func (b *fakeBox) Frames() io.Reader              { return b.outR }
+func (b *fakeBox) InitLog() *sandbox.InitLog      { return b.log }
+func (b *fakeBox) ImageID(context.Context) string { return "sha256:fake" }
 func (b *fakeBox) HandBack(context.Context, *engine.Run) ([]sandbox.FileChange, error) {
 	b.handed.Store(true)
 	return []sandbox.FileChange{{Path: "out.txt", Change: sandbox.FileCreated}}, nil

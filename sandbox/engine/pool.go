@@ -54,11 +54,12 @@ func Template(spec *sandbox.Spec, prestart bool) sandbox.Spec {
 	return tmpl
 }
 
-func (p *pool) key(tmpl *sandbox.Spec) string {
+// key is plan's key when the pool is on.
+func (p *pool) key(plan Plan) string {
 	if p == nil {
 		return ""
 	}
-	return p.e.d.Key(tmpl)
+	return plan.Key
 }
 
 var errWarmEnded = errors.New("warm sandbox ended while it waited")
@@ -78,13 +79,13 @@ func (p *pool) take(ctx context.Context, key string) Box {
 }
 
 // refill tops the pool up for the template's key.
-func (p *pool) refill(key string, tmpl sandbox.Spec) {
+func (p *pool) refill(key string, tmpl sandbox.Spec, plan Plan) {
 	if p == nil || key == "" {
 		return
 	}
 	p.Refill(key, func(ctx context.Context) (Box, error) {
 		t := tmpl
-		b, err := p.start(ctx, &t)
+		b, err := p.start(ctx, &t, plan)
 		if err != nil && ctx.Err() == nil {
 			p.e.log.Warn("start warm sandbox", "error", err)
 		}
@@ -92,19 +93,33 @@ func (p *pool) refill(key string, tmpl sandbox.Spec) {
 	})
 }
 
-func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec) (Box, error) {
+func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, error) {
 	id, err := sandbox.NewRunID()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.RunID = id
-	b, err := p.e.d.Start(ctx, tmpl)
+	var sl *slot
+	if tmpl.EgressSocket != "" {
+		// The run's proxy does not exist yet: a slot stands in for it.
+		if sl, err = newSlot(tmpl); err != nil {
+			return nil, err
+		}
+	}
+	b, err := p.e.d.Start(ctx, tmpl, plan)
+	if b != nil && sl != nil {
+		p.e.slots.Store(b, sl)
+	} else if sl != nil {
+		_ = sl.close()
+	}
 	if err != nil {
 		if b != nil {
 			p.discard(b)
 		}
 		return nil, err
 	}
+	// What the run would ask while its script runs is asked now.
+	_ = b.ImageID(ctx)
 	// sandbox-init reads the prelude at once and starts the interpreter,
 	// so the next run pays no interpreter start.
 	if msg, ok := sandbox.Prelude(tmpl, p.e.version); ok {
@@ -120,12 +135,13 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec) (Box, error) {
 func (p *pool) discard(b Box) {
 	ctx := context.Background()
 	_ = b.Kill(ctx)
-	if _, err := b.End(ctx); err != nil {
+	if err := p.e.end(ctx, b); err != nil {
 		p.e.log.Warn("end of warm sandbox", "run_id", b.RunID(), "error", err)
 	}
 	if err := b.Remove(ctx); err != nil {
 		p.e.log.Warn("remove warm sandbox", "run_id", b.RunID(), "error", err)
 	}
+	p.e.closeSlot(b)
 }
 
 func (p *pool) counts(key string, hit bool) {

@@ -17,6 +17,9 @@ type teardown struct {
 	// kill: the sandbox is killed first, as it has no run to finish (a
 	// start whose caller left, a run without a report).
 	kill bool
+	// ended: End was called already (Box: exactly once), and the sandbox
+	// has ended.
+	ended bool
 }
 
 // teardown waits for the sandbox to end and removes it, detached from
@@ -24,11 +27,13 @@ type teardown struct {
 // logged: a sandbox left behind carries its owner for Reap.
 func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	ctx = context.WithoutCancel(ctx)
-	var killErr error
-	if t.kill {
-		killErr = t.box.Kill(ctx)
+	var killErr, endErr error
+	if !t.ended {
+		if t.kill {
+			killErr = t.box.Kill(ctx)
+		}
+		endErr = e.end(ctx, t.box)
 	}
-	_, endErr := t.box.End(ctx)
 	endErr = errors.Join(killErr, endErr)
 	if t.decoded != nil {
 		<-t.decoded
@@ -40,6 +45,7 @@ func (e *Engine) teardown(ctx context.Context, t *teardown) error {
 	if err != nil {
 		t.log.Warn("remove sandbox", "error", err)
 	}
+	e.closeSlot(t.box)
 	return errors.Join(endErr, err)
 }
 
@@ -57,4 +63,14 @@ func (e *Engine) later(ctx context.Context, t *teardown) {
 	default:
 		_ = e.teardown(ctx, t) // logged
 	}
+}
+
+// end lets a sandbox that was killed or reported go: Settle where the box
+// has it, else End.
+func (e *Engine) end(ctx context.Context, b Box) error {
+	if s, ok := b.(Settler); ok {
+		return s.Settle(ctx)
+	}
+	_, err := b.End(ctx)
+	return err
 }

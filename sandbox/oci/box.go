@@ -54,6 +54,8 @@ func (b *box) Frames() io.Reader { return b.c.stdout }
 
 func (b *box) InitLog() *sandbox.InitLog { return b.c.initLog }
 
+func (b *box) ImageID(context.Context) string { return b.imageID }
+
 func (b *box) HandBack(ctx context.Context, run *engine.Run) ([]sandbox.FileChange, error) {
 	return b.b.handBack(ctx, run.Spec)
 }

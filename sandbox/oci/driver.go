@@ -44,14 +44,17 @@ func (d driver) Check(_ context.Context, spec *sandbox.Spec) error {
 	return err
 }
 
-// Key names tmpl's config.json but for the run's own values, and its
+// Plan keys tmpl's sandbox (key); the oci backend decides nothing else
+// ahead.
+func (d driver) Plan(_ context.Context, tmpl *sandbox.Spec) (engine.Plan, error) {
+	return engine.Plan{Key: d.key(tmpl)}, nil
+}
+
+// key names tmpl's config.json but for the run's own values, and its
 // image. A writable workspace is a slot the run's view is mounted on, so
-// which folder it shows is no part of the key. Runs with an egress proxy
-// (a socket of the run's own, bound at create) are not pooled.
-func (d driver) Key(tmpl *sandbox.Spec) string {
-	if tmpl.EgressSocket != "" {
-		return ""
-	}
+// which folder it shows is no part of the key; nor is an egress proxy's
+// socket, the engine's slot's.
+func (d driver) key(tmpl *sandbox.Spec) string {
 	t := *tmpl
 	params := d.r.params(&t)
 	params.created, params.cgroup = time.Time{}, ""
@@ -73,7 +76,7 @@ func (d driver) Key(tmpl *sandbox.Spec) string {
 
 // Start writes tmpl's bundle and starts its container, which waits for its
 // job. The box it returns names what to remove, also on error.
-func (d driver) Start(_ context.Context, tmpl *sandbox.Spec) (engine.Box, error) {
+func (d driver) Start(_ context.Context, tmpl *sandbox.Spec, _ engine.Plan) (engine.Box, error) {
 	r := d.r
 	image, imageID, err := r.images.rootfs(tmpl.Image)
 	if err != nil {

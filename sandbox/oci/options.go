@@ -83,8 +83,10 @@ func WithCallTimeout(d time.Duration) Option { return func(s *settings) { s.Call
 // skip the bundle and the runtime's create and start. After each run the
 // pool is topped up for that run's configuration, in the background once
 // the run has its Result. Each container serves exactly one run. Runs with
-// a writable workspace or an egress proxy are not pooled. Idle containers
-// are removed after maxIdle, and all by Close. Default: off.
+// a writable workspace (its view is mounted on the container's slot) and
+// with an egress proxy (the engine's slot is joined to the run's proxy) are
+// pooled too. Idle containers are removed after maxIdle, and all by Close.
+// Default: off.
 func WithWarmPool(size int, maxIdle time.Duration) Option {
 	return func(s *settings) { s.WarmSize, s.WarmMaxIdle, s.WarmByDemand = size, maxIdle, false }
 }
