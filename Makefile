@@ -6,6 +6,8 @@
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make test-podnet  the test cluster's Pod network (K8S_PROFILE=podnet): eth0,
+#                Service DNS, probes, the chart's deny-all NetworkPolicy enforced
 #   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
 #   make test-helm  the Helm chart on the test cluster: two replicas, a session
 #                across both, the owner Pod deleted mid-session, helm test;
@@ -28,7 +30,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm test-podnet lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -108,8 +110,17 @@ test-python: images
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
 # it with the kubernetes backend, and stops the cluster (root needed).
+# The loopback profile of hack/k8s-up.sh: its Pods see lo alone, which is
+# the isolation the backend proves today before a run without network.
 test-k8s: images
-	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+	K8S_PROFILE=loopback hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+
+# The podnet profile: a bridge CNI, kube-proxy, CoreDNS and
+# kube-network-policies (hack/net-build.sh builds the last two once into
+# /var/cache/sandboxrun-net), and the checks of integration/kube/podnet.
+test-podnet: images
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) K8S_PROFILE=podnet \
+		hack/with-k8s.sh $(GO) test -tags podnet -count=1 -timeout 10m -v ./integration/kube/podnet/
 
 # The Helm chart (deploy/helm/sandboxrun): helm built once from the Go module
 # proxy into /var/cache/sandboxrun-helm (hack/helm-build.sh); lint and
@@ -155,6 +166,7 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags kube ./...
 	$(GO) vet -tags traces ./integration/traces/
 	$(GO) vet -tags helm ./integration/helm/
+	$(GO) vet -tags podnet ./integration/kube/podnet/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run --allow-serial-runners ./...
 
