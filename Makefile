@@ -7,10 +7,12 @@
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make test-podnet  the test cluster's Pod network (K8S_PROFILE=podnet): eth0,
-#                Service DNS, probes, the chart's deny-all NetworkPolicy enforced
+#                Service DNS, probes, the chart's deny-all NetworkPolicy enforced,
+#                and the chart with its production values
 #   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
 #   make test-helm  the Helm chart on the test cluster: two replicas, a session
 #                across both, the owner Pod deleted mid-session, helm test;
+#                then test-podnet (the production values on the Pod network);
 #                and the systemd unit through systemd-analyze (verify-unit)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
@@ -118,16 +120,23 @@ test-k8s: images
 # The podnet profile: a bridge CNI, kube-proxy, CoreDNS and
 # kube-network-policies (hack/net-build.sh builds the last two once into
 # /var/cache/sandboxrun-net), and the checks of integration/kube/podnet.
-test-podnet: images
+# Then the chart with its production values on the same cluster
+# (integration/helm, TestPodnet*).
+test-podnet: images server-image
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) K8S_PROFILE=podnet \
-		hack/with-k8s.sh $(GO) test -tags podnet -count=1 -timeout 10m -v ./integration/kube/podnet/
+	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+		hack/with-k8s.sh sh -c '$(GO) test -tags podnet -count=1 -timeout 10m -v ./integration/kube/podnet/ && \
+			$(GO) test -tags helm -count=1 -timeout 10m -run "^TestPodnet" -v ./integration/helm/'
 
 # The Helm chart (deploy/helm/sandboxrun): helm built once from the Go module
 # proxy into /var/cache/sandboxrun-helm (hack/helm-build.sh); lint and
 # template with the default, a full and the test values (lint-helm, no
 # cluster); then a cluster with both images loaded, two replicas installed
 # and one session followed across them and through the loss of its owner,
-# helm test, and an uninstall that leaves nothing (integration/helm).
+# helm test, and an uninstall that leaves nothing (integration/helm), on the
+# loopback profile with the test-only hostNetwork values; then test-podnet,
+# the production values on a Pod network.
 K8S_VERSION ?= 1.36.3
 RUNNER_IMAGE ?= $(or $(SANDBOXRUN_RUNNER_IMAGE),sandboxrun/runner:$(VERSION))
 lint-helm:
@@ -135,8 +144,9 @@ lint-helm:
 test-helm: images server-image lint-helm verify-unit
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
 	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
-	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" K8S_PROFILE=loopback \
 		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
+	$(MAKE) test-podnet
 
 # The systemd unit (deploy/systemd) through systemd-analyze verify, with
 # ExecStart pointed at this checkout's binary (verify wants it to exist).
