@@ -59,6 +59,10 @@ if [[ $profile == podnet ]]; then
 	[[ -x $knp && -x $coredns ]] || { echo "k8s-up: no Pod-network build in $net: run hack/net-build.sh" >&2; exit 1; }
 	command -v nft >/dev/null && command -v iptables >/dev/null ||
 		{ echo "k8s-up: K8S_PROFILE=podnet needs nft and iptables (Debian's nftables and iptables)" >&2; exit 1; }
+	if ip link show "$bridge" >/dev/null 2>&1; then
+		echo "k8s-up: the bridge $bridge exists already (another podnet cluster, or one that was not torn down): hack/k8s-down.sh removes it" >&2
+		exit 1
+	fi
 fi
 [[ -n $images ]] || { echo "k8s-up: no image to load: set SANDBOXRUN_RUNNER_IMAGE or K8S_IMAGES" >&2; exit 1; }
 if [[ -f $run/apiserver.pid ]]; then
