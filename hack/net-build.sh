@@ -110,8 +110,12 @@ import (
 
 func main() { coremain.Run() }
 GO
+	# go mod tidy fetches the packages main.go imports; "go get" of the
+	# module would load its main package, every plugin's dependencies (the
+	# cloud SDKs) with it.
 	(cd "$work" && go mod init sandboxrun-coredns-build >/dev/null 2>&1 &&
-		go get "github.com/coredns/coredns@v$coredns_version" &&
+		go mod edit -require="github.com/coredns/coredns@v$coredns_version" &&
+		go mod tidy &&
 		CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$coredns.tmp" .)
 	mv "$coredns.tmp" "$coredns"
 	rm -rf "$work"
