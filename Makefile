@@ -6,9 +6,13 @@
 #   make lint    go vet, gofmt and golangci-lint
 #   make test-typescript  the TypeScript client and drop-in against a real serve
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
+#   make test-podnet  the test cluster's Pod network (K8S_PROFILE=podnet): eth0,
+#                Service DNS, probes, the chart's deny-all NetworkPolicy enforced,
+#                and the chart with its production values
 #   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
 #   make test-helm  the Helm chart on the test cluster: two replicas, a session
 #                across both, the owner Pod deleted mid-session, helm test;
+#                then test-podnet (the production values on the Pod network);
 #                and the systemd unit through systemd-analyze (verify-unit)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
@@ -28,7 +32,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images server-image test-helm lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm test-podnet lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -108,15 +112,31 @@ test-python: images
 # Builds Kubernetes from the Go module proxy into /var/cache/sandboxrun-k8s
 # the first time (about five minutes), starts a cluster, runs the suite on
 # it with the kubernetes backend, and stops the cluster (root needed).
+# The loopback profile of hack/k8s-up.sh: its Pods see lo alone, which is
+# the isolation the backend proves today before a run without network.
 test-k8s: images
-	hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+	K8S_PROFILE=loopback hack/with-k8s.sh $(GO) test -tags kube -race -count=1 -timeout 20m ./integration/kube/
+
+# The podnet profile: a bridge CNI, kube-proxy, CoreDNS and
+# kube-network-policies (hack/net-build.sh builds the last two once into
+# /var/cache/sandboxrun-net), and the checks of integration/kube/podnet.
+# Then the chart with its production values on the same cluster
+# (integration/helm, TestPodnet*).
+test-podnet: images server-image
+	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) K8S_PROFILE=podnet \
+	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+		hack/with-k8s.sh sh -c '$(GO) test -tags podnet -count=1 -timeout 10m -v ./integration/kube/podnet/ && \
+			$(GO) test -tags helm -count=1 -timeout 10m -run "^TestPodnet" -v ./integration/helm/'
 
 # The Helm chart (deploy/helm/sandboxrun): helm built once from the Go module
 # proxy into /var/cache/sandboxrun-helm (hack/helm-build.sh); lint and
 # template with the default, a full and the test values (lint-helm, no
 # cluster); then a cluster with both images loaded, two replicas installed
 # and one session followed across them and through the loss of its owner,
-# helm test, and an uninstall that leaves nothing (integration/helm).
+# helm test, and an uninstall that leaves nothing (integration/helm), on the
+# loopback profile with the test-only hostNetwork values; then test-podnet,
+# the production values on a Pod network.
 K8S_VERSION ?= 1.36.3
 RUNNER_IMAGE ?= $(or $(SANDBOXRUN_RUNNER_IMAGE),sandboxrun/runner:$(VERSION))
 lint-helm:
@@ -124,8 +144,9 @@ lint-helm:
 test-helm: images server-image lint-helm verify-unit
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
 	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
-	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" K8S_PROFILE=loopback \
 		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
+	$(MAKE) test-podnet
 
 # The systemd unit (deploy/systemd) through systemd-analyze verify, with
 # ExecStart pointed at this checkout's binary (verify wants it to exist).
@@ -155,6 +176,7 @@ lint: $(GOLANGCI)
 	$(GO) vet -tags kube ./...
 	$(GO) vet -tags traces ./integration/traces/
 	$(GO) vet -tags helm ./integration/helm/
+	$(GO) vet -tags podnet ./integration/kube/podnet/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GOLANGCI) run --allow-serial-runners ./...
 

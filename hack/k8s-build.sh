@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a single-node Kubernetes for sandboxrun's tests into a cache that
-# survives between runs: the five commands of k8s.io/kubernetes from the Go
-# module proxy, a static pause binary from the same source, and etcd and the
+# survives between runs: the six commands of k8s.io/kubernetes from the Go
+# module proxy (kube-proxy for the Pod-network profile of hack/k8s-up.sh), a static pause binary from the same source, and etcd and the
 # CNI plugins unpacked (not installed) from Debian's archive. A complete
 # cache is reused as is; the first build takes about five minutes.
 #
@@ -13,12 +13,20 @@ version=${K8S_VERSION:-1.36.3}
 cache=${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}
 out=$cache/v$version
 stamp=$out/.complete
-cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy)
 
+# A complete cache made before kube-proxy was one of the commands gets
+# the missing ones alone.
+todo=("${cmds[@]}")
 if [[ -f $stamp ]]; then
-	echo "k8s-build: v$version cached in $out"
-	exit 0
+	todo=()
+	for c in "${cmds[@]}"; do [[ -x $out/bin/$c ]] || todo+=("$c"); done
+	if ((${#todo[@]} == 0)); then
+		echo "k8s-build: v$version cached in $out"
+		exit 0
+	fi
 fi
+rm -f "$stamp"
 
 mkdir -p "$out/bin" "$out/debian" "$out/pause"
 # The Go build cache lives next to the binaries so a rebuild (new version,
@@ -43,7 +51,7 @@ minor=${version#1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$version"
 ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 pkgs=()
-for c in "${cmds[@]}"; do pkgs+=("./cmd/$c"); done
+for c in "${todo[@]}"; do pkgs+=("./cmd/$c"); done
 go build -trimpath -ldflags "$ldflags" -o "$out/bin/" "${pkgs[@]}"
 
 # The pod sandbox image is the pause binary alone; built here so no registry

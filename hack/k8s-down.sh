@@ -9,13 +9,15 @@ run=${SANDBOXRUN_K8S_RUN:-/tmp/sandboxrun-k8s}
 [[ -d $run ]] || exit 0
 sock=$run/containerd/containerd.sock
 cache=${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}
+net=${SANDBOXRUN_NET_CACHE:-/var/cache/sandboxrun-net}
+profile=$(cat "$run/profile" 2>/dev/null || echo loopback)
 
 # halt NAME...: stop each recorded daemon that is still ours, wait for it.
 halt() {
 	local name pid
 	for name; do
 		pid=$(cat "$run/$name.pid" 2>/dev/null) || continue
-		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qE "$run|$cache"; then
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qE "$run|$cache|$net"; then
 			kill "$pid" 2>/dev/null
 			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 			kill -9 "$pid" 2>/dev/null
@@ -24,7 +26,7 @@ halt() {
 	done
 }
 
-halt kubelet scheduler controller-manager apiserver
+halt kube-network-policies coredns kube-proxy kubelet scheduler controller-manager apiserver
 if [[ -S $sock ]]; then
 	# Pod containers and sandboxes: stop their shims before containerd.
 	ctr=(ctr -a "$sock" -n k8s.io)
@@ -49,6 +51,21 @@ for ipt in iptables ip6tables; do
 		done
 	done
 done
+# podnet (hack/k8s-up.sh): the nftables tables of kube-proxy and
+# kube-network-policies, the CNI firewall plugin's iptables chains, the
+# bridge. The veths went with the Pods' network namespaces above.
+if [[ $profile == podnet ]]; then
+	nft delete table ip kube-proxy 2>/dev/null
+	nft delete table ip6 kube-proxy 2>/dev/null
+	nft delete table inet kube-network-policies 2>/dev/null
+	iptables -S FORWARD 2>/dev/null | grep -E -- '-j CNI-(FORWARD|ADMIN)$' | sed 's/^-A /-D /' |
+		while read -r rule; do eval "iptables $rule"; done
+	for chain in CNI-FORWARD CNI-ADMIN; do
+		iptables -F $chain 2>/dev/null
+		iptables -X $chain 2>/dev/null
+	done
+	ip link del sbx-br0 2>/dev/null
+fi
 # Pod cgroups (empty once the containers are gone).
 for cg in /sys/fs/cgroup/*/kubepods; do
 	[[ -d $cg ]] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null

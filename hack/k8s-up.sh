@@ -4,12 +4,25 @@
 # (CRI) and a kubelet, each a process of this host recorded in a pid file
 # under the run folder. Test use only: static tokens, anonymous kubelet.
 #
-# The node is a "sandbox node pool" in the sense of docs/kubernetes.md, "No network": its CNI
-# plugin gives every pod the loopback interface only, so sandbox pods have
-# no network; sandbox/kube proves that with a probe pod before its first
-# run without network.
+# Two profiles (K8S_PROFILE):
 #
+#   loopback  (default) the node is a "sandbox node pool" in the sense of
+#             docs/kubernetes.md, "No network": its CNI plugin gives every
+#             pod the loopback interface only, so sandbox pods have no
+#             network, which sandbox/kube proves with a probe pod before its
+#             first run without network. No kube-proxy, no cluster DNS.
+#   podnet    a Pod network like an ordinary cluster's: Debian's CNI bridge
+#             (sbx-br0, 10.244.0.0/24, host-local addresses, the firewall
+#             plugin to pass the host's FORWARD policy), kube-proxy in
+#             nftables mode for Services, CoreDNS for cluster.local (on the
+#             bridge's address, behind the kube-dns Service 10.97.0.10), and
+#             kube-network-policies enforcing NetworkPolicy; the API server
+#             listens on every address so Pods reach it through the
+#             kubernetes Service. Built by hack/net-build.sh.
+#
+#   K8S_PROFILE           loopback or podnet (default loopback)
 #   SANDBOXRUN_K8S_CACHE  cache root (default /var/cache/sandboxrun-k8s)
+#   SANDBOXRUN_NET_CACHE  podnet's cache (default /var/cache/sandboxrun-net)
 #   SANDBOXRUN_K8S_RUN    run folder (default /tmp/sandboxrun-k8s)
 #   K8S_VERSION           Kubernetes release (default 1.36.3)
 #   K8S_IMAGES            Docker images to load into the node
@@ -27,11 +40,30 @@ here=$(cd "$(dirname "$0")" && pwd)
 default_runner=sandboxrun/runner:$(sed -n 's/^const Version = "\(.*\)"$/\1/p' "$here/../version.go")
 images=${K8S_IMAGES:-${SANDBOXRUN_RUNNER_IMAGE:-$default_runner}}
 node=sbx-node
+profile=${K8S_PROFILE:-loopback}
+case $profile in
+loopback | podnet) ;;
+*) echo "k8s-up: K8S_PROFILE=$profile: want loopback or podnet" >&2; exit 2 ;;
+esac
+# podnet's addresses: the Pod range on the bridge, the cluster DNS's
+# Service address in the Service range.
+pod_cidr=10.244.0.0/24 bridge=sbx-br0 bridge_ip=10.244.0.1 dns_ip=10.97.0.10
 # Ports apart from the usual ones, so another cluster on the host (the
 # shared recipe's) does not collide.
 etcd_port=23791 api_port=6444 kubelet_port=10350
 
 [[ -f $cache/.complete ]] || { echo "k8s-up: no build in $cache: run hack/k8s-build.sh" >&2; exit 1; }
+if [[ $profile == podnet ]]; then
+	net=${SANDBOXRUN_NET_CACHE:-/var/cache/sandboxrun-net}
+	knp=$net/kube-network-policies-v0.8.0 coredns=$net/coredns-v1.15.0
+	[[ -x $knp && -x $coredns ]] || { echo "k8s-up: no Pod-network build in $net: run hack/net-build.sh" >&2; exit 1; }
+	command -v nft >/dev/null && command -v iptables >/dev/null ||
+		{ echo "k8s-up: K8S_PROFILE=podnet needs nft and iptables (Debian's nftables and iptables)" >&2; exit 1; }
+	if ip link show "$bridge" >/dev/null 2>&1; then
+		echo "k8s-up: the bridge $bridge exists already (another podnet cluster, or one that was not torn down): hack/k8s-down.sh removes it" >&2
+		exit 1
+	fi
+fi
 [[ -n $images ]] || { echo "k8s-up: no image to load: set SANDBOXRUN_RUNNER_IMAGE or K8S_IMAGES" >&2; exit 1; }
 if [[ -f $run/apiserver.pid ]]; then
 	echo "k8s-up: $run holds a cluster already: run hack/k8s-down.sh first" >&2
@@ -41,6 +73,7 @@ fi
 ip=$(ip -4 -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
 ip=${ip:-$(hostname -I | cut -d' ' -f1)}
 mkdir -p "$run"/{pki,logs,cni/conf,cni/bin,containerd}
+echo "$profile" >"$run/profile"
 bin=$cache/bin
 kubectl=("$bin/kubectl" --kubeconfig "$run/admin.kubeconfig")
 
@@ -54,11 +87,11 @@ launch() {
 
 # until_ok SECONDS WHAT CMD...: retry CMD until it succeeds or time is up.
 until_ok() {
-	local deadline=$((SECONDS + $1)) what=$2
+	local secs=$1 deadline=$((SECONDS + $1)) what=$2
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS > deadline)); then
-			echo "k8s-up: $what not ready after $1 s; logs in $run/logs" >&2
+			echo "k8s-up: $what not ready after $secs s; logs in $run/logs" >&2
 			return 1
 		fi
 		sleep 0.3
@@ -96,11 +129,30 @@ launch etcd "$cache/root/usr/bin/etcd" --data-dir "$run/etcd" \
 	--listen-peer-urls http://127.0.0.1:23801 --initial-advertise-peer-urls http://127.0.0.1:23801 \
 	--initial-cluster default=http://127.0.0.1:23801
 
+# --- CNI ---
+ln -sf "$cache/root/usr/lib/cni/loopback" "$run/cni/bin/loopback"
+if [[ $profile == podnet ]]; then
+	for p in bridge host-local firewall; do ln -sf "$cache/root/usr/lib/cni/$p" "$run/cni/bin/$p"; done
+	# The bridge is made here, with its address, so that CoreDNS can listen
+	# on it before the first Pod; the bridge plugin adopts it. The firewall
+	# plugin admits each Pod's traffic in the host's FORWARD chain (Docker
+	# sets its policy to DROP, and bridged packets pass it).
+	ip link add "$bridge" type bridge
+	ip addr add "$bridge_ip/24" dev "$bridge"
+	ip link set "$bridge" up
+	cat >"$run/cni/conf/10-sandboxrun.conflist" <<C
+{"cniVersion": "0.4.0", "name": "sandboxrun-podnet", "plugins": [
+  {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": "$run/cni/ipam",
+            "ranges": [[{"subnet": "$pod_cidr", "gateway": "$bridge_ip"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "firewall", "backend": "iptables"}
+]}
+C
+else
 # --- CNI: loopback only ---
 # The plugin answers ADD with an address for eth0, as the runtime needs one
 # for the pod's status, but creates no interface: the pod's network
 # namespace keeps only lo (which the runtime's own loopback plugin raises).
-ln -sf "$cache/root/usr/lib/cni/loopback" "$run/cni/bin/loopback"
 cat >"$run/cni/bin/sbx-loopback-only" <<'P'
 #!/bin/sh
 cat >/dev/null
@@ -115,6 +167,7 @@ chmod 755 "$run/cni/bin/sbx-loopback-only"
 cat >"$run/cni/conf/10-sandboxrun.conflist" <<C
 {"cniVersion": "0.4.0", "name": "sandboxrun-loopback-only", "plugins": [{"type": "sbx-loopback-only"}]}
 C
+fi
 
 # --- containerd with CRI, private to this cluster ---
 c=$run/containerd
@@ -135,6 +188,9 @@ state = "$c/state"
   restrict_oom_score_adj = true
   sandbox_image = "docker.io/sandboxrun/k8s-pause:3.10"
   stream_server_address = "127.0.0.1"
+  # Pod network namespaces under the run folder, so hack/k8s-down.sh
+  # finds and unmounts them with the rest.
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
   [plugins."io.containerd.grpc.v1.cri".cni]
@@ -159,8 +215,12 @@ done
 
 # --- control plane ---
 until_ok 30 etcd curl -sf "http://127.0.0.1:$etcd_port/health"
+# podnet: Pods reach the API server through the kubernetes Service, whose
+# endpoint is the advertised address.
+bind=127.0.0.1
+[[ $profile == podnet ]] && bind=0.0.0.0
 launch apiserver "$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
-	--bind-address=127.0.0.1 --secure-port=$api_port --advertise-address="$ip" \
+	--bind-address=$bind --secure-port=$api_port --advertise-address="$ip" \
 	--cert-dir="$run/pki" --token-auth-file="$run/pki/tokens.csv" --authorization-mode=Node,RBAC \
 	--kubelet-preferred-address-types=InternalIP \
 	--service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$run/pki/sa.pub" \
@@ -193,9 +253,75 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
 T
+[[ $profile == podnet ]] && printf 'clusterDNS: [%s]\nclusterDomain: cluster.local\n' "$dns_ip" >>"$run/kubelet.yaml"
 launch kubelet "$bin/kubelet" --config="$run/kubelet.yaml" --kubeconfig="$run/kubelet.kubeconfig" \
 	--hostname-override=$node --node-ip="$ip" --root-dir="$run/kubelet" --cert-dir="$run/kubelet/pki"
 until_ok 120 "node $node" "${kubectl[@]}" wait --for=condition=Ready node/$node --timeout=5s
+
+if [[ $profile == podnet ]]; then
+	# --- Services: kube-proxy, nftables mode (its own tables, ip and ip6
+	# kube-proxy; the host's iptables rules are left alone) ---
+	cat >"$run/kube-proxy.yaml" <<T
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+clientConnection: {kubeconfig: $run/admin.kubeconfig}
+hostnameOverride: $node
+clusterCIDR: $pod_cidr
+healthzBindAddress: 127.0.0.1:10366
+metricsBindAddress: 127.0.0.1:10369
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+T
+	launch kube-proxy "$bin/kube-proxy" --config="$run/kube-proxy.yaml"
+	until_ok 60 kube-proxy curl -sf http://127.0.0.1:10366/healthz
+
+	# --- cluster DNS: CoreDNS on the bridge's address, behind kube-dns ---
+	cat >"$run/Corefile" <<T
+.:53 {
+    bind $bridge_ip
+    errors
+    ready 127.0.0.1:18181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $run/admin.kubeconfig sbx
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 5
+}
+T
+	launch coredns "$coredns" -conf "$run/Corefile"
+	until_ok 60 coredns curl -sf http://127.0.0.1:18181/ready
+	"${kubectl[@]}" apply -f - >/dev/null <<T
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $dns_ip
+  ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: kube-dns-node, namespace: kube-system, labels: {kubernetes.io/service-name: kube-dns}}
+addressType: IPv4
+ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
+endpoints: [{addresses: ["$bridge_ip"], conditions: {ready: true}}]
+T
+
+	# --- NetworkPolicy: kube-network-policies, a process of this host ---
+	# It reads its API server from in-cluster settings: given in a mount
+	# namespace of its own (a tmpfs on /run with the token and CA), so
+	# nothing is written to the host's /run; the advertised address, which
+	# the API server's certificate names.
+	launch kube-network-policies unshare -m --propagation private sh -c '
+		mount -t tmpfs -o mode=0755 sbx-knp /run &&
+		d=/run/secrets/kubernetes.io/serviceaccount && mkdir -p $d &&
+		awk -F, "\$2 == \"admin\" {printf \"%s\", \$1}" "$1/pki/tokens.csv" >$d/token &&
+		cp "$1/pki/apiserver.crt" $d/ca.crt &&
+		KUBERNETES_SERVICE_HOST=$5 KUBERNETES_SERVICE_PORT=$2 exec "$3" \
+			--hostname-override="$4" --disable-nri --metrics-bind-address=127.0.0.1:19080 --v=2
+	' sh "$run" "$api_port" "$knp" "$node" "$ip"
+	until_ok 60 kube-network-policies nft list table inet kube-network-policies
+fi
 
 # --- the sandboxrun namespace and the backend's RBAC ---
 "${kubectl[@]}" apply -f "$here/k8s-rbac.yaml" >/dev/null

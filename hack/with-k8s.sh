@@ -8,6 +8,9 @@
 # first instead of tearing its cluster down.
 #
 #   SANDBOXRUN_K8S_LOCK_WAIT  seconds to wait for the lock (default 1800)
+#   K8S_PROFILE               loopback (default) or podnet: the node's
+#                             network (hack/k8s-up.sh); podnet's pieces are
+#                             built once by hack/net-build.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run=${SANDBOXRUN_K8S_RUN:-/tmp/sandboxrun-k8s}
@@ -25,6 +28,11 @@ fi
 build=$SECONDS
 "$here/k8s-build.sh" 9>&-
 echo "with-k8s: kubernetes build ready in $((SECONDS - build)) s"
+if [[ ${K8S_PROFILE:-loopback} == podnet ]]; then
+	build=$SECONDS
+	"$here/net-build.sh" 9>&- >/dev/null
+	echo "with-k8s: pod network build ready in $((SECONDS - build)) s"
+fi
 "$here/k8s-down.sh" 9>&- # what an interrupted run left
 trap '"$here/k8s-down.sh" 9>&-; echo "with-k8s: $((SECONDS - start)) s in all"' EXIT
 # A signal ends what runs now (the child is waited for) and the script,
@@ -47,7 +55,7 @@ if ! "$here/k8s-up.sh" 9>&-; then
 	done
 	exit 1
 fi
-echo "with-k8s: cluster up in $((SECONDS - up)) s"
+echo "with-k8s: cluster (${K8S_PROFILE:-loopback}) up in $((SECONDS - up)) s"
 cd "$here/.."
 # In the background and waited for, so a signal is handled at once
 # rather than when the command ends.

@@ -103,7 +103,7 @@ func TestClusterDefaultsPassRestricted(t *testing.T) {
 func TestClusterTwoReplicas(t *testing.T) {
 	c := newCluster(t)
 	token := hex.EncodeToString(randomBytes(t, 24))
-	c.prepare(token)
+	c.prepare(token, "privileged") // hostNetwork (the test values) is beyond the restricted level
 	t.Cleanup(func() {
 		_, _, _ = c.exec("", helmBin(t), "uninstall", release, "-n", namespace, "--wait", "--timeout", "2m")
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "namespace", namespace, "--wait=false")
@@ -197,11 +197,11 @@ func TestClusterTwoReplicas(t *testing.T) {
 	c.requireNothingLeft()
 }
 
-// prepare makes the namespace, the tokens Secret, and the volumes the
-// chart's claims bind: the skills (a copy of the repository's, read-only)
-// and one folder per replica's sessions (hostPath volumes: the test
-// cluster has no provisioner).
-func (c *cluster) prepare(token string) {
+// prepare makes the namespace, enforcing Pod Security level psa, the
+// tokens Secret, and the volumes the chart's claims bind: the skills (a
+// copy of the repository's, read-only) and one folder per replica's
+// sessions (hostPath volumes: the test cluster has no provisioner).
+func (c *cluster) prepare(token, psa string) {
 	t := c.t
 	dir := filepath.Join(c.run, "helm-test")
 	skills := filepath.Join(dir, "skills")
@@ -215,9 +215,8 @@ func (c *cluster) prepare(token string) {
 		require.NoError(t, os.MkdirAll(d, 0o700))
 		require.NoError(t, os.Chown(d, 65532, 65532))
 	}
-	// hostNetwork (the test values) is beyond the restricted level.
 	c.kubectl("create", "namespace", namespace)
-	c.kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=privileged")
+	c.kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce="+psa)
 	c.kubectl("-n", namespace, "create", "secret", "generic", "sandboxrun-tokens", "--from-literal=tokens="+token)
 	c.apply(fmt.Sprintf(`
 apiVersion: v1
