@@ -24,7 +24,21 @@ var (
 	// ErrSkillUnreadable: the skill folder is not readable by the sandbox
 	// user.
 	ErrSkillUnreadable = errors.New("skill folder not readable by the sandbox user")
+	// ErrNotIsolated: the backend could not prove that a sandbox without
+	// network has none, so runs without network are refused until the
+	// operator changes the setup (Kubernetes' ErrNetworkNotIsolated
+	// matches it). Nothing the caller sends can fix it.
+	ErrNotIsolated = errors.New("sandboxes are not proven network-isolated")
 )
+
+// NotIsolated returns a backend's own "not proven isolated" sentinel, in
+// its words, that matches ErrNotIsolated.
+func NotIsolated(msg string) error { return &notIsolatedError{msg: msg} }
+
+type notIsolatedError struct{ msg string }
+
+func (e *notIsolatedError) Error() string        { return e.msg }
+func (e *notIsolatedError) Is(target error) bool { return target == ErrNotIsolated }
 
 // SpecError lists every problem Validate found. It matches ErrInvalidSpec
 // with errors.Is.

@@ -63,3 +63,23 @@ func startWith(t *testing.T, runner sandboxrun.Engine) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// notIsolatedEngine refuses runs without network as the Kubernetes backend
+// does when its probe Pod saw more than loopback.
+type notIsolatedEngine struct{ engine }
+
+func (*notIsolatedEngine) Run(context.Context, sandbox.Spec) (*sandbox.Result, error) {
+	return nil, fmt.Errorf("%w: a probe pod in namespace sbx saw interfaces [eth0 lo]", sandbox.NotIsolated("pods in this namespace are not proven network-isolated"))
+}
+
+// TestNotIsolatedIs503: a backend that cannot prove a run without network
+// is isolated refuses it until the operator changes the setup: 503 in the
+// backend's words, not a 500, and no Retry-After (waiting does not fix it).
+func TestNotIsolatedIs503(t *testing.T) {
+	url := startWith(t, &notIsolatedEngine{})
+	r := call(t, "POST", url+"/v1/skills/hello/python", `{"code": "print(1)"}`)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, string(r.body))
+	require.Empty(t, r.header.Get("Retry-After"))
+	require.Contains(t, string(r.body), "not proven network-isolated")
+	require.True(t, errors.Is(fmt.Errorf("x: %w", sandbox.NotIsolated("y")), sandbox.ErrNotIsolated))
+}

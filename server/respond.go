@@ -63,6 +63,11 @@ func statusOf(res *sandbox.Result, err error) int {
 	// server's fault: 503, with the run's Result in the body.
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return http.StatusServiceUnavailable
+	// A backend that cannot prove a run without network is isolated
+	// refuses such runs until its operator changes the setup: the
+	// service cannot serve this request, and the caller cannot fix it.
+	case errors.Is(err, sandbox.ErrNotIsolated):
+		return http.StatusServiceUnavailable
 	case diskFull(err):
 		return http.StatusInsufficientStorage
 	case res != nil && res.Started:

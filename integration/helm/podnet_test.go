@@ -68,7 +68,7 @@ func TestPodnetProductionValues(t *testing.T) {
 	// refuses it (fail closed), the chart's deny-all policy notwithstanding
 	// (docs/kubernetes.md, "No network").
 	status, _, body := api.try("POST", urls[1]+"/v1/skills/hello/python", `{"code": "print(1)"}`)
-	require.NotEqual(t, 200, status, "a run without network ran on a Pod network: %s", body)
+	require.Equal(t, 503, status, "a run without network on a Pod network is refused as the setup's, not the caller's: %s", body)
 	require.Contains(t, string(body), "network-isolated", "status %d", status)
 	t.Logf("a run without network on the Pod network: %d %s", status, strings.TrimSpace(string(body)))
 

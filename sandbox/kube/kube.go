@@ -27,8 +27,9 @@ var (
 	// matches sandbox.ErrUnavailable.
 	ErrUnavailable = sandbox.Unavailable("kubernetes API server unreachable")
 	// ErrNetworkNotIsolated: a run without network was refused because a
-	// probe Pod did not show the loopback interface alone.
-	ErrNetworkNotIsolated = errors.New("pods in this namespace are not proven network-isolated")
+	// probe Pod did not show the loopback interface alone. It matches
+	// sandbox.ErrNotIsolated.
+	ErrNetworkNotIsolated = sandbox.NotIsolated("pods in this namespace are not proven network-isolated")
 	// ErrPodStart: the Pod was not running within the start timeout or
 	// failed before sandbox-init ran.
 	ErrPodStart = errors.New("sandbox pod did not start")
