@@ -87,6 +87,32 @@ func TestCancelledStartLeavesNothing(t *testing.T) {
 	require.Zero(t, d.alive(), "the sandbox made after the caller left is removed")
 }
 
+// Closing the engine while the pool makes a warm sandbox leaves nothing:
+// the pool's start is not cut short by the close (an engine finishes a
+// create whose client left, after a removal by name found nothing), and
+// what it made is removed before Close returns.
+func TestCloseDuringWarmStartLeavesNothing(t *testing.T) {
+	d := &fakeDriver{pooled: true, entered: make(chan struct{}), release: make(chan struct{}), gateAfter: 1}
+	o := sandbox.DefaultOptions("test")
+	o.Version, o.WarmSize, o.CallTimeout = "test", 1, 5*time.Second
+	e := engine.New(d, engine.Config{Options: o, Identity: sandbox.IdentityFor(0, 0)})
+	res, err := e.Run(context.Background(), spec(t))
+	require.NoError(t, err)
+	require.True(t, res.Success, res.Error)
+	<-d.entered // the refill is making a warm sandbox
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned while a warm start was under way: %v", err)
+	case <-time.After(100 * time.Millisecond): // Close has cancelled the pool and waits
+	}
+	close(d.release)
+	require.NoError(t, <-closed)
+	require.EqualValues(t, 2, d.starts.Load())
+	require.Zero(t, d.alive(), "the warm sandbox made while the engine closed is removed")
+}
+
 func TestBackstopKillsAndRemoves(t *testing.T) {
 	d := &fakeDriver{hang: true}
 	o := sandbox.DefaultOptions("test")

@@ -24,6 +24,8 @@ type fakeDriver struct {
 	// and Start returns when release closes, so a caller can leave in
 	// between whatever the machine's speed.
 	entered, release chan struct{}
+	// gateAfter: the gate holds the start that comes after this many.
+	gateAfter int32
 	// hang: the fake init never reports.
 	hang bool
 	// pooled: Key names every template the same way.
@@ -48,8 +50,7 @@ func (d *fakeDriver) Plan(_ context.Context, tmpl *sandbox.Spec) (engine.Plan, e
 }
 
 func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec, _ engine.Plan) (engine.Box, error) {
-	d.starts.Add(1)
-	if d.release != nil {
+	if n := d.starts.Add(1); d.release != nil && n > d.gateAfter && n == d.gateAfter+1 {
 		close(d.entered)
 		<-d.release
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -106,7 +107,14 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 			return nil, err
 		}
 	}
-	b, err := p.e.d.Start(ctx, tmpl, plan)
+	// As for a run's start, the driver's start is not cut short when the
+	// pool closes: an engine may finish a create whose caller went away
+	// after the removal by name found nothing, and the sandbox would
+	// outlive the process. A start is short; ctx is looked at after it.
+	b, err := p.e.d.Start(context.WithoutCancel(ctx), tmpl, plan)
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("warm start cancelled: %w", ctx.Err())
+	}
 	if b != nil && sl != nil {
 		p.e.slots.Store(b, sl)
 	} else if sl != nil {
