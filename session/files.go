@@ -9,6 +9,8 @@ import (
 	"os"
 	"path"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // FileInfo is what an upload stored.
@@ -80,7 +82,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 // link itself, never its target); a folder at p, or a file or link among
 // the parents, is refused.
 func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -113,7 +115,7 @@ func (s *Store) checkEntries(ss *sess, n int) error {
 // ErrNotFile. The Entry carries the file's SHA256 (one extra read, for the
 // ETag).
 func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return nil, Entry{}, err
 	}
@@ -134,7 +136,7 @@ func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
 // DeleteFile removes p: a file, a link (the link, never its target) or a
 // folder with everything in it, all resolved inside the workspace.
 func (s *Store) DeleteFile(owner, id, p string) error {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return err
 	}

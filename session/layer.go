@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/layer"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -179,7 +180,7 @@ func readLayer(ctx context.Context, ws, stage *os.Root, r io.Reader, cfg layerCo
 // temporary name.
 func reserved(name string) bool {
 	for _, e := range strings.Split(name, "/") {
-		if isTemp(e) {
+		if fsroot.IsTemp(e) {
 			return true
 		}
 	}

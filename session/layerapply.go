@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -81,7 +82,7 @@ func (a *applier) clear(d string) error {
 		return fmt.Errorf("clearing %q: %w", d, err)
 	}
 	for _, n := range names {
-		if isTemp(n) {
+		if fsroot.IsTemp(n) {
 			continue
 		}
 		if err := a.removeEntry(r, d, n); err != nil {
@@ -113,7 +114,7 @@ func (a *applier) removeEntry(parent *os.Root, dir, name string) error {
 	// The folder's files are logged first; RemoveAll opens nothing through
 	// a link.
 	_ = fs.WalkDir(parent.FS(), name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || isTemp(d.Name()) {
+		if err != nil || d.IsDir() || fsroot.IsTemp(d.Name()) {
 			return nil //nolint:nilerr // what cannot be read is removed unlisted
 		}
 		if info, err := d.Info(); err == nil {

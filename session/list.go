@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // visit is called for every entry a walk meets: rel is its workspace path,
@@ -32,7 +34,7 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 		return err
 	}
 	for _, name := range names {
-		if isTemp(name) {
+		if fsroot.IsTemp(name) {
 			continue
 		}
 		fi, err := r.Lstat(name)
@@ -115,7 +117,7 @@ func checkSub(sub string, maxDepth int) (string, error) {
 	if sub == "" {
 		return "", nil
 	}
-	return CheckPath(sub, maxDepth)
+	return fsroot.CheckPath(sub, maxDepth)
 }
 
 // listFiles lists clean ("" for all of ws) in ws as ListFiles describes,

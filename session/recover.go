@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 var errNotExist = fs.ErrNotExist
@@ -152,7 +154,7 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 			return err
 		case err != nil:
 			return nil // unreadable: counted as far as it could be read
-		case isTemp(d.Name()) && clean:
+		case fsroot.IsTemp(d.Name()) && clean:
 			s.opt.logger.Info("removing interrupted upload", "session_id", id, "path", p)
 			if err := r.RemoveAll(p); err != nil {
 				s.opt.logger.Warn("interrupted upload not removed", "session_id", id, "path", p, "error", err)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // cloneTree copies the tree of src into dst (an empty folder) by hard
@@ -28,7 +30,7 @@ func cloneTree(src, dst *os.Root) (int64, int, error) {
 		entries int
 	)
 	for _, name := range names {
-		if isTemp(name) {
+		if fsroot.IsTemp(name) {
 			continue
 		}
 		fi, err := src.Lstat(name)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strconv"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // ErrBadTar is wrapped when a tar upload is malformed or holds an entry
@@ -19,7 +21,7 @@ var ErrBadTar = errors.New("bad tar")
 
 // tarPlan is a validated, staged tar upload, not yet in the workspace.
 type tarPlan struct {
-	kind  Tree
+	kind  fsroot.Tree
 	files map[string]staged
 	order int
 }
@@ -81,7 +83,7 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 
 // readTar validates every entry and stages the files' bytes.
 func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, error) {
-	plan := &tarPlan{kind: Tree{}, files: map[string]staged{}}
+	plan := &tarPlan{kind: fsroot.Tree{}, files: map[string]staged{}}
 	credited := map[string]bool{}
 	tr := tar.NewReader(r)
 	for i := 1; ; i++ {
@@ -92,8 +94,8 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading entry %d: %w: send a tar archive (ustar, pax or gnu)", ErrBadTar, i, err)
 		}
-		e := TarEntry(hdr)
-		clean, skip, err := CheckEntry(i, e, s.lim.MaxDepth, false)
+		e := fsroot.TarEntry(hdr)
+		clean, skip, err := fsroot.CheckEntry(i, e, s.lim.MaxDepth, false)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadTar, err)
 		}

@@ -1,0 +1,7 @@
+// Package fsroot decides which file names are safe inside one root folder:
+// the guard every caller path (CheckPath) and every archive member
+// (CheckEntry, LinkLeaves, Tree) goes through before anything touches the
+// disk, for a session's workspace and a skill upload alike. It links no
+// store, so the skill store shares the session store's judgement without
+// linking sessions.
+package fsroot
