@@ -14,6 +14,8 @@ var (
 	ErrBadPath = errors.New("bad path")
 	// ErrLimit is matched by *LimitError.
 	ErrLimit = errors.New("limit reached")
+	// ErrFileNotFound: nothing at that path under the root.
+	ErrFileNotFound = errors.New("file not found")
 )
 
 // PathError says why a path given by a caller (or found in an archive) was

@@ -23,7 +23,7 @@ var (
 	// folder, a symlink or something else (the message says what).
 	ErrNotFile = errors.New("not a regular file")
 	// ErrFileNotFound: nothing at that path in the workspace.
-	ErrFileNotFound = errors.New("file not found")
+	ErrFileNotFound = fsroot.ErrFileNotFound
 	// ErrBadTTL: a requested TTL is negative.
 	ErrBadTTL = errors.New("bad ttl")
 	// ErrSnapshotNotFound: no such snapshot of the session (or the

@@ -49,7 +49,7 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	return fn(ss, ws)
 }
 
@@ -69,7 +69,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	return fn(ws)
 }
 
@@ -142,11 +142,11 @@ func (s *Store) DeleteFile(owner, id, p string) error {
 	}
 	return s.mutate(owner, id, true, func(_ *sess, ws *os.Root) error {
 		dir, base := path.Split(clean)
-		parent, _, err := descend(ws, dir, false)
+		parent, _, err := fsroot.Descend(ws, dir, false)
 		if err != nil {
 			return err
 		}
-		defer closeRoot(parent)
+		defer fsroot.CloseRoot(parent)
 		fi, err := parent.Lstat(base)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

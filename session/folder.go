@@ -94,7 +94,7 @@ func (f *Folder) PutFile(p string, r io.Reader) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return putFile(f.root, clean, r, durability{}, func(int, int64) (meter, error) { return unmetered{}, nil })
+	return putFile(f.root, clean, r, fsroot.Durability{}, func(int, int64) (meter, error) { return unmetered{}, nil })
 }
 
 // OpenFile opens the regular file p for reading, as Store.OpenFile does,

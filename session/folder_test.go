@@ -60,7 +60,7 @@ func TestFolderRoundTrip(t *testing.T) {
 	require.Equal(t, bin, string(got), "the bytes are in the host folder")
 	st, err := os.Stat(filepath.Join(dir, "in", "data.bin"))
 	require.NoError(t, err)
-	require.Equal(t, os.FileMode(filePerm), st.Mode().Perm(), "readable by the sandbox user")
+	require.Equal(t, os.FileMode(fsroot.FilePerm), st.Mode().Perm(), "readable by the sandbox user")
 
 	require.Equal(t, bin, readFolder(t, f, "in/data.bin"))
 	require.Equal(t, "# project", readFolder(t, f, "README.md"), "the operator's own files are readable")

@@ -49,7 +49,7 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 			return err
 		}
 		if fi.IsDir() {
-			sub, err := openSubdir(r, name, fi)
+			sub, err := fsroot.OpenSubdir(r, name, fi)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // removed since the listing (a run in progress)
 			}
@@ -57,7 +57,7 @@ func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
 				return fmt.Errorf("listing %q: %w", rel, err)
 			}
 			err = walk(sub, rel, maxDepth, fn)
-			closeRoot(sub)
+			fsroot.CloseRoot(sub)
 			if err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error
 	start, err := listStart(ws, clean, add)
 	if err == nil && start != nil {
 		err = walk(start, clean, lim.MaxDepth, add)
-		closeRoot(start)
+		fsroot.CloseRoot(start)
 	}
 	if err != nil {
 		return nil, err
@@ -154,11 +154,11 @@ func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
 		return ws.OpenRoot(".")
 	}
 	dir, base := path.Split(clean)
-	parent, _, err := descend(ws, dir, false)
+	parent, _, err := fsroot.Descend(ws, dir, false)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	fi, err := parent.Lstat(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q", ErrFileNotFound, clean)
@@ -169,5 +169,5 @@ func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
 	if !fi.IsDir() {
 		return nil, fn(clean, parent, base, fi)
 	}
-	return openSubdir(parent, base, fi)
+	return fsroot.OpenSubdir(parent, base, fi)
 }

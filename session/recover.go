@@ -85,7 +85,7 @@ func (s *Store) recoverSnapshots() error {
 				_ = dir.RemoveAll(name)
 			}
 		}
-		closeRoot(dir)
+		fsroot.CloseRoot(dir)
 		s.recountSnapBytes(ss)
 	}
 	return nil
@@ -143,7 +143,7 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer closeRoot(r)
+	defer fsroot.CloseRoot(r)
 	var (
 		bytes   int64
 		entries int

@@ -46,14 +46,14 @@ func cloneTree(src, dst *os.Root) (int64, int, error) {
 				return bytes, entries, fmt.Errorf("%s/%w", name, err)
 			}
 		case fi.Mode().IsRegular():
-			err = withFd(src, func(sfd int) error {
-				return withFd(dst, func(dfd int) error { return unix.Linkat(sfd, name, dfd, name, 0) })
+			err = fsroot.WithFd(src, func(sfd int) error {
+				return fsroot.WithFd(dst, func(dfd int) error { return unix.Linkat(sfd, name, dfd, name, 0) })
 			})
 			bytes += fi.Size()
 		case fi.Mode()&fs.ModeSymlink != 0:
 			var target string
 			if target, err = src.Readlink(name); err == nil {
-				err = withFd(dst, func(dfd int) error { return unix.Symlinkat(target, dfd, name) })
+				err = fsroot.WithFd(dst, func(dfd int) error { return unix.Symlinkat(target, dfd, name) })
 			}
 		default:
 			entries-- // a fifo or socket a run left: not part of a workspace's files
@@ -69,23 +69,23 @@ func cloneDir(src, dst *os.Root, name string, fi fs.FileInfo) (int64, int, error
 	if err := dst.Mkdir(name, fi.Mode().Perm()|0o700); err != nil {
 		return 0, 0, err
 	}
-	if err := chmodNoFollow(dst, name, fi.Mode().Perm()|0o700|fs.ModeDir); err != nil {
+	if err := fsroot.ChmodNoFollow(dst, name, fi.Mode().Perm()|0o700|fs.ModeDir); err != nil {
 		return 0, 0, err
 	}
-	from, err := openSubdir(src, name, fi)
+	from, err := fsroot.OpenSubdir(src, name, fi)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer closeRoot(from)
+	defer fsroot.CloseRoot(from)
 	tfi, err := dst.Lstat(name)
 	if err != nil {
 		return 0, 0, err
 	}
-	to, err := openSubdir(dst, name, tfi)
+	to, err := fsroot.OpenSubdir(dst, name, tfi)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer closeRoot(to)
+	defer fsroot.CloseRoot(to)
 	return cloneTree(from, to)
 }
 
@@ -121,12 +121,12 @@ func (s *Store) snapBytesOf(id string) int64 {
 	if err != nil {
 		return 0
 	}
-	defer closeRoot(snaps)
+	defer fsroot.CloseRoot(snaps)
 	ws, err := s.wsDir.OpenRoot(id)
 	if err != nil {
 		return 0
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	live := inodes(ws, false)
 	var total int64
 	for ino, size := range inodes(snaps, true) {

@@ -59,7 +59,7 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 		if err != nil {
 			return fmt.Errorf("staging the tar: %w", err)
 		}
-		defer closeRoot(stage)
+		defer fsroot.CloseRoot(stage)
 		c := s.newCharger(ss, 0)
 		plan, err := s.readTar(ws, stage, c, r)
 		if err != nil {
@@ -134,11 +134,11 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 // header claims) into the staging folder.
 func (s *Store) stageFile(stage *os.Root, c *charger, r io.Reader, order *int, mode int64) (staged, error) {
 	*order++
-	st := staged{name: strconv.Itoa(*order), mode: filePerm}
+	st := staged{name: strconv.Itoa(*order), mode: fsroot.FilePerm}
 	if mode&0o111 != 0 {
 		st.mode = 0o755
 	}
-	f, err := openNoFollow(stage, st.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.mode)
+	f, err := fsroot.OpenNoFollow(stage, st.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.mode)
 	if err != nil {
 		return st, fmt.Errorf("staging the tar: %w", err)
 	}
