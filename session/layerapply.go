@@ -77,7 +77,7 @@ func (a *applier) clear(d string) error {
 		return nil //nolint:nilerr // no folder there: nothing to clear
 	}
 	defer fsroot.CloseRoot(r)
-	names, err := readDirNames(r)
+	names, err := fsroot.ReadDirNames(r)
 	if err != nil {
 		return fmt.Errorf("clearing %q: %w", d, err)
 	}

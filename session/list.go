@@ -7,64 +7,9 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/sandboxrun/sandboxrun/fsroot"
 )
-
-// visit is called for every entry a walk meets: rel is its workspace path,
-// parent the handle of its folder, fi its Lstat.
-type visit func(rel string, parent *os.Root, name string, fi fs.FileInfo) error
-
-// walk visits the entries under r (whose workspace path is prefix) depth
-// first in name order, skipping the store's temporary names. It descends
-// only into real folders, each opened by handle and checked to be the
-// folder that was listed (never a link swapped in), and not past maxDepth
-// path elements: deeper entries cannot be named through the API either.
-func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
-	depth := 0
-	if prefix != "" {
-		depth = strings.Count(prefix, "/") + 1
-	}
-	if depth >= maxDepth {
-		return nil
-	}
-	names, err := readDirNames(r)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if fsroot.IsTemp(name) {
-			continue
-		}
-		fi, err := r.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since the listing
-		}
-		if err != nil {
-			return err
-		}
-		rel := path.Join(prefix, name)
-		if err := fn(rel, r, name, fi); err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			sub, err := fsroot.OpenSubdir(r, name, fi)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // removed since the listing (a run in progress)
-			}
-			if err != nil {
-				return fmt.Errorf("listing %q: %w", rel, err)
-			}
-			err = walk(sub, rel, maxDepth, fn)
-			fsroot.CloseRoot(sub)
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // entryOf describes one entry; with hash, files are hashed through a
 // no-follow handle.
@@ -137,7 +82,7 @@ func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error
 	}
 	start, err := listStart(ws, clean, add)
 	if err == nil && start != nil {
-		err = walk(start, clean, lim.MaxDepth, add)
+		err = fsroot.Walk(start, clean, lim.MaxDepth, add)
 		fsroot.CloseRoot(start)
 	}
 	if err != nil {
@@ -149,7 +94,7 @@ func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error
 
 // listStart resolves where a listing starts: the folder to walk, or nil
 // after handing a single non-folder entry to fn.
-func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
+func listStart(ws *os.Root, clean string, fn fsroot.Visit) (*os.Root, error) {
 	if clean == "" {
 		return ws.OpenRoot(".")
 	}

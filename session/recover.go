@@ -1,10 +1,7 @@
 package session
 
 import (
-	"errors"
 	"io/fs"
-	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +14,7 @@ var errNotExist = fs.ErrNotExist
 func (s *Store) recover() error {
 	log := s.opt.logger
 	now := s.opt.now()
-	names, err := readDirNames(s.metaDir)
+	names, err := fsroot.ReadDirNames(s.metaDir)
 	if err != nil {
 		return err
 	}
@@ -33,7 +30,7 @@ func (s *Store) recover() error {
 			log.Warn("unknown file in the sessions metadata folder, left alone", "file", name)
 		}
 	}
-	names, err = readDirNames(s.wsDir)
+	names, err = fsroot.ReadDirNames(s.wsDir)
 	if err != nil {
 		return err
 	}
@@ -54,7 +51,7 @@ func (s *Store) recover() error {
 // alone hold.
 func (s *Store) recoverSnapshots() error {
 	log := s.opt.logger
-	names, err := readDirNames(s.snapDir)
+	names, err := fsroot.ReadDirNames(s.snapDir)
 	if err != nil {
 		return err
 	}
@@ -78,7 +75,7 @@ func (s *Store) recoverSnapshots() error {
 				}
 			}
 		}
-		entries, _ := readDirNames(dir)
+		entries, _ := fsroot.ReadDirNames(dir)
 		for _, name := range entries {
 			if !kept[name] {
 				log.Info("removing an interrupted snapshot", "session_id", id, "name", name)
@@ -173,18 +170,4 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 		return nil
 	})
 	return bytes, entries, err
-}
-
-func readDirNames(r *os.Root) ([]string, error) {
-	d, err := r.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, errNotExist) {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
 }

@@ -21,7 +21,7 @@ import (
 // because no writer of a workspace changes a file in place (each writes a
 // new file and renames it). It returns the bytes and entries of the tree.
 func cloneTree(src, dst *os.Root) (int64, int, error) {
-	names, err := readDirNames(src)
+	names, err := fsroot.ReadDirNames(src)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -216,7 +216,7 @@ func (s *Store) readSnapshots(id string) ([]Snapshot, error) {
 		return nil, err
 	}
 	defer fsroot.CloseRoot(dir)
-	names, err := readDirNames(dir)
+	names, err := fsroot.ReadDirNames(dir)
 	if err != nil {
 		return nil, err
 	}

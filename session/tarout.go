@@ -19,7 +19,7 @@ import (
 func (s *Store) WriteTar(owner, id string, w io.Writer) error {
 	return s.read(owner, id, func(ws *os.Root) error {
 		tw := tar.NewWriter(w)
-		err := walk(ws, "", s.lim.MaxDepth, func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
+		err := fsroot.Walk(ws, "", s.lim.MaxDepth, func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
 			return tarEntry(tw, rel, parent, name, fi)
 		})
 		if err != nil {
