@@ -38,7 +38,7 @@ func checkLabel(label string) error {
 }
 
 // Snapshot saves the session's files as they are now, taking turns with
-// runs and uploads. It links the files rather than copying them (cloneTree),
+// runs and uploads. It links the files rather than copying them (fsroot.CloneTree),
 // so it costs a walk of the workspace and almost no disk until files
 // change. More than Limits.MaxSnapshots is a *LimitError. The snapshot is
 // in place (files, then its metadata, both fsynced) when it returns; a
@@ -70,7 +70,7 @@ func (s *Store) Snapshot(owner, id, label string) (Snapshot, error) {
 		defer func() { _ = dir.RemoveAll(stage) }()
 		to, err := dir.OpenRoot(stage)
 		if err == nil {
-			out.Bytes, out.Files, err = cloneTree(ws, to)
+			out.Bytes, out.Files, err = fsroot.CloneTree(ws, to)
 			fsroot.CloseRoot(to)
 		}
 		if err == nil {
@@ -151,7 +151,7 @@ func (s *Store) Restore(owner, id, snap string) (Info, error) {
 		if err != nil {
 			return fmt.Errorf("restoring snapshot %q: %w", snap, err)
 		}
-		_, _, err = cloneTree(from, to)
+		_, _, err = fsroot.CloneTree(from, to)
 		fsroot.CloseRoot(to)
 		if err == nil {
 			err = fsroot.WithFd(s.wsDir, func(fd int) error {
@@ -275,14 +275,14 @@ func (s *Store) writeJSON(dir *os.Root, name string, v any) error {
 
 // Fork makes a new session of owner's with the files of its session from,
 // as they are now (snap "") or as its snapshot snap holds them. The files
-// are linked, not copied (cloneTree): a fork of a large session costs a
+// are linked, not copied (fsroot.CloneTree): a fork of a large session costs a
 // walk and almost no disk, and afterwards the two are independent both
 // ways, since no writer changes a file in place. The new session counts
 // against sessions.max_per_token, and its bytes against
 // sessions.max_total_bytes.
 func (s *Store) Fork(owner, from, snap string, ttl time.Duration) (Info, error) {
 	fill := func(src *os.Root) func(ws *os.Root) (int64, int, error) {
-		return func(ws *os.Root) (int64, int, error) { return cloneTree(src, ws) }
+		return func(ws *os.Root) (int64, int, error) { return fsroot.CloneTree(src, ws) }
 	}
 	if snap != "" {
 		var info Info
