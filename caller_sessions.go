@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
@@ -15,7 +16,7 @@ func (s *Service) CheckFilePath(p string) error {
 	if s.sessions != nil {
 		depth = s.sessions.Limits().MaxDepth
 	}
-	_, err := session.CheckPath(p, depth)
+	_, err := fsroot.CheckPath(p, depth)
 	return err
 }
 

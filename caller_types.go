@@ -1,6 +1,7 @@
 package sandboxrun
 
 import (
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/session"
 	"github.com/sandboxrun/sandboxrun/skillstore"
 )
@@ -24,7 +25,7 @@ type (
 	// SkillVersion is one version of an uploaded skill.
 	SkillVersion = skillstore.Meta
 	// PathError is a session file path refused (it matches ErrBadPath).
-	PathError = session.PathError
+	PathError = fsroot.PathError
 	// SessionLimitError names the policy limit a session call passed.
 	SessionLimitError = session.LimitError
 	// UploadLimitError names the policy limit an upload call passed.
@@ -61,7 +62,7 @@ var (
 	ErrSessionNotFound  = session.ErrNotFound
 	ErrFileNotFound     = session.ErrFileNotFound
 	ErrSnapshotNotFound = session.ErrSnapshotNotFound
-	ErrBadPath          = session.ErrBadPath
+	ErrBadPath          = fsroot.ErrBadPath
 	ErrBadTar           = session.ErrBadTar
 	ErrBadTTL           = session.ErrBadTTL
 	ErrNotFile          = session.ErrNotFile

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -239,8 +240,8 @@ func TestSessionPathAttacks(t *testing.T) {
 		"%252e%252e/x",
 		"/etc/passwd",
 		"%2fetc%2fpasswd",
-		strings.Repeat("a", session.MaxPathBytes+1),
-		strings.Repeat("ab/", session.MaxPathBytes/3) + "c",
+		strings.Repeat("a", fsroot.MaxPathBytes+1),
+		strings.Repeat("ab/", fsroot.MaxPathBytes/3) + "c",
 		deep,
 		".sandboxrun-upload-x",
 	}
@@ -321,7 +322,7 @@ func TestSessionTarAttacks(t *testing.T) {
 		{"absolute to outside", makeTar(t, good, file(filepath.Join(outside, "x"), 0o644)), 400},
 		{"backslash", makeTar(t, good, file(`..\x`, 0o644)), 400},
 		{"control byte", makeTar(t, good, file("a\x01b", 0o644)), 400},
-		{"reserved name", makeTar(t, good, file(session.TempPrefix+"x", 0o644)), 400},
+		{"reserved name", makeTar(t, good, file(fsroot.TempPrefix+"x", 0o644)), 400},
 		{"symlink", makeTar(t, good, tarEntry{hdr: tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}}), 400},
 		{"symlink then file through it", makeTar(t, tarEntry{hdr: tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: outside}}, file("l/x", 0o644)), 400},
 		{"hard link", makeTar(t, good, tarEntry{hdr: tar.Header{Name: "h", Typeflag: tar.TypeLink, Linkname: "good.txt"}}), 400},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -37,7 +38,7 @@ func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.Fi
 	if err != nil {
 		return nil, fmt.Errorf("opening session %q: %w", ss.id, err)
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	c := s.newCharger(ss, 0)
 	done, err := applyLayer(ctx, ws, layer, layerConfig{
 		maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // crashEnv makes the test binary, re-executed, act as a server uploading
@@ -102,7 +104,7 @@ func crashChild(root, cycle string) {
 // tempOnDisk waits a little for an upload's temp file to appear.
 func tempOnDisk(root string) bool {
 	for range 200 {
-		found, _ := filepath.Glob(filepath.Join(root, "ws", "*", TempPrefix+"*"))
+		found, _ := filepath.Glob(filepath.Join(root, "ws", "*", fsroot.TempPrefix+"*"))
 		if len(found) > 0 {
 			return true
 		}
@@ -169,7 +171,7 @@ func TestSIGKILLDuringUploads(t *testing.T) {
 		require.NoError(t, err)
 		var used int64
 		for _, e := range entries {
-			require.False(t, strings.Contains(e.Path, TempPrefix), e.Path)
+			require.False(t, strings.Contains(e.Path, fsroot.TempPrefix), e.Path)
 			if e.Type == TypeFile {
 				require.Equal(t, fmt.Sprintf("%x", sha256.Sum256(content(e.Path))), e.SHA256, "half file %s", e.Path)
 				used += e.Size
@@ -180,7 +182,7 @@ func TestSIGKILLDuringUploads(t *testing.T) {
 		require.Equal(t, used, info.BytesUsed)
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			require.NoError(t, err)
-			require.False(t, strings.HasPrefix(d.Name(), TempPrefix) || strings.Contains(d.Name(), metaTempMark), "leftover %s", p)
+			require.False(t, strings.HasPrefix(d.Name(), fsroot.TempPrefix) || strings.Contains(d.Name(), metaTempMark), "leftover %s", p)
 			return nil
 		})
 		require.NoError(t, err)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/sandboxrun/sandboxrun/internal/limit"
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/size"
 )
 
@@ -16,14 +16,14 @@ var (
 	// probe for other tokens' sessions.
 	ErrNotFound = errors.New("session not found")
 	// ErrBadPath is wrapped by *PathError.
-	ErrBadPath = errors.New("bad path")
+	ErrBadPath = fsroot.ErrBadPath
 	// ErrLimit is matched by *LimitError.
-	ErrLimit = errors.New("limit reached")
+	ErrLimit = fsroot.ErrLimit
 	// ErrNotFile: the operation needs a regular file and the path names a
 	// folder, a symlink or something else (the message says what).
 	ErrNotFile = errors.New("not a regular file")
 	// ErrFileNotFound: nothing at that path in the workspace.
-	ErrFileNotFound = errors.New("file not found")
+	ErrFileNotFound = fsroot.ErrFileNotFound
 	// ErrBadTTL: a requested TTL is negative.
 	ErrBadTTL = errors.New("bad ttl")
 	// ErrSnapshotNotFound: no such snapshot of the session (or the
@@ -33,48 +33,22 @@ var (
 	ErrClosed = errors.New("session store closed")
 )
 
-// PathError says why a path given by a caller (or found in a tar) was
-// refused and how to fix it. It matches ErrBadPath, and also ErrLimit (and
-// *LimitError) when the path is refused for its depth.
-type PathError struct {
-	// Path is the offending path as given (quoted in Error).
-	Path string
-	// Reason says what is wrong and what to do instead.
-	Reason string
-	// limit is set when the refusal is a limit (depth), so that callers
-	// classifying by ErrLimit see it too.
-	limit *LimitError
-}
+// PathError says why a path was refused (fsroot.PathError).
+type PathError = fsroot.PathError
 
-// Error names the path, the reason and the fix.
-func (e *PathError) Error() string {
-	return fmt.Sprintf("bad path %q: %s", e.Path, e.Reason)
-}
+// LimitError reports a bound that was reached (fsroot.LimitError, whose
+// depth refusals CheckPath makes; the store's other limits are its too).
+type LimitError = fsroot.LimitError
 
-// Unwrap reports ErrBadPath, plus the *LimitError for a depth refusal.
-func (e *PathError) Unwrap() []error {
-	if e.limit != nil {
-		return []error{ErrBadPath, e.limit}
+func badPath(p, format string, args ...any) *PathError { return fsroot.BadPath(p, format, args...) }
+
+// shorten keeps error messages readable for huge inputs.
+func shorten(s string) string {
+	if len(s) <= 64 {
+		return s
 	}
-	return []error{ErrBadPath}
+	return s[:64] + "..."
 }
-
-func badPath(p, format string, args ...any) *PathError {
-	return &PathError{Path: p, Reason: fmt.Sprintf(format, args...)}
-}
-
-// LimitError reports a bound that was reached: which one (Limit, its
-// operator policy key, e.g. "sessions.quota"), its value (Value: bytes,
-// count, depth or nanoseconds), and how to raise it (Hint). Its fields and
-// message are the skill store's too (internal/limit); it is a type of its
-// own so that a caller tells a session's limit from an upload's.
-type LimitError limit.Error
-
-// Error says which limit, its value and the hint.
-func (e *LimitError) Error() string { return (*limit.Error)(e).Error() }
-
-// Is makes every *LimitError match ErrLimit.
-func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 
 // Policy keys of the limits, as the operator policy spells them.
 const (
@@ -82,7 +56,7 @@ const (
 	LimitTotalBytes = "sessions.max_total_bytes"
 	LimitPerOwner   = "sessions.max_per_token"
 	LimitMaxFiles   = "sessions.max_files"
-	LimitMaxDepth   = "sessions.max_depth"
+	LimitMaxDepth   = fsroot.LimitMaxDepth
 	LimitMaxTTL     = "sessions.max_ttl"
 	LimitSnapshots  = "sessions.max_snapshots"
 )

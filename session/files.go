@@ -9,6 +9,8 @@ import (
 	"os"
 	"path"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // FileInfo is what an upload stored.
@@ -47,7 +49,7 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	return fn(ss, ws)
 }
 
@@ -67,7 +69,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)
 	}
-	defer closeRoot(ws)
+	defer fsroot.CloseRoot(ws)
 	return fn(ws)
 }
 
@@ -80,7 +82,7 @@ func (s *Store) read(owner, id string, fn func(ws *os.Root) error) error {
 // link itself, never its target); a folder at p, or a file or link among
 // the parents, is refused.
 func (s *Store) PutFile(owner, id, p string, r io.Reader) (FileInfo, error) {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -113,7 +115,7 @@ func (s *Store) checkEntries(ss *sess, n int) error {
 // ErrNotFile. The Entry carries the file's SHA256 (one extra read, for the
 // ETag).
 func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return nil, Entry{}, err
 	}
@@ -134,17 +136,17 @@ func (s *Store) OpenFile(owner, id, p string) (io.ReadCloser, Entry, error) {
 // DeleteFile removes p: a file, a link (the link, never its target) or a
 // folder with everything in it, all resolved inside the workspace.
 func (s *Store) DeleteFile(owner, id, p string) error {
-	clean, err := CheckPath(p, s.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, s.lim.MaxDepth)
 	if err != nil {
 		return err
 	}
 	return s.mutate(owner, id, true, func(_ *sess, ws *os.Root) error {
 		dir, base := path.Split(clean)
-		parent, _, err := descend(ws, dir, false)
+		parent, _, err := fsroot.Descend(ws, dir, false)
 		if err != nil {
 			return err
 		}
-		defer closeRoot(parent)
+		defer fsroot.CloseRoot(parent)
 		fi, err := parent.Lstat(base)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 func TestPutOpenListDelete(t *testing.T) {
@@ -101,7 +103,7 @@ func TestPutFileRefusals(t *testing.T) {
 		{"target is a folder", "dir", ErrBadPath, "folder"},
 		{"dotdot", "../x", ErrBadPath, ".."},
 		{"absolute", "/tmp/x", ErrBadPath, "absolute"},
-		{"reserved", TempPrefix + "x", ErrBadPath, "reserved"},
+		{"reserved", fsroot.TempPrefix + "x", ErrBadPath, "reserved"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +121,7 @@ func requireNoTemp(t testing.TB, s *Store, id string) {
 	t.Helper()
 	err := filepath.WalkDir(wsPath(s, id), func(p string, d os.DirEntry, err error) error {
 		require.NoError(t, err)
-		require.False(t, strings.HasPrefix(d.Name(), TempPrefix), "temp left: %s", p)
+		require.False(t, strings.HasPrefix(d.Name(), fsroot.TempPrefix), "temp left: %s", p)
 		return nil
 	})
 	require.NoError(t, err)

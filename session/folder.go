@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 )
@@ -31,7 +32,7 @@ var ErrReadOnly = errors.New("read-only workspace folder")
 // by Limits.MaxDepth. Because nothing bounds the size of the folder's
 // files, neither OpenFile nor ListFiles hashes them (Entry.SHA256 is
 // empty): that would read every byte of a large project. An upload
-// interrupted by a crash can leave a temp file (TempPrefix) at the top of
+// interrupted by a crash can leave a temp file (fsroot.TempPrefix) at the top of
 // the folder: it is never listed nor readable through a Folder, and it is
 // not removed either, since the folder is the operator's.
 //
@@ -89,17 +90,17 @@ func (f *Folder) PutFile(p string, r io.Reader) (FileInfo, error) {
 		return FileInfo{}, fmt.Errorf("%w: %q was not written: the workspace folder is read-only: the operator's policy file does not say workspace.write: declared "+
 			"(the setting that lets the model write into it); write the file in a run's /tmp instead, or ask the operator", ErrReadOnly, p)
 	}
-	clean, err := CheckPath(p, f.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, f.lim.MaxDepth)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return putFile(f.root, clean, r, durability{}, func(int, int64) (meter, error) { return unmetered{}, nil })
+	return putFile(f.root, clean, r, fsroot.Durability{}, func(int, int64) (meter, error) { return unmetered{}, nil })
 }
 
 // OpenFile opens the regular file p for reading, as Store.OpenFile does,
 // except that the Entry's SHA256 is empty (see Folder).
 func (f *Folder) OpenFile(p string) (io.ReadCloser, Entry, error) {
-	clean, err := CheckPath(p, f.lim.MaxDepth)
+	clean, err := fsroot.CheckPath(p, f.lim.MaxDepth)
 	if err != nil {
 		return nil, Entry{}, err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // openFolder opens dir as a Folder and closes it at cleanup.
@@ -38,7 +40,7 @@ func noTemp(t testing.TB, dir string) {
 	des, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, de := range des {
-		require.False(t, isTemp(de.Name()), "temp file left: %s", de.Name())
+		require.False(t, fsroot.IsTemp(de.Name()), "temp file left: %s", de.Name())
 	}
 }
 
@@ -58,7 +60,7 @@ func TestFolderRoundTrip(t *testing.T) {
 	require.Equal(t, bin, string(got), "the bytes are in the host folder")
 	st, err := os.Stat(filepath.Join(dir, "in", "data.bin"))
 	require.NoError(t, err)
-	require.Equal(t, os.FileMode(filePerm), st.Mode().Perm(), "readable by the sandbox user")
+	require.Equal(t, os.FileMode(fsroot.FilePerm), st.Mode().Perm(), "readable by the sandbox user")
 
 	require.Equal(t, bin, readFolder(t, f, "in/data.bin"))
 	require.Equal(t, "# project", readFolder(t, f, "README.md"), "the operator's own files are readable")
@@ -175,7 +177,7 @@ func TestFolderSymlinkAttacks(t *testing.T) {
 
 func TestFolderBadPaths(t *testing.T) {
 	f := openFolder(t, t.TempDir(), Limits{}, true)
-	for _, p := range []string{"../x", "/etc/passwd", "a\\b", "%2e%2e/x", "a//b", "./a", "a/../../b", "x\x00y", TempPrefix + "1"} {
+	for _, p := range []string{"../x", "/etc/passwd", "a\\b", "%2e%2e/x", "a//b", "./a", "a/../../b", "x\x00y", fsroot.TempPrefix + "1"} {
 		_, err := f.PutFile(p, strings.NewReader("x"))
 		require.ErrorIs(t, err, ErrBadPath, p)
 		_, _, err = f.OpenFile(p)
@@ -237,15 +239,15 @@ func TestFolderFailedUploadLeavesNothing(t *testing.T) {
 
 func TestFolderHidesTempFiles(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, TempPrefix+"abc"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, fsroot.TempPrefix+"abc"), []byte("half"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "real"), []byte("x"), 0o644))
 	f := openFolder(t, dir, Limits{}, true)
 	list, err := f.ListFiles("")
 	require.NoError(t, err)
 	require.Equal(t, []string{"real"}, paths(list))
-	_, _, err = f.OpenFile(TempPrefix + "abc")
+	_, _, err = f.OpenFile(fsroot.TempPrefix + "abc")
 	require.ErrorIs(t, err, ErrBadPath)
-	require.FileExists(t, filepath.Join(dir, TempPrefix+"abc"), "the operator's folder: not cleaned")
+	require.FileExists(t, filepath.Join(dir, fsroot.TempPrefix+"abc"), "the operator's folder: not cleaned")
 }
 
 func TestOpenFolderErrors(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/layer"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -97,7 +98,7 @@ type budget interface {
 // layerConfig is what differs between the owners of a workspace.
 type layerConfig struct {
 	maxEntries int
-	y          durability
+	y          fsroot.Durability
 	b          budget
 }
 
@@ -133,7 +134,7 @@ func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) 
 	if err != nil {
 		return applied{}, fmt.Errorf("staging the run's changes: %w", err)
 	}
-	defer closeRoot(stage)
+	defer fsroot.CloseRoot(stage)
 	plan, err := readLayer(ctx, ws, stage, r, cfg)
 	if err != nil {
 		return applied{}, err
@@ -179,7 +180,7 @@ func readLayer(ctx context.Context, ws, stage *os.Root, r io.Reader, cfg layerCo
 // temporary name.
 func reserved(name string) bool {
 	for _, e := range strings.Split(name, "/") {
-		if isTemp(e) {
+		if fsroot.IsTemp(e) {
 			return true
 		}
 	}
@@ -228,7 +229,7 @@ func (p *layerPlan) add(e *layer.Entry, r io.Reader, ws, stage *os.Root, cfg lay
 		op.kind, op.target = 'l', e.Linkname
 		p.order++
 		op.stage = strconv.Itoa(p.order)
-		if err := withFd(stage, func(fd int) error { return unix.Symlinkat(e.Linkname, fd, op.stage) }); err != nil {
+		if err := fsroot.WithFd(stage, func(fd int) error { return unix.Symlinkat(e.Linkname, fd, op.stage) }); err != nil {
 			return fmt.Errorf("staging the run's changes: %w", err)
 		}
 		if err := setTimes(stage, op.stage, op.mtime); err != nil {
@@ -294,7 +295,7 @@ func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage 
 	}
 	p.order++
 	op.stage = strconv.Itoa(p.order)
-	f, err := openNoFollow(stage, op.stage, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := fsroot.OpenNoFollow(stage, op.stage, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("staging the run's changes: %w", err)
 	}
@@ -312,7 +313,7 @@ func (p *layerPlan) stageFile(op *layerOp, clean string, r io.Reader, ws, stage 
 		err = f.Chmod(op.mode)
 	}
 	if err == nil {
-		err = cfg.y.file(f)
+		err = cfg.y.File(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -337,7 +338,7 @@ func setTimes(r *os.Root, name string, t time.Time) error {
 		return nil
 	}
 	ts := unix.NsecToTimespec(t.UnixNano())
-	return withFd(r, func(fd int) error {
+	return fsroot.WithFd(r, func(fd int) error {
 		return unix.UtimesNanoAt(fd, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 	})
 }

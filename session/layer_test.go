@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -138,9 +139,9 @@ func TestApplyChanges(t *testing.T) {
 			change(strings.Repeat("d/", 40)+"deep", sandbox.FileCreated, "4"), change("new\nline", sandbox.FileCreated, "2")},
 	}, {
 		name:  "the store's reserved names are skipped",
-		layer: []tarFile{{name: TempPrefix + "x", body: "hidden"}, {name: "d/" + TempPrefix + "y/z", body: "hidden"}},
+		layer: []tarFile{{name: fsroot.TempPrefix + "x", body: "hidden"}, {name: "d/" + fsroot.TempPrefix + "y/z", body: "hidden"}},
 		want:  []sandbox.FileChange{},
-		check: func(t *testing.T, ws string) { requireGone(t, ws, TempPrefix+"x") },
+		check: func(t *testing.T, ws string) { requireGone(t, ws, fsroot.TempPrefix+"x") },
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -21,7 +22,7 @@ import (
 // folder, as the run replaced it in its sandbox.
 type applier struct {
 	ws, stage *os.Root
-	y         durability
+	y         fsroot.Durability
 	dirs      map[string]bool // folders whose entries changed, to fsync
 	log       *changeLog
 	delta     int64 // bytes of regular files added, less those removed
@@ -60,28 +61,28 @@ func sortedKeys[V any](m map[string]V) []string {
 func (a *applier) remove(p string) error {
 	dir, base := path.Split(p)
 	dir = strings.TrimSuffix(dir, "/")
-	parent, _, err := descend(a.ws, dir, false)
+	parent, _, err := fsroot.Descend(a.ws, dir, false)
 	if err != nil {
 		return nil //nolint:nilerr // no folder there: nothing under it to delete
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	return a.removeEntry(parent, dir, base)
 }
 
 // clear empties the folder d (an opaque whiteout) of everything but the
 // store's temporary names.
 func (a *applier) clear(d string) error {
-	r, _, err := descend(a.ws, d, false)
+	r, _, err := fsroot.Descend(a.ws, d, false)
 	if err != nil {
 		return nil //nolint:nilerr // no folder there: nothing to clear
 	}
-	defer closeRoot(r)
-	names, err := readDirNames(r)
+	defer fsroot.CloseRoot(r)
+	names, err := fsroot.ReadDirNames(r)
 	if err != nil {
 		return fmt.Errorf("clearing %q: %w", d, err)
 	}
 	for _, n := range names {
-		if isTemp(n) {
+		if fsroot.IsTemp(n) {
 			continue
 		}
 		if err := a.removeEntry(r, d, n); err != nil {
@@ -113,7 +114,7 @@ func (a *applier) removeEntry(parent *os.Root, dir, name string) error {
 	// The folder's files are logged first; RemoveAll opens nothing through
 	// a link.
 	_ = fs.WalkDir(parent.FS(), name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || isTemp(d.Name()) {
+		if err != nil || d.IsDir() || fsroot.IsTemp(d.Name()) {
 			return nil //nolint:nilerr // what cannot be read is removed unlisted
 		}
 		if info, err := d.Info(); err == nil {
@@ -142,7 +143,7 @@ func (a *applier) place(p string, op *layerOp) error {
 	if err != nil {
 		return err
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	fi, err := parent.Lstat(base)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -169,7 +170,7 @@ func (a *applier) place(p string, op *layerOp) error {
 	}
 	// renameat replaces a file or link whole: a reader sees the old one or
 	// the new one, and a file shared with a snapshot is never written.
-	if err := renameAt(a.stage, op.stage, parent, base); err != nil {
+	if err := fsroot.RenameAt(a.stage, op.stage, parent, base); err != nil {
 		return err
 	}
 	a.dirs[dir] = true
@@ -185,7 +186,7 @@ func (a *applier) placeDir(parent *os.Root, dir, base string, op *layerOp, fi fs
 		if fi.Mode().Perm() == mode {
 			return nil
 		}
-		return chmodNoFollow(parent, base, mode|fs.ModeDir)
+		return fsroot.ChmodNoFollow(parent, base, mode|fs.ModeDir)
 	case fi != nil:
 		if err := a.removeEntry(parent, dir, base); err != nil {
 			return err
@@ -195,7 +196,7 @@ func (a *applier) placeDir(parent *os.Root, dir, base string, op *layerOp, fi fs
 		return err
 	}
 	a.dirs[dir] = true
-	return chmodNoFollow(parent, base, mode|fs.ModeDir)
+	return fsroot.ChmodNoFollow(parent, base, mode|fs.ModeDir)
 }
 
 // same reports whether name already is what op would put there: the same
@@ -238,8 +239,8 @@ func (a *applier) mkdirs(dir string) (*os.Root, error) {
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			a.dirs[done] = true
-			if err = cur.Mkdir(name, dirPerm); err == nil {
-				err = chmodNoFollow(cur, name, dirPerm|fs.ModeDir)
+			if err = cur.Mkdir(name, fsroot.DirPerm); err == nil {
+				err = fsroot.ChmodNoFollow(cur, name, fsroot.DirPerm|fs.ModeDir)
 			}
 			if err == nil {
 				fi, err = cur.Lstat(name)
@@ -248,9 +249,9 @@ func (a *applier) mkdirs(dir string) (*os.Root, error) {
 		done = path.Join(done, name)
 		var next *os.Root
 		if err == nil {
-			next, err = openSubdir(cur, name, fi)
+			next, err = fsroot.OpenSubdir(cur, name, fi)
 		}
-		closeRoot(cur)
+		fsroot.CloseRoot(cur)
 		if err != nil {
 			return nil, fmt.Errorf("making the folder %q: %w", done, err)
 		}
@@ -263,9 +264,9 @@ func (a *applier) mkdirs(dir string) (*os.Root, error) {
 // only puts durability in doubt: the changes are in place.
 func (a *applier) sync() {
 	for d := range a.dirs {
-		if r, _, err := descend(a.ws, d, false); err == nil {
-			_ = a.y.dir(r)
-			closeRoot(r)
+		if r, _, err := fsroot.Descend(a.ws, d, false); err == nil {
+			_ = a.y.Dir(r)
+			fsroot.CloseRoot(r)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/limit"
 )
 
@@ -40,7 +41,7 @@ const (
 	DefaultMaxPerOwner   = 32
 	DefaultMaxTotalBytes = int64(10) << 30
 	DefaultMaxFiles      = 10000
-	DefaultMaxDepth      = 32
+	DefaultMaxDepth      = fsroot.DefaultMaxDepth
 	DefaultMaxSnapshots  = 16
 )
 

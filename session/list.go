@@ -7,62 +7,9 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strings"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
-
-// visit is called for every entry a walk meets: rel is its workspace path,
-// parent the handle of its folder, fi its Lstat.
-type visit func(rel string, parent *os.Root, name string, fi fs.FileInfo) error
-
-// walk visits the entries under r (whose workspace path is prefix) depth
-// first in name order, skipping the store's temporary names. It descends
-// only into real folders, each opened by handle and checked to be the
-// folder that was listed (never a link swapped in), and not past maxDepth
-// path elements: deeper entries cannot be named through the API either.
-func walk(r *os.Root, prefix string, maxDepth int, fn visit) error {
-	depth := 0
-	if prefix != "" {
-		depth = strings.Count(prefix, "/") + 1
-	}
-	if depth >= maxDepth {
-		return nil
-	}
-	names, err := readDirNames(r)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if isTemp(name) {
-			continue
-		}
-		fi, err := r.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since the listing
-		}
-		if err != nil {
-			return err
-		}
-		rel := path.Join(prefix, name)
-		if err := fn(rel, r, name, fi); err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			sub, err := openSubdir(r, name, fi)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // removed since the listing (a run in progress)
-			}
-			if err != nil {
-				return fmt.Errorf("listing %q: %w", rel, err)
-			}
-			err = walk(sub, rel, maxDepth, fn)
-			closeRoot(sub)
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // entryOf describes one entry; with hash, files are hashed through a
 // no-follow handle.
@@ -115,7 +62,7 @@ func checkSub(sub string, maxDepth int) (string, error) {
 	if sub == "" {
 		return "", nil
 	}
-	return CheckPath(sub, maxDepth)
+	return fsroot.CheckPath(sub, maxDepth)
 }
 
 // listFiles lists clean ("" for all of ws) in ws as ListFiles describes,
@@ -135,8 +82,8 @@ func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error
 	}
 	start, err := listStart(ws, clean, add)
 	if err == nil && start != nil {
-		err = walk(start, clean, lim.MaxDepth, add)
-		closeRoot(start)
+		err = fsroot.Walk(start, clean, lim.MaxDepth, add)
+		fsroot.CloseRoot(start)
 	}
 	if err != nil {
 		return nil, err
@@ -147,16 +94,16 @@ func listFiles(ws *os.Root, clean string, lim Limits, hash bool) ([]Entry, error
 
 // listStart resolves where a listing starts: the folder to walk, or nil
 // after handing a single non-folder entry to fn.
-func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
+func listStart(ws *os.Root, clean string, fn fsroot.Visit) (*os.Root, error) {
 	if clean == "" {
 		return ws.OpenRoot(".")
 	}
 	dir, base := path.Split(clean)
-	parent, _, err := descend(ws, dir, false)
+	parent, _, err := fsroot.Descend(ws, dir, false)
 	if err != nil {
 		return nil, err
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	fi, err := parent.Lstat(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %q", ErrFileNotFound, clean)
@@ -167,5 +114,5 @@ func listStart(ws *os.Root, clean string, fn visit) (*os.Root, error) {
 	if !fi.IsDir() {
 		return nil, fn(clean, parent, base, fi)
 	}
-	return openSubdir(parent, base, fi)
+	return fsroot.OpenSubdir(parent, base, fi)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // idLen is the length of an id: 16 random bytes in unpadded base32.
@@ -50,7 +52,7 @@ func validRandom(id string) bool {
 func randName() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return TempPrefix + hex.EncodeToString(b[:])
+	return fsroot.TempPrefix + hex.EncodeToString(b[:])
 }
 
 // metaVersion is the format of the metadata file.
@@ -94,7 +96,7 @@ func (s *Store) writeMeta(m meta) error {
 		return err
 	}
 	name := m.ID + ".json"
-	tmp := name + metaTempMark + randName()[len(TempPrefix):]
+	tmp := name + metaTempMark + randName()[len(fsroot.TempPrefix):]
 	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing session metadata: %w", err)

@@ -1,12 +1,11 @@
 package session
 
 import (
-	"errors"
 	"io/fs"
-	"os"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 var errNotExist = fs.ErrNotExist
@@ -15,7 +14,7 @@ var errNotExist = fs.ErrNotExist
 func (s *Store) recover() error {
 	log := s.opt.logger
 	now := s.opt.now()
-	names, err := readDirNames(s.metaDir)
+	names, err := fsroot.ReadDirNames(s.metaDir)
 	if err != nil {
 		return err
 	}
@@ -31,7 +30,7 @@ func (s *Store) recover() error {
 			log.Warn("unknown file in the sessions metadata folder, left alone", "file", name)
 		}
 	}
-	names, err = readDirNames(s.wsDir)
+	names, err = fsroot.ReadDirNames(s.wsDir)
 	if err != nil {
 		return err
 	}
@@ -52,7 +51,7 @@ func (s *Store) recover() error {
 // alone hold.
 func (s *Store) recoverSnapshots() error {
 	log := s.opt.logger
-	names, err := readDirNames(s.snapDir)
+	names, err := fsroot.ReadDirNames(s.snapDir)
 	if err != nil {
 		return err
 	}
@@ -76,14 +75,14 @@ func (s *Store) recoverSnapshots() error {
 				}
 			}
 		}
-		entries, _ := readDirNames(dir)
+		entries, _ := fsroot.ReadDirNames(dir)
 		for _, name := range entries {
 			if !kept[name] {
 				log.Info("removing an interrupted snapshot", "session_id", id, "name", name)
 				_ = dir.RemoveAll(name)
 			}
 		}
-		closeRoot(dir)
+		fsroot.CloseRoot(dir)
 		s.recountSnapBytes(ss)
 	}
 	return nil
@@ -141,7 +140,7 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	defer closeRoot(r)
+	defer fsroot.CloseRoot(r)
 	var (
 		bytes   int64
 		entries int
@@ -152,7 +151,7 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 			return err
 		case err != nil:
 			return nil // unreadable: counted as far as it could be read
-		case isTemp(d.Name()) && clean:
+		case fsroot.IsTemp(d.Name()) && clean:
 			s.opt.logger.Info("removing interrupted upload", "session_id", id, "path", p)
 			if err := r.RemoveAll(p); err != nil {
 				s.opt.logger.Warn("interrupted upload not removed", "session_id", id, "path", p, "error", err)
@@ -171,18 +170,4 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 		return nil
 	})
 	return bytes, entries, err
-}
-
-func readDirNames(r *os.Root) ([]string, error) {
-	d, err := r.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, errNotExist) {
-		return nil, err
-	}
-	sort.Strings(names)
-	return names, nil
 }

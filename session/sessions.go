@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
@@ -122,15 +123,15 @@ func (s *Store) create(owner string, ttl time.Duration, fill func(ws *os.Root) (
 // so a crash in between leaves a folder without metadata, which Open
 // removes.
 func (s *Store) makeSession(ss *sess, fill func(ws *os.Root) (int64, int, error)) error {
-	if err := s.wsDir.Mkdir(ss.id, dirPerm); err != nil {
+	if err := s.wsDir.Mkdir(ss.id, fsroot.DirPerm); err != nil {
 		return where.Errorf("creating session folder under %s: %w", where.Path(s.root), err)
 	}
-	err := chmodNoFollow(s.wsDir, ss.id, dirPerm|os.ModeDir)
+	err := fsroot.ChmodNoFollow(s.wsDir, ss.id, fsroot.DirPerm|os.ModeDir)
 	if err == nil && fill != nil {
 		var ws *os.Root
 		if ws, err = s.wsDir.OpenRoot(ss.id); err == nil {
 			ss.used, ss.entries, err = fill(ws)
-			closeRoot(ws)
+			fsroot.CloseRoot(ws)
 		}
 	}
 	if err != nil {

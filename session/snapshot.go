@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // Snapshot is a session's files at a moment (files only: a session has no
@@ -36,7 +38,7 @@ func checkLabel(label string) error {
 }
 
 // Snapshot saves the session's files as they are now, taking turns with
-// runs and uploads. It links the files rather than copying them (cloneTree),
+// runs and uploads. It links the files rather than copying them (fsroot.CloneTree),
 // so it costs a walk of the workspace and almost no disk until files
 // change. More than Limits.MaxSnapshots is a *LimitError. The snapshot is
 // in place (files, then its metadata, both fsynced) when it returns; a
@@ -59,7 +61,7 @@ func (s *Store) Snapshot(owner, id, label string) (Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		defer closeRoot(dir)
+		defer fsroot.CloseRoot(dir)
 		out = Snapshot{ID: newID(), Session: ss.id, Label: label, CreatedAt: s.opt.now().UTC()}
 		stage := randName()
 		if err := dir.Mkdir(stage, 0o700); err != nil {
@@ -68,8 +70,8 @@ func (s *Store) Snapshot(owner, id, label string) (Snapshot, error) {
 		defer func() { _ = dir.RemoveAll(stage) }()
 		to, err := dir.OpenRoot(stage)
 		if err == nil {
-			out.Bytes, out.Files, err = cloneTree(ws, to)
-			closeRoot(to)
+			out.Bytes, out.Files, err = fsroot.CloneTree(ws, to)
+			fsroot.CloseRoot(to)
 		}
 		if err == nil {
 			err = dir.Rename(stage, out.ID)
@@ -104,7 +106,7 @@ func (s *Store) DeleteSnapshot(owner, id, snap string) error {
 		if err != nil {
 			return err
 		}
-		defer closeRoot(dir)
+		defer fsroot.CloseRoot(dir)
 		// Metadata first: a crash between the two leaves files without
 		// metadata, which Open removes.
 		if err := dir.Remove(snap + ".json"); err != nil {
@@ -131,28 +133,28 @@ func (s *Store) Restore(owner, id, snap string) (Info, error) {
 		if err != nil {
 			return err
 		}
-		defer closeRoot(dir)
+		defer fsroot.CloseRoot(dir)
 		from, err := dir.OpenRoot(snap)
 		if err != nil {
 			return fmt.Errorf("restoring snapshot %q: %w", snap, err)
 		}
-		defer closeRoot(from)
+		defer fsroot.CloseRoot(from)
 		stage := randName()
-		if err := s.wsDir.Mkdir(stage, dirPerm); err != nil {
+		if err := s.wsDir.Mkdir(stage, fsroot.DirPerm); err != nil {
 			return fmt.Errorf("restoring snapshot %q: %w", snap, err)
 		}
 		defer func() { _ = s.wsDir.RemoveAll(stage) }() // the old tree, once exchanged
-		if err := chmodNoFollow(s.wsDir, stage, dirPerm|os.ModeDir); err != nil {
+		if err := fsroot.ChmodNoFollow(s.wsDir, stage, fsroot.DirPerm|os.ModeDir); err != nil {
 			return fmt.Errorf("restoring snapshot %q: %w", snap, err)
 		}
 		to, err := s.wsDir.OpenRoot(stage)
 		if err != nil {
 			return fmt.Errorf("restoring snapshot %q: %w", snap, err)
 		}
-		_, _, err = cloneTree(from, to)
-		closeRoot(to)
+		_, _, err = fsroot.CloneTree(from, to)
+		fsroot.CloseRoot(to)
 		if err == nil {
-			err = withFd(s.wsDir, func(fd int) error {
+			err = fsroot.WithFd(s.wsDir, func(fd int) error {
 				return unix.Renameat2(fd, stage, fd, ss.id, unix.RENAME_EXCHANGE)
 			})
 		}
@@ -197,7 +199,7 @@ func (s *Store) snapshotDir(id, snap string) (*os.Root, error) {
 		return nil, notFound
 	}
 	if _, err := dir.Lstat(snap + ".json"); err != nil {
-		closeRoot(dir)
+		fsroot.CloseRoot(dir)
 		return nil, notFound
 	}
 	return dir, nil
@@ -213,8 +215,8 @@ func (s *Store) readSnapshots(id string) ([]Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer closeRoot(dir)
-	names, err := readDirNames(dir)
+	defer fsroot.CloseRoot(dir)
+	names, err := fsroot.ReadDirNames(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -273,14 +275,14 @@ func (s *Store) writeJSON(dir *os.Root, name string, v any) error {
 
 // Fork makes a new session of owner's with the files of its session from,
 // as they are now (snap "") or as its snapshot snap holds them. The files
-// are linked, not copied (cloneTree): a fork of a large session costs a
+// are linked, not copied (fsroot.CloneTree): a fork of a large session costs a
 // walk and almost no disk, and afterwards the two are independent both
 // ways, since no writer changes a file in place. The new session counts
 // against sessions.max_per_token, and its bytes against
 // sessions.max_total_bytes.
 func (s *Store) Fork(owner, from, snap string, ttl time.Duration) (Info, error) {
 	fill := func(src *os.Root) func(ws *os.Root) (int64, int, error) {
-		return func(ws *os.Root) (int64, int, error) { return cloneTree(src, ws) }
+		return func(ws *os.Root) (int64, int, error) { return fsroot.CloneTree(src, ws) }
 	}
 	if snap != "" {
 		var info Info
@@ -289,12 +291,12 @@ func (s *Store) Fork(owner, from, snap string, ttl time.Duration) (Info, error) 
 			if err != nil {
 				return err
 			}
-			defer closeRoot(dir)
+			defer fsroot.CloseRoot(dir)
 			src, err := dir.OpenRoot(snap)
 			if err != nil {
 				return fmt.Errorf("forking snapshot %q: %w", snap, err)
 			}
-			defer closeRoot(src)
+			defer fsroot.CloseRoot(src)
 			info, err = s.create(owner, ttl, fill(src))
 			return err
 		})

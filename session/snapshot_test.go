@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 func TestSnapshotRestore(t *testing.T) {
@@ -58,7 +60,7 @@ func TestSnapshotsSurviveReopenAndGoWithTheirSession(t *testing.T) {
 	_, err = s.Snapshot(owner, id, "")
 	require.ErrorIs(t, err, ErrLimit, "sessions.max_snapshots")
 	// An interrupted snapshot: its staging folder.
-	require.NoError(t, os.Mkdir(filepath.Join(root, "snaps", id, TempPrefix+"x"), 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "snaps", id, fsroot.TempPrefix+"x"), 0o700))
 	require.NoError(t, s.Close())
 
 	s, err = Open(root, Limits{MaxSnapshots: 2}, withoutSync())
@@ -68,7 +70,7 @@ func TestSnapshotsSurviveReopenAndGoWithTheirSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 	require.Equal(t, s1.ID, list[0].ID)
-	require.NoDirExists(t, filepath.Join(root, "snaps", id, TempPrefix+"x"))
+	require.NoDirExists(t, filepath.Join(root, "snaps", id, fsroot.TempPrefix+"x"))
 	_, err = s.ListSnapshots("someone-else", id)
 	require.ErrorIs(t, err, ErrNotFound)
 	require.ErrorIs(t, s.DeleteSnapshot(owner, id, "nosuchsnapshotnosuchsnapsh"), ErrSnapshotNotFound)

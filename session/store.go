@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 )
 
@@ -149,3 +150,12 @@ func (s *Store) Close() error {
 	s.closeFiles()
 	return nil
 }
+
+// durable says whether the store fsyncs its writes (tests turn it off).
+func (s *Store) durable() fsroot.Durability { return fsroot.Durability{NoSync: s.opt.noSync} }
+
+// syncDir makes a rename or create in r durable.
+func (s *Store) syncDir(r *os.Root) error { return s.durable().Dir(r) }
+
+// syncFile makes f's bytes durable.
+func (s *Store) syncFile(f *os.File) error { return s.durable().File(f) }

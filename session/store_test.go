@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 func TestCreateGetListDelete(t *testing.T) {
@@ -278,8 +280,8 @@ func TestPersistAcrossReopen(t *testing.T) {
 
 	// Leftovers a crash could leave, and damage.
 	ws := filepath.Join(root, "ws")
-	require.NoError(t, os.WriteFile(filepath.Join(ws, keep, TempPrefix+"1"), []byte("half"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, keep, "dir", TempPrefix+"2"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, keep, fsroot.TempPrefix+"1"), []byte("half"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, keep, "dir", fsroot.TempPrefix+"2"), []byte("half"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "meta", keep+".json"+metaTempMark+"x"), []byte("{"), 0o600))
 	orphan := newID()
 	require.NoError(t, os.Mkdir(filepath.Join(ws, orphan), 0o755))
@@ -298,7 +300,7 @@ func TestPersistAcrossReopen(t *testing.T) {
 	_, err = s.Get(owner, expire.ID)
 	require.ErrorIs(t, err, ErrNotFound)
 	for _, gone := range []string{filepath.Join(ws, expire.ID), filepath.Join(ws, orphan), filepath.Join(ws, corrupt),
-		filepath.Join(ws, keep, TempPrefix+"1"), filepath.Join(ws, keep, "dir", TempPrefix+"2"),
+		filepath.Join(ws, keep, fsroot.TempPrefix+"1"), filepath.Join(ws, keep, "dir", fsroot.TempPrefix+"2"),
 		filepath.Join(root, "meta", keep+".json"+metaTempMark+"x"), filepath.Join(root, "meta", corrupt+".json")} {
 		_, err := os.Lstat(gone)
 		require.True(t, errors.Is(err, os.ErrNotExist), "%s should be gone", gone)
@@ -312,13 +314,13 @@ func TestReservedNamesCannotHideBytes(t *testing.T) {
 	id := create(t, s)
 	l, err := s.Acquire(context.Background(), owner, id)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(l.Dir, "a", TempPrefix+"dir"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, TempPrefix+"x"), make([]byte, 1000), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "a", TempPrefix+"dir", "y"), make([]byte, 1000), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, fsroot.TempPrefix+"x"), make([]byte, 1000), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir", "y"), make([]byte, 1000), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "kept"), make([]byte, 10), 0o644))
 	l.Release()
-	require.NoFileExists(t, filepath.Join(l.Dir, TempPrefix+"x"))
-	require.NoDirExists(t, filepath.Join(l.Dir, "a", TempPrefix+"dir"))
+	require.NoFileExists(t, filepath.Join(l.Dir, fsroot.TempPrefix+"x"))
+	require.NoDirExists(t, filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir"))
 	info, err := s.Get(owner, id)
 	require.NoError(t, err)
 	require.Equal(t, int64(10), info.BytesUsed)

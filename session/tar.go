@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strconv"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // ErrBadTar is wrapped when a tar upload is malformed or holds an entry
@@ -19,7 +21,7 @@ var ErrBadTar = errors.New("bad tar")
 
 // tarPlan is a validated, staged tar upload, not yet in the workspace.
 type tarPlan struct {
-	kind  Tree
+	kind  fsroot.Tree
 	files map[string]staged
 	order int
 }
@@ -57,7 +59,7 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 		if err != nil {
 			return fmt.Errorf("staging the tar: %w", err)
 		}
-		defer closeRoot(stage)
+		defer fsroot.CloseRoot(stage)
 		c := s.newCharger(ss, 0)
 		plan, err := s.readTar(ws, stage, c, r)
 		if err != nil {
@@ -81,7 +83,7 @@ func (s *Store) PutTar(owner, id string, r io.Reader) ([]FileInfo, error) {
 
 // readTar validates every entry and stages the files' bytes.
 func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, error) {
-	plan := &tarPlan{kind: Tree{}, files: map[string]staged{}}
+	plan := &tarPlan{kind: fsroot.Tree{}, files: map[string]staged{}}
 	credited := map[string]bool{}
 	tr := tar.NewReader(r)
 	for i := 1; ; i++ {
@@ -92,8 +94,8 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading entry %d: %w: send a tar archive (ustar, pax or gnu)", ErrBadTar, i, err)
 		}
-		e := TarEntry(hdr)
-		clean, skip, err := CheckEntry(i, e, s.lim.MaxDepth, false)
+		e := fsroot.TarEntry(hdr)
+		clean, skip, err := fsroot.CheckEntry(i, e, s.lim.MaxDepth, false)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadTar, err)
 		}
@@ -132,11 +134,11 @@ func (s *Store) readTar(ws, stage *os.Root, c *charger, r io.Reader) (*tarPlan, 
 // header claims) into the staging folder.
 func (s *Store) stageFile(stage *os.Root, c *charger, r io.Reader, order *int, mode int64) (staged, error) {
 	*order++
-	st := staged{name: strconv.Itoa(*order), mode: filePerm}
+	st := staged{name: strconv.Itoa(*order), mode: fsroot.FilePerm}
 	if mode&0o111 != 0 {
 		st.mode = 0o755
 	}
-	f, err := openNoFollow(stage, st.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.mode)
+	f, err := fsroot.OpenNoFollow(stage, st.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.mode)
 	if err != nil {
 		return st, fmt.Errorf("staging the tar: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 type tarFile struct {
@@ -97,7 +99,7 @@ func TestPutTarRefusals(t *testing.T) {
 		{"too deep", []tarFile{{name: "a/b/c/d/e", body: "x"}}, ErrLimit, "sessions.max_depth"},
 		{"control char", []tarFile{{name: "a\nb", body: "x"}}, ErrBadPath, "control"},
 		{"backslash", []tarFile{{name: `..\x`, body: "x"}}, ErrBadPath, "backslash"},
-		{"reserved", []tarFile{{name: TempPrefix + "x", body: "x"}}, ErrBadPath, "reserved"},
+		{"reserved", []tarFile{{name: fsroot.TempPrefix + "x", body: "x"}}, ErrBadPath, "reserved"},
 		{"file over workspace folder", []tarFile{{name: "new", body: "n"}, {name: "wsdir", body: "x"}}, ErrBadPath, "folder"},
 		{"into workspace file", []tarFile{{name: "new", body: "n"}, {name: "wsfile/x", body: "x"}}, ErrBadPath, "the workspace has a file"},
 		{"folder over workspace file", []tarFile{{name: "wsfile/", typ: tar.TypeDir}}, ErrBadPath, "a file"},
@@ -119,7 +121,7 @@ func TestPutTarRefusals(t *testing.T) {
 		require.ErrorIs(t, err, ErrBadTar)
 	}
 	// PAX and GNU records that rename an innocent entry.
-	for _, evil := range []string{"../../evil", "/etc/evil", "a/./b", "ok/" + TempPrefix + "x"} {
+	for _, evil := range []string{"../../evil", "/etc/evil", "a/./b", "ok/" + fsroot.TempPrefix + "x"} {
 		for _, typ := range []byte{tar.TypeXHeader, tar.TypeGNULongName} {
 			_, err := s.PutTar(owner, id, bytes.NewReader(renamed(t, typ, evil)))
 			require.ErrorIs(t, err, ErrBadPath, "%c %s", typ, evil)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
@@ -66,10 +67,10 @@ func (s *Store) applyTar(ss *sess, ws, stage *os.Root, plan *tarPlan) (int64, in
 	// Each changed folder fsynced once (not syncfs: that would flush every
 	// other writer on the file system too).
 	for d := range dirs {
-		r, _, err := descend(ws, d, false)
+		r, _, err := fsroot.Descend(ws, d, false)
 		if err == nil {
 			err = s.syncDir(r)
-			closeRoot(r)
+			fsroot.CloseRoot(r)
 		}
 		if err != nil { // the files are in place; only their durability is in doubt
 			s.opt.logger.Warn("tar upload not fsynced", "session_id", ss.id, "folder", d, "error", err)
@@ -98,9 +99,9 @@ func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (m
 		if existed {
 			return moved{}, nil
 		}
-		parent, made, err := descend(ws, p, true)
+		parent, made, err := fsroot.Descend(ws, p, true)
 		if parent != nil {
-			closeRoot(parent)
+			fsroot.CloseRoot(parent)
 		}
 		if len(made) > 0 {
 			return moved{path: p, dir: true}, err
@@ -108,21 +109,21 @@ func moveIn(ws, stage *os.Root, p string, plan *tarPlan, existed bool, i int) (m
 		return moved{}, err
 	}
 	dir, base := path.Split(p)
-	parent, _, err := descend(ws, dir, false) // made earlier: folders sort first
+	parent, _, err := fsroot.Descend(ws, dir, false) // made earlier: folders sort first
 	if err != nil {
 		return moved{}, err
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	m := moved{path: p}
 	if existed {
 		m.backup = "b" + strconv.Itoa(i)
-		if err := renameAt(parent, base, stage, m.backup); err != nil {
+		if err := fsroot.RenameAt(parent, base, stage, m.backup); err != nil {
 			return moved{}, err
 		}
 	}
-	if err := renameAt(stage, plan.files[p].name, parent, base); err != nil {
+	if err := fsroot.RenameAt(stage, plan.files[p].name, parent, base); err != nil {
 		if m.backup != "" {
-			_ = renameAt(stage, m.backup, parent, base)
+			_ = fsroot.RenameAt(stage, m.backup, parent, base)
 		}
 		return moved{}, err
 	}
@@ -139,14 +140,14 @@ func undo(ws, stage *os.Root, done []moved) {
 			continue
 		}
 		dir, base := path.Split(m.path)
-		parent, _, err := descend(ws, dir, false)
+		parent, _, err := fsroot.Descend(ws, dir, false)
 		if err != nil {
 			continue
 		}
 		err = parent.Remove(base)
 		if m.backup != "" && (err == nil || errors.Is(err, errNotExist)) {
-			_ = renameAt(stage, m.backup, parent, base)
+			_ = fsroot.RenameAt(stage, m.backup, parent, base)
 		}
-		closeRoot(parent)
+		fsroot.CloseRoot(parent)
 	}
 }

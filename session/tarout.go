@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // WriteTar streams the workspace as a tar: folders, regular files, and
@@ -17,7 +19,7 @@ import (
 func (s *Store) WriteTar(owner, id string, w io.Writer) error {
 	return s.read(owner, id, func(ws *os.Root) error {
 		tw := tar.NewWriter(w)
-		err := walk(ws, "", s.lim.MaxDepth, func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
+		err := fsroot.Walk(ws, "", s.lim.MaxDepth, func(rel string, parent *os.Root, name string, fi fs.FileInfo) error {
 			return tarEntry(tw, rel, parent, name, fi)
 		})
 		if err != nil {
@@ -31,7 +33,7 @@ func tarEntry(tw *tar.Writer, rel string, parent *os.Root, name string, fi fs.Fi
 	hdr := &tar.Header{Name: rel, ModTime: fi.ModTime()}
 	switch {
 	case fi.IsDir():
-		hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, rel+"/", dirPerm
+		hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, rel+"/", fsroot.DirPerm
 		return tw.WriteHeader(hdr)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := parent.Readlink(name)
@@ -43,7 +45,7 @@ func tarEntry(tw *tar.Writer, rel string, parent *os.Root, name string, fi fs.Fi
 	case !fi.Mode().IsRegular():
 		return nil
 	}
-	f, err := openNoFollow(parent, name, os.O_RDONLY, 0)
+	f, err := fsroot.OpenNoFollow(parent, name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil // replaced by a link or removed since the listing: left out
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
@@ -43,7 +44,7 @@ type admitFunc func(entries int, old int64) (meter, error)
 // clean is replaced (a link itself, never its target); a folder at clean,
 // or a file or link among the parents, is refused with a *PathError. A
 // failed upload leaves nothing: neither the temp file nor folders it made.
-func putFile(ws *os.Root, clean string, r io.Reader, y durability, admit admitFunc) (FileInfo, error) {
+func putFile(ws *os.Root, clean string, r io.Reader, y fsroot.Durability, admit admitFunc) (FileInfo, error) {
 	dir, base := path.Split(clean)
 	missing, fi, err := probe(ws, clean)
 	if err != nil {
@@ -64,7 +65,7 @@ func putFile(ws *os.Root, clean string, r io.Reader, y durability, admit admitFu
 		return FileInfo{}, err
 	}
 	tmp := randName()
-	f, err := openNoFollow(ws, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	f, err := fsroot.OpenNoFollow(ws, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fsroot.FilePerm)
 	if err != nil {
 		m.done(false, 0)
 		return FileInfo{}, fmt.Errorf("storing %q: %w", clean, err)
@@ -78,10 +79,10 @@ func putFile(ws *os.Root, clean string, r io.Reader, y durability, admit admitFu
 	h := sha256.New()
 	n, err := m.copy(io.MultiWriter(f, h), r)
 	if err == nil {
-		err = f.Chmod(filePerm) // whatever the umask
+		err = f.Chmod(fsroot.FilePerm) // whatever the umask
 	}
 	if err == nil {
-		err = y.file(f)
+		err = y.File(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -90,17 +91,17 @@ func putFile(ws *os.Root, clean string, r io.Reader, y durability, admit admitFu
 		m.done(false, 0)
 		return FileInfo{}, err
 	}
-	parent, made, err := descend(ws, dir, true)
+	parent, made, err := fsroot.Descend(ws, dir, true)
 	if err == nil {
-		err = renameAt(ws, tmp, parent, base)
+		err = fsroot.RenameAt(ws, tmp, parent, base)
 		if err == nil {
 			landed = true
 			// The new name must survive a crash; the temp name's removal
 			// need not (a store's Open removes temp leftovers, and listings
 			// never show them).
-			err = y.dir(parent)
+			err = y.Dir(parent)
 		}
-		closeRoot(parent)
+		fsroot.CloseRoot(parent)
 	}
 	if !landed {
 		removeMade(ws, made)
@@ -111,7 +112,7 @@ func putFile(ws *os.Root, clean string, r io.Reader, y durability, admit admitFu
 	return FileInfo{Path: clean, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, err
 }
 
-// removeMade removes folders descend made, deepest first (only if still
+// removeMade removes folders fsroot.Descend made, deepest first (only if still
 // empty).
 func removeMade(ws *os.Root, made []string) {
 	for i := len(made) - 1; i >= 0; i-- {
@@ -154,11 +155,11 @@ func probe(ws *os.Root, p string) (int, fs.FileInfo, error) {
 // SHA256 (one extra read of the whole file).
 func openFile(ws *os.Root, clean string, hash bool) (*os.File, Entry, error) {
 	dir, base := path.Split(clean)
-	parent, _, err := descend(ws, dir, false)
+	parent, _, err := fsroot.Descend(ws, dir, false)
 	if err != nil {
 		return nil, Entry{}, err
 	}
-	defer closeRoot(parent)
+	defer fsroot.CloseRoot(parent)
 	return openRegular(parent, base, clean, hash)
 }
 
@@ -172,13 +173,13 @@ func openRegular(parent *os.Root, name, shown string, hash bool) (*os.File, Entr
 	case err != nil:
 		return nil, Entry{}, err
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, Entry{}, linkError(parent, name, shown, ErrNotFile)
+		return nil, Entry{}, fsroot.LinkError(parent, name, shown, ErrNotFile)
 	case !fi.Mode().IsRegular():
 		return nil, Entry{}, fmt.Errorf("%w: %q is %s", ErrNotFile, shown, fsmode.Describe(fi.Mode()))
 	}
-	f, err := openNoFollow(parent, name, os.O_RDONLY, 0)
-	if isELOOP(err) {
-		return nil, Entry{}, linkError(parent, name, shown, ErrNotFile)
+	f, err := fsroot.OpenNoFollow(parent, name, os.O_RDONLY, 0)
+	if fsroot.IsELOOP(err) {
+		return nil, Entry{}, fsroot.LinkError(parent, name, shown, ErrNotFile)
 	}
 	if err != nil {
 		return nil, Entry{}, err

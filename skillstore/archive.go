@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun/fsroot"
 )
 
 // Format is an upload's archive format.
@@ -28,7 +28,7 @@ const maxLinkTarget = 4096
 
 // member is one archive entry: the guard's view, and its bytes.
 type member struct {
-	entry session.ArchiveEntry
+	entry fsroot.ArchiveEntry
 	open  func() (io.ReadCloser, error) // files only
 }
 
@@ -40,7 +40,7 @@ type unpacked struct {
 }
 
 // unpack reads an archive of the given format from r into dst, an empty
-// folder, with every member through session.CheckEntry, the files' bytes
+// folder, with every member through fsroot.CheckEntry, the files' bytes
 // counted as they are read, then finds the skill folder in it. spool is a
 // file path a zip is written to first (zip needs random access).
 func unpack(dst, spool string, format Format, r io.Reader, lim Limits) (unpacked, error) {
@@ -63,7 +63,7 @@ func unpack(dst, spool string, format Format, r io.Reader, lim Limits) (unpacked
 		return unpacked{}, fmt.Errorf("staging the upload: %w", err)
 	}
 	defer func() { _ = root.Close() }()
-	w := &writer{root: root, lim: lim, tree: session.Tree{}, budget: lim.MaxUploadBytes}
+	w := &writer{root: root, lim: lim, tree: fsroot.Tree{}, budget: lim.MaxUploadBytes}
 	i := 0
 	err = walk(func(m member) error {
 		i++
@@ -83,20 +83,20 @@ func unpack(dst, spool string, format Format, r io.Reader, lim Limits) (unpacked
 type writer struct {
 	root   *os.Root
 	lim    Limits
-	tree   session.Tree
+	tree   fsroot.Tree
 	links  map[string]string // path -> target
 	budget int64             // unpacked bytes left
 }
 
 func (w *writer) add(i int, m member) error {
-	clean, skip, err := session.CheckEntry(i, m.entry, w.lim.MaxDepth, true)
+	clean, skip, err := fsroot.CheckEntry(i, m.entry, w.lim.MaxDepth, true)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrBadArchive, err)
 	}
 	if skip {
 		return nil
 	}
-	dir := m.entry.Kind == session.EntryDir
+	dir := m.entry.Kind == fsroot.EntryDir
 	if k, ok := w.tree[clean]; ok && (!dir || k != 'd') {
 		return fmt.Errorf("%w: entry %d (%q): the path appears twice in the archive: keep one", ErrBadArchive, i, clean)
 	}
@@ -113,9 +113,9 @@ func (w *writer) add(i int, m member) error {
 		}
 	}
 	switch m.entry.Kind {
-	case session.EntryDir:
+	case fsroot.EntryDir:
 		err = w.root.MkdirAll(clean, 0o755)
-	case session.EntrySymlink:
+	case fsroot.EntrySymlink:
 		if w.links == nil {
 			w.links = map[string]string{}
 		}
@@ -197,14 +197,14 @@ func (w *writer) skillDir(dst string) (string, error) {
 		return "", fmt.Errorf("%w: no SKILL.md at the archive's root nor in one top folder: put the skill's SKILL.md at the root, or the whole skill folder alone in the archive", ErrBadArchive)
 	}
 	for p, target := range w.links {
-		if reason := session.LinkLeaves(strings.TrimPrefix(p, tops[0]+"/"), target); reason != "" {
+		if reason := fsroot.LinkLeaves(strings.TrimPrefix(p, tops[0]+"/"), target); reason != "" {
 			return "", fmt.Errorf("%w: the link %q to %q %s: links may only point inside the skill folder", ErrBadArchive, p, target, reason)
 		}
 	}
 	return filepath.Join(dst, tops[0]), nil
 }
 
-func hasSkillFile(t session.Tree, prefix string) bool {
+func hasSkillFile(t fsroot.Tree, prefix string) bool {
 	return t[prefix+"SKILL.md"] != 0 || t[prefix+"skill.md"] != 0
 }
 
@@ -249,7 +249,7 @@ func tarMembers(r io.Reader) func(func(member) error) error {
 				}
 				return fmt.Errorf("%w: reading entry %d: %w: send a tar archive (ustar, pax or gnu)", ErrBadArchive, i, err)
 			}
-			if err := yield(member{entry: session.TarEntry(hdr), open: func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }}); err != nil {
+			if err := yield(member{entry: fsroot.TarEntry(hdr), open: func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }}); err != nil {
 				return err
 			}
 		}

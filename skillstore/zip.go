@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
-	"github.com/sandboxrun/sandboxrun/session"
 )
 
 // zipMembers spools r (already capped) to the file spool, since a zip's
@@ -50,9 +50,9 @@ func zipMembers(r io.Reader, spool string) (func(func(member) error) error, erro
 
 // zipEntry reads the guard's view of a zip member; a link's target is its
 // content.
-func zipEntry(zf *zip.File) (session.ArchiveEntry, error) {
+func zipEntry(zf *zip.File) (fsroot.ArchiveEntry, error) {
 	mode := zf.Mode()
-	e := session.ArchiveEntry{Name: zf.Name, Mode: int64(mode.Perm())}
+	e := fsroot.ArchiveEntry{Name: zf.Name, Mode: int64(mode.Perm())}
 	if mode&fs.ModeSetuid != 0 {
 		e.Mode |= 0o4000
 	}
@@ -64,9 +64,9 @@ func zipEntry(zf *zip.File) (session.ArchiveEntry, error) {
 	}
 	switch {
 	case mode.IsDir():
-		e.Kind = session.EntryDir
+		e.Kind = fsroot.EntryDir
 	case mode&fs.ModeSymlink != 0:
-		e.Kind = session.EntrySymlink
+		e.Kind = fsroot.EntrySymlink
 		rc, err := zf.Open()
 		if err != nil {
 			return e, err
@@ -81,9 +81,9 @@ func zipEntry(zf *zip.File) (session.ArchiveEntry, error) {
 		}
 		e.Linkname = string(target)
 	case mode.IsRegular():
-		e.Kind = session.EntryFile
+		e.Kind = fsroot.EntryFile
 	default:
-		e.Kind, e.Type = session.EntryOther, fsmode.Describe(mode)
+		e.Kind, e.Type = fsroot.EntryOther, fsmode.Describe(mode)
 	}
 	return e, nil
 }

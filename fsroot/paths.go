@@ -1,4 +1,4 @@
-package session
+package fsroot
 
 import (
 	"fmt"
@@ -37,34 +37,34 @@ func CheckPath(p string, maxDepth int) (string, error) {
 	}
 	switch {
 	case p == "":
-		return "", badPath(p, "the path is empty: name a file relative to the workspace, e.g. data/input.csv")
+		return "", BadPath(p, "the path is empty: name a file relative to the workspace, e.g. data/input.csv")
 	case len(p) > MaxPathBytes:
-		return "", badPath(shorten(p), "the path is %d bytes, more than %d: use a shorter path", len(p), MaxPathBytes)
+		return "", BadPath(shorten(p), "the path is %d bytes, more than %d: use a shorter path", len(p), MaxPathBytes)
 	case !utf8.ValidString(p):
-		return "", badPath(p, "the path is not valid UTF-8 (overlong or broken byte sequences are refused): name it in UTF-8")
+		return "", BadPath(p, "the path is not valid UTF-8 (overlong or broken byte sequences are refused): name it in UTF-8")
 	case strings.ContainsFunc(p, unicode.IsControl):
-		return "", badPath(p, "the path holds a control character (NUL, newline, ...): remove it")
+		return "", BadPath(p, "the path holds a control character (NUL, newline, ...): remove it")
 	case strings.ContainsRune(p, '\\'):
-		return "", badPath(p, "the path holds a backslash: separate folders with /")
+		return "", BadPath(p, "the path holds a backslash: separate folders with /")
 	case strings.HasPrefix(p, "/"):
-		return "", badPath(p, "the path is absolute: name it relative to the workspace, without a leading /")
+		return "", BadPath(p, "the path is absolute: name it relative to the workspace, without a leading /")
 	}
 	if enc, ok := encodedSpecial(p); ok {
-		return "", badPath(p, "the path holds %q, a percent-encoded %s: send the path decoded, once", enc, describeByte(unhex(enc[1])<<4|unhex(enc[2])))
+		return "", BadPath(p, "the path holds %q, a percent-encoded %s: send the path decoded, once", enc, describeByte(unhex(enc[1])<<4|unhex(enc[2])))
 	}
 	elems := strings.Split(p, "/")
 	for _, e := range elems {
 		switch {
 		case e == "":
-			return "", badPath(p, "the path has an empty element (a double, leading or trailing /): write it clean, e.g. %q", path.Clean("/" + p)[1:])
+			return "", BadPath(p, "the path has an empty element (a double, leading or trailing /): write it clean, e.g. %q", path.Clean("/" + p)[1:])
 		case e == ".":
-			return "", badPath(p, "the path has a \".\" element: write it clean, e.g. %q", strings.TrimPrefix(path.Clean(p), "./"))
+			return "", BadPath(p, "the path has a \".\" element: write it clean, e.g. %q", strings.TrimPrefix(path.Clean(p), "./"))
 		case e == "..":
-			return "", badPath(p, "the path has a \"..\" element: name a file inside the workspace")
+			return "", BadPath(p, "the path has a \"..\" element: name a file inside the workspace")
 		case strings.HasPrefix(e, TempPrefix):
-			return "", badPath(p, "names starting %q are reserved for the store's temporary files: rename it", TempPrefix)
+			return "", BadPath(p, "names starting %q are reserved for the store's temporary files: rename it", TempPrefix)
 		case len(e) > maxNameBytes:
-			return "", badPath(p, "the element %q is %d bytes, more than %d: use a shorter name", shorten(e), len(e), maxNameBytes)
+			return "", BadPath(p, "the element %q is %d bytes, more than %d: use a shorter name", shorten(e), len(e), maxNameBytes)
 		}
 	}
 	if len(elems) > maxDepth {
@@ -73,7 +73,7 @@ func CheckPath(p string, maxDepth int) (string, error) {
 		return "", &PathError{Path: p, Reason: fmt.Sprintf("the path is %d folders deep, more than %d: use a shallower path, or raise sessions.max_depth in the operator policy", len(elems), maxDepth), limit: le}
 	}
 	if path.Clean(p) != p { // belt and braces: the checks above imply it
-		return "", badPath(p, "the path is not clean: write it as %q", path.Clean(p))
+		return "", BadPath(p, "the path is not clean: write it as %q", path.Clean(p))
 	}
 	return p, nil
 }
@@ -132,6 +132,6 @@ func shorten(s string) string {
 	return s[:64] + "..."
 }
 
-// isTemp reports whether a directory entry is one of the store's temporary
+// IsTemp reports whether a directory entry is one of the store's temporary
 // names (hidden from every listing).
-func isTemp(name string) bool { return strings.HasPrefix(name, TempPrefix) }
+func IsTemp(name string) bool { return strings.HasPrefix(name, TempPrefix) }

@@ -1,4 +1,4 @@
-package session
+package fsroot
 
 import (
 	"errors"
@@ -14,21 +14,21 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/fsmode"
 )
 
-// The helpers here are the only way the file API touches a workspace. They
-// work one path element at a time on directory handles (os.Root), so
-// nothing outside the session folder is reachable, and they refuse every
+// The helpers here are the only way the stores' file APIs touch a
+// workspace. They work one path element at a time on directory handles
+// (os.Root), so nothing outside the root is reachable, and they refuse every
 // symlink instead of following it, so that a link a run left behind is
 // shown by the API but never resolved by it.
 
-// dirPerm and filePerm are what the store creates: the sandbox user, a
+// DirPerm and FilePerm are what a store creates: the sandbox user, a
 // different uid, must be able to read them through the bind mount.
 const (
-	dirPerm  = 0o755
-	filePerm = 0o644
+	DirPerm  = 0o755
+	FilePerm = 0o644
 )
 
-// withFd runs fn with the file descriptor of r's directory.
-func withFd(r *os.Root, fn func(fd int) error) error {
+// WithFd runs fn with the file descriptor of r's directory.
+func WithFd(r *os.Root, fn func(fd int) error) error {
 	d, err := r.Open(".")
 	if err != nil {
 		return err
@@ -45,16 +45,16 @@ func withFd(r *os.Root, fn func(fd int) error) error {
 	return ferr
 }
 
-// openNoFollow opens the single element name in r with O_NOFOLLOW, so that
+// OpenNoFollow opens the single element name in r with O_NOFOLLOW, so that
 // a file swapped for a link after it was checked fails with ELOOP instead
 // of being followed. O_NONBLOCK keeps a FIFO planted in the workspace from
 // blocking the open; callers check the type with Stat on the handle.
-func openNoFollow(r *os.Root, name string, flag int, perm os.FileMode) (*os.File, error) {
+func OpenNoFollow(r *os.Root, name string, flag int, perm os.FileMode) (*os.File, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
-		return nil, fmt.Errorf("internal: openNoFollow needs one element, got %q", name)
+		return nil, fmt.Errorf("internal: OpenNoFollow needs one element, got %q", name)
 	}
 	var f *os.File
-	err := withFd(r, func(dfd int) error {
+	err := WithFd(r, func(dfd int) error {
 		for {
 			fd, err := unix.Openat(dfd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
 			if err == unix.EINTR {
@@ -70,12 +70,12 @@ func openNoFollow(r *os.Root, name string, flag int, perm os.FileMode) (*os.File
 	return f, err
 }
 
-// renameAt moves one element between two directory handles without
+// RenameAt moves one element between two directory handles without
 // resolving anything but those two names (renameat never follows the last
 // element of either path).
-func renameAt(from *os.Root, fromName string, to *os.Root, toName string) error {
-	return withFd(from, func(ffd int) error {
-		return withFd(to, func(tfd int) error {
+func RenameAt(from *os.Root, fromName string, to *os.Root, toName string) error {
+	return WithFd(from, func(ffd int) error {
+		return WithFd(to, func(tfd int) error {
 			if err := unix.Renameat(ffd, fromName, tfd, toName); err != nil {
 				return &os.LinkError{Op: "renameat", Old: fromName, New: toName, Err: err}
 			}
@@ -84,13 +84,13 @@ func renameAt(from *os.Root, fromName string, to *os.Root, toName string) error 
 	})
 }
 
-// durability says whether writes are fsynced; only tests turn it off
+// Durability says whether writes are fsynced; only tests turn it off
 // (SIGKILL keeps the page cache, and fuzzing needs speed).
-type durability struct{ noSync bool }
+type Durability struct{ NoSync bool }
 
-// dir makes a rename or create in r durable.
-func (y durability) dir(r *os.Root) error {
-	if y.noSync {
+// Dir makes a rename or create in r durable.
+func (y Durability) Dir(r *os.Root) error {
+	if y.NoSync {
 		return nil
 	}
 	d, err := r.Open(".")
@@ -101,59 +101,51 @@ func (y durability) dir(r *os.Root) error {
 	return d.Sync()
 }
 
-// file makes f's bytes durable.
-func (y durability) file(f *os.File) error {
-	if y.noSync {
+// File makes f's bytes durable.
+func (y Durability) File(f *os.File) error {
+	if y.NoSync {
 		return nil
 	}
 	return f.Sync()
 }
 
-func (s *Store) durable() durability { return durability{noSync: s.opt.noSync} }
-
-// syncDir makes a rename or create in r durable.
-func (s *Store) syncDir(r *os.Root) error { return s.durable().dir(r) }
-
-// syncFile makes f's bytes durable.
-func (s *Store) syncFile(f *os.File) error { return s.durable().file(f) }
-
-// openSubdir opens the real directory name in parent. fi is name's Lstat
+// OpenSubdir opens the real directory name in parent. fi is name's Lstat
 // result; the handle opened must be that same directory, so a swap for a
 // link between the Lstat and the open is refused rather than followed.
-func openSubdir(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error) {
+func OpenSubdir(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error) {
 	sub, err := parent.OpenRoot(name)
 	if err != nil {
 		return nil, err
 	}
 	got, err := sub.Stat(".")
 	if err != nil {
-		closeRoot(sub)
+		CloseRoot(sub)
 		return nil, err
 	}
 	if !os.SameFile(fi, got) {
-		closeRoot(sub)
+		CloseRoot(sub)
 		return nil, fmt.Errorf("%s changed while being opened (replaced by a link?): try again", name)
 	}
 	return sub, nil
 }
 
-// closeRoot closes a directory handle: a failed close of one loses
+// CloseRoot closes a directory handle: a failed close of one loses
 // nothing, so there is nothing to report.
-func closeRoot(r *os.Root) { _ = r.Close() }
+func CloseRoot(r *os.Root) { _ = r.Close() }
 
-// linkError describes a symlink met where the API needs a folder or file:
+// LinkError describes a symlink met where the API needs a folder or file:
 // it is shown, never followed.
-func linkError(r *os.Root, name, shown string, sentinel error) error {
+func LinkError(r *os.Root, name, shown string, sentinel error) error {
 	target, _ := r.Readlink(name)
 	return fmt.Errorf("%w: %q is a symlink to %q; the file API never follows links: delete the link or use a path without it", sentinel, shown, target)
 }
 
-// descend opens the folder dir (a clean slash path, "" for the workspace
+// Descend opens the folder dir (a clean slash path, "" for the workspace
 // itself) under ws, one element at a time. Every element must be a real
 // folder: a symlink or a file on the way is a *PathError. With create,
 // missing folders are made (0755) and their paths returned (so a failed
 // operation can remove them); without, a missing one is ErrFileNotFound.
-func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
+func Descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 	dir = strings.Trim(dir, "/")
 	cur, err := ws.OpenRoot(".")
 	if err != nil {
@@ -168,16 +160,16 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 		done = path.Join(done, name)
 		fi, err := cur.Lstat(name)
 		if errors.Is(err, fs.ErrNotExist) && create {
-			if err = cur.Mkdir(name, dirPerm); err == nil {
+			if err = cur.Mkdir(name, DirPerm); err == nil {
 				made = append(made, done)
-				err = chmodNoFollow(cur, name, dirPerm|fs.ModeDir)
+				err = ChmodNoFollow(cur, name, DirPerm|fs.ModeDir)
 			}
 			if err == nil {
 				fi, err = cur.Lstat(name)
 			}
 		}
 		if err != nil {
-			closeRoot(cur)
+			CloseRoot(cur)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, made, fmt.Errorf("%w: %q does not exist", ErrFileNotFound, done)
 			}
@@ -186,14 +178,14 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := cur.Readlink(name)
-			closeRoot(cur)
-			return nil, made, badPath(done, "it is a symlink to %q, and the file API never follows links: delete the link, or use the real folder's path", target)
+			CloseRoot(cur)
+			return nil, made, BadPath(done, "it is a symlink to %q, and the file API never follows links: delete the link, or use the real folder's path", target)
 		case !fi.IsDir():
-			closeRoot(cur)
-			return nil, made, badPath(done, "it is %s, not a folder: delete it first or choose another path", fsmode.Describe(fi.Mode()))
+			CloseRoot(cur)
+			return nil, made, BadPath(done, "it is %s, not a folder: delete it first or choose another path", fsmode.Describe(fi.Mode()))
 		}
-		next, err := openSubdir(cur, name, fi)
-		closeRoot(cur)
+		next, err := OpenSubdir(cur, name, fi)
+		CloseRoot(cur)
 		if err != nil {
 			return nil, made, fmt.Errorf("opening %q: %w", done, err)
 		}
@@ -202,14 +194,14 @@ func descend(ws *os.Root, dir string, create bool) (*os.Root, []string, error) {
 	return cur, made, nil
 }
 
-// chmodNoFollow sets the mode of name through a no-follow handle (os.Root's
+// ChmodNoFollow sets the mode of name through a no-follow handle (os.Root's
 // Chmod may act on a link swapped in meanwhile).
-func chmodNoFollow(r *os.Root, name string, mode fs.FileMode) error {
+func ChmodNoFollow(r *os.Root, name string, mode fs.FileMode) error {
 	flag := unix.O_RDONLY
 	if mode.IsDir() {
 		flag |= unix.O_DIRECTORY
 	}
-	f, err := openNoFollow(r, name, flag, 0)
+	f, err := OpenNoFollow(r, name, flag, 0)
 	if err != nil {
 		return err
 	}
@@ -217,5 +209,5 @@ func chmodNoFollow(r *os.Root, name string, mode fs.FileMode) error {
 	return f.Chmod(mode.Perm())
 }
 
-// isELOOP reports the error openNoFollow gives for a link.
-func isELOOP(err error) bool { return errors.Is(err, syscall.ELOOP) }
+// IsELOOP reports the error OpenNoFollow gives for a link.
+func IsELOOP(err error) bool { return errors.Is(err, syscall.ELOOP) }
