@@ -20,7 +20,7 @@ import (
 
 // TestConformance runs the backend-neutral contract on the cluster: the
 // same cases the Docker runner passes. Skill and workspace folders are
-// hostPath volumes, which works as the node is this host. WarmSessionRuns
+// hostPath volumes, which works as the node is this host. WarmRuns
 // gets a runner of one warm pod whose pods wait a minute at most: an
 // idle one holds its cpu on the node, which the other cases' pods need.
 func TestConformance(t *testing.T) {

@@ -144,7 +144,7 @@ class ServerError(SandboxrunError):
 
 
 class UnavailableError(ServerError):
-    """503 (or the CLI's exit status 3): the engine is unreachable or an image is missing."""
+    """503 (or the CLI's exit status 3): the engine is unreachable, an image is missing, or the backend cannot prove a run without network is isolated (the operator's setup; no Retry-After)."""
 
 
 _BY_STATUS = {

@@ -105,7 +105,7 @@ export class ServerError extends SandboxrunError {
   }
 }
 
-/** 503 (or the CLI's exit status 3): the engine is unreachable or an image is missing. */
+/** 503 (or the CLI's exit status 3): the engine is unreachable, an image is missing, or the backend cannot prove a run without network is isolated (the operator's setup; no Retry-After). */
 export class UnavailableError extends ServerError {}
 
 const BY_STATUS: Record<number, typeof SandboxrunError> = {
