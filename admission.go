@@ -21,6 +21,11 @@ const (
 	DefaultQueueWait = 30 * time.Second
 )
 
+// NoQueue as Config.MaxQueued keeps no queue: a run that finds every slot
+// taken is refused at once with ErrBusy (`serve --max-queued 0`). The zero
+// Config's 0 is the default queue.
+const NoQueue = -1
+
 // QueueObserver is told how long each admitted run waited for its slot;
 // an Observer that implements it (the server's metrics) is told.
 type QueueObserver interface {

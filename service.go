@@ -54,9 +54,9 @@ type Config struct {
 	// runs as this, from every front end (HTTP, MCP over HTTP or stdio, a
 	// library caller), and `serve --max-running` sets it.
 	MaxConcurrent int
-	// MaxQueued bounds runs waiting for a slot (default DefaultMaxQueued;
-	// negative is an error); past it a run is refused at once with
-	// ErrBusy. QueueWait is the longest a run waits (default
+	// MaxQueued bounds runs waiting for a slot (0: DefaultMaxQueued;
+	// NoQueue: none; below NoQueue is an error); past it a run is refused
+	// at once with ErrBusy. QueueWait is the longest a run waits (default
 	// DefaultQueueWait), then ErrBusy too.
 	MaxQueued int
 	QueueWait time.Duration
@@ -187,11 +187,14 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
-	if cfg.MaxConcurrent < 0 || cfg.MaxQueued < 0 {
-		return nil, errors.New("configure service: a negative MaxConcurrent or MaxQueued: give 0 for the default, or a positive number")
+	if cfg.MaxConcurrent < 0 || cfg.MaxQueued < NoQueue {
+		return nil, errors.New("configure service: a negative MaxConcurrent or MaxQueued: give 0 for the default, a positive number, or NoQueue (MaxQueued only) for no queue")
 	}
-	if cfg.MaxQueued == 0 {
+	switch cfg.MaxQueued {
+	case 0:
 		cfg.MaxQueued = DefaultMaxQueued
+	case NoQueue:
+		cfg.MaxQueued = 0
 	}
 	if cfg.QueueWait <= 0 {
 		cfg.QueueWait = DefaultQueueWait

@@ -63,3 +63,33 @@ func testAdmissionCap(t *testing.T, maxConcurrent int) {
 	release()
 	wg.Wait()
 }
+
+// TestNoQueueTurnsAwayAtOnce: with NoQueue (`serve --max-queued 0`) a run
+// that finds every slot taken is a 429 at once, not a wait in a queue of
+// the default size.
+func TestNoQueueTurnsAwayAtOnce(t *testing.T) {
+	eng := &engine{block: make(chan struct{}), started: make(chan struct{}, 4)}
+	svc, err := sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng,
+		MaxConcurrent: 1, MaxQueued: sandboxrun.NoQueue, QueueWait: 10 * time.Minute})
+	require.NoError(t, err)
+	srv, err := server.New(server.Options{Service: svc})
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	var unblock sync.Once
+	release := func() { unblock.Do(func() { close(eng.block) }) }
+	t.Cleanup(release)
+	body := `{"command": "echo hi"}`
+	done := make(chan int, 1)
+	go func() { done <- call(t, "POST", ts.URL+"/v1/skills/hello/exec", body).status }()
+	<-eng.started
+	// Answered while the first run still holds the only slot: a queued
+	// run would wait here until QueueWait, past the test's timeout.
+	r := call(t, "POST", ts.URL+"/v1/skills/hello/exec", body)
+	require.Equal(t, http.StatusTooManyRequests, r.status, string(r.body))
+	release()
+	require.Equal(t, http.StatusOK, <-done)
+
+	_, err = sandboxrun.New(sandboxrun.Config{SkillRoots: []string{"../skills"}, Runner: eng, MaxQueued: sandboxrun.NoQueue - 1})
+	require.ErrorContains(t, err, "NoQueue")
+}

@@ -91,7 +91,7 @@ each replica's own.`,
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address: host:port, or unix:/path/to.sock")
 	fs.StringVar(&f.tokensFile, "tokens", "", "file of accepted bearer tokens, one per line (required off loopback)")
 	fs.IntVar(&f.maxRunning, "max-running", sandboxrun.DefaultMaxConcurrent, "executions at once")
-	fs.IntVar(&f.maxQueued, "max-queued", sandboxrun.DefaultMaxQueued, "requests waiting for an execution slot; past this the answer is 429")
+	fs.IntVar(&f.maxQueued, "max-queued", sandboxrun.DefaultMaxQueued, "requests waiting for an execution slot; past this the answer is 429 (0: no queue, a request finding every slot taken is turned away at once)")
 	fs.DurationVar(&f.queueWait, "queue-wait", sandboxrun.DefaultQueueWait, "longest a request waits for a slot before a 429")
 	fs.StringVar(&f.sessions, "sessions", "", "folder holding sessions and their files (default: the policy's sessions.root; neither: no sessions)")
 	fs.StringVar(&f.workspaces, "workspaces", "", "replaced by --sessions")
@@ -148,7 +148,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Observer:      metrics,
 		Logger:        logger,
 		MaxConcurrent: f.maxRunning,
-		MaxQueued:     f.maxQueued,
+		MaxQueued:     queueSize(f.maxQueued),
 		QueueWait:     f.queueWait,
 		WarmPool:      warmMax,
 		WarmIdle:      warmIdle,
@@ -224,4 +224,13 @@ func (f *serveFlags) replicas() (*server.Replicas, error) {
 		return nil, usageError("--replica/--peer-url: %v", err)
 	}
 	return r, nil
+}
+
+// queueSize is --max-queued as the Service's MaxQueued: 0 on the command
+// line is no queue, where the Config's 0 is the default.
+func queueSize(n int) int {
+	if n == 0 {
+		return sandboxrun.NoQueue
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
 )
 
@@ -44,4 +45,11 @@ func TestWarmFlagsResolve(t *testing.T) {
 			require.Equal(t, tt.wantIdle, gotIdle)
 		})
 	}
+}
+
+// --max-queued 0 is no queue, where the Service's zero Config is the
+// default one.
+func TestMaxQueuedZeroIsNoQueue(t *testing.T) {
+	require.Equal(t, sandboxrun.NoQueue, queueSize(0))
+	require.Equal(t, 5, queueSize(5))
 }
