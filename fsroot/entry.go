@@ -71,7 +71,7 @@ func (e *EntryError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("entry %d: %v", e.Index, e.Err)
 	}
-	return fmt.Sprintf("entry %d (%q): %s", e.Index, shorten(e.Name), e.Reason)
+	return fmt.Sprintf("entry %d (%q): %s", e.Index, Shorten(e.Name), e.Reason)
 }
 
 // Unwrap returns the error behind the refusal, if any.
@@ -120,7 +120,7 @@ func CheckEntry(i int, e ArchiveEntry, maxDepth int, allowSymlinks bool) (clean 
 	}
 	if e.Kind == EntrySymlink {
 		if reason := LinkLeaves(clean, e.Linkname); reason != "" {
-			return refuse("the link to %q %s: links may only point inside the upload, by a relative path", shorten(e.Linkname), reason)
+			return refuse("the link to %q %s: links may only point inside the upload, by a relative path", Shorten(e.Linkname), reason)
 		}
 	}
 	return clean, false, nil

@@ -39,7 +39,7 @@ func CheckPath(p string, maxDepth int) (string, error) {
 	case p == "":
 		return "", BadPath(p, "the path is empty: name a file relative to the workspace, e.g. data/input.csv")
 	case len(p) > MaxPathBytes:
-		return "", BadPath(shorten(p), "the path is %d bytes, more than %d: use a shorter path", len(p), MaxPathBytes)
+		return "", BadPath(Shorten(p), "the path is %d bytes, more than %d: use a shorter path", len(p), MaxPathBytes)
 	case !utf8.ValidString(p):
 		return "", BadPath(p, "the path is not valid UTF-8 (overlong or broken byte sequences are refused): name it in UTF-8")
 	case strings.ContainsFunc(p, unicode.IsControl):
@@ -64,7 +64,7 @@ func CheckPath(p string, maxDepth int) (string, error) {
 		case strings.HasPrefix(e, TempPrefix):
 			return "", BadPath(p, "names starting %q are reserved for the store's temporary files: rename it", TempPrefix)
 		case len(e) > maxNameBytes:
-			return "", BadPath(p, "the element %q is %d bytes, more than %d: use a shorter name", shorten(e), len(e), maxNameBytes)
+			return "", BadPath(p, "the element %q is %d bytes, more than %d: use a shorter name", Shorten(e), len(e), maxNameBytes)
 		}
 	}
 	if len(elems) > maxDepth {
@@ -124,8 +124,9 @@ func unhex(c byte) byte {
 	return 0
 }
 
-// shorten keeps error messages readable for huge inputs.
-func shorten(s string) string {
+// Shorten keeps error messages readable for huge inputs: a name or path
+// past 64 bytes is cut there.
+func Shorten(s string) string {
 	if len(s) <= 64 {
 		return s
 	}

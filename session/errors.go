@@ -42,14 +42,6 @@ type LimitError = fsroot.LimitError
 
 func badPath(p, format string, args ...any) *PathError { return fsroot.BadPath(p, format, args...) }
 
-// shorten keeps error messages readable for huge inputs.
-func shorten(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	return s[:64] + "..."
-}
-
 // Policy keys of the limits, as the operator policy spells them.
 const (
 	LimitQuota      = "sessions.quota"

@@ -103,7 +103,7 @@ type layerConfig struct {
 }
 
 func layerError(i int, name, format string, args ...any) error {
-	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadLayer, i, shorten(name), fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadLayer, i, fsroot.Shorten(name), fmt.Sprintf(format, args...))
 }
 
 // applied is what applyLayer did: the changes (files and links; folders

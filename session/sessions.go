@@ -171,7 +171,7 @@ func (s *Store) lookupLocked(owner, id string) (*sess, error) {
 	if !ok || !s.ownsID(id) || ss.deleted ||
 		subtle.ConstantTimeCompare([]byte(ss.owner), []byte(owner)) != 1 ||
 		(!ss.busy && s.opt.now().After(ss.expiresAt())) {
-		return nil, fmt.Errorf("%w: %q (it may have expired or been deleted; create a new one)", ErrNotFound, shorten(id))
+		return nil, fmt.Errorf("%w: %q (it may have expired or been deleted; create a new one)", ErrNotFound, fsroot.Shorten(id))
 	}
 	return ss, nil
 }

@@ -190,7 +190,7 @@ func (s *Store) sessionSnaps(id string) (*os.Root, error) {
 // snapshotDir opens the folder of session id's snapshots after checking
 // that snap is one of them.
 func (s *Store) snapshotDir(id, snap string) (*os.Root, error) {
-	notFound := fmt.Errorf("%w: %q is no snapshot of session %q (list them with GET /v1/sessions/%s/snapshots)", ErrSnapshotNotFound, shorten(snap), id, id)
+	notFound := fmt.Errorf("%w: %q is no snapshot of session %q (list them with GET /v1/sessions/%s/snapshots)", ErrSnapshotNotFound, fsroot.Shorten(snap), id, id)
 	if !validID(snap) {
 		return nil, notFound
 	}

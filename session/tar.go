@@ -34,7 +34,7 @@ type staged struct {
 }
 
 func tarError(i int, name, format string, args ...any) error {
-	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadTar, i, shorten(name), fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: entry %d (%q): %s", ErrBadTar, i, fsroot.Shorten(name), fmt.Sprintf(format, args...))
 }
 
 // PutTar unpacks a tar into the workspace, all or nothing. Only regular
