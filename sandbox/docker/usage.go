@@ -18,9 +18,9 @@ var _ engine.UsageReader = (*box)(nil)
 
 // ReadUsage reads the container's cgroup when this host has it (the
 // engine runs here, with the cgroupfs or the systemd driver), else asks
-// the engine for one round of stats. The cgroup's files cost a few
-// microseconds; the stats call, a round trip through the engine (bench
-// livemetrics prints both).
+// the engine for one round of stats. Measured by bench/livemetrics on
+// Docker 20.10 with cgroup v1: the cgroup's files take about 0.2 ms, the
+// one-shot stats about 1 s (the engine still waits for a second sample).
 func (b *box) ReadUsage(ctx context.Context) (sandbox.UsageSample, error) {
 	if b.id == "" {
 		return sandbox.UsageSample{}, errors.New("read usage: no container")

@@ -43,6 +43,9 @@ func watchUsage(ctx context.Context, box Box, spec *sandbox.Spec, log *slog.Logg
 	return w
 }
 
+// usageReadTimeout is the least time one read may take.
+const usageReadTimeout = 5 * time.Second
+
 // usageFailures is how many reads in a row may fail before a watch gives
 // up: a sandbox whose use cannot be read costs nothing more.
 const usageFailures = 3
@@ -50,7 +53,10 @@ const usageFailures = 3
 func (w *usageWatch) run(ctx context.Context, r UsageReader, every time.Duration, send func(sandbox.Usage), log *slog.Logger) {
 	defer close(w.done)
 	read := func() (sandbox.UsageSample, time.Time, error) {
-		rctx, stop := context.WithTimeout(ctx, every)
+		// A read through an engine's stats may take a second (Docker
+		// 20.10's one-shot stats: bench/livemetrics): bounded, but not
+		// by a short interval.
+		rctx, stop := context.WithTimeout(ctx, max(every, usageReadTimeout))
 		defer stop()
 		s, err := r.ReadUsage(rctx)
 		return s, time.Now(), err
