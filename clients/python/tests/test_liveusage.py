@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import unittest
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
-import _harness  # noqa: F401  (puts the package under test on the path)
+import _harness
 from sandboxrun import Client, Event, LocalModeError, Result, Usage
 from sandboxrun import client as client_mod
 
@@ -49,6 +49,45 @@ class LiveUsage(unittest.TestCase):
     def test_local_mode_says_it_has_no_samples(self) -> None:
         with self.assertRaisesRegex(LocalModeError, "usage_every_ms"):
             client_mod._no_local_usage({"usage_every_ms": 1000})
+
+
+BURN = """import time
+held = bytearray(64 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+end = time.time() + 3
+while time.time() < end:
+    pass
+print("done")
+"""
+
+
+class AgainstAServer(unittest.TestCase):
+    """A real serve on the real engine: a 3 s run shows its use."""
+
+    server: Optional[_harness.Server] = None
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        _harness.require_docker()
+        cls.server = _harness.Server(flags=["--warm-pool", "0"])
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        if cls.server is not None:
+            cls.server.stop()
+
+    def test_a_busy_run_shows_usage_events(self) -> None:
+        assert self.server is not None
+        items = list(Client(self.server.url).stream_python("hello", BURN, usage_every_ms=1000))
+        res = items[-1]
+        assert isinstance(res, Result)
+        self.assertTrue(res.success, res.stderr)
+        usage = [i.usage for i in items if isinstance(i, Event) and i.type == "usage" and i.usage is not None]
+        self.assertGreaterEqual(len(usage), 1, items)
+        self.assertTrue(all(u.memory_bytes > 0 for u in usage), usage)
+        self.assertEqual(res.peak_memory_bytes, max(u.memory_bytes for u in usage))
+        self.assertGreaterEqual(res.peak_memory_bytes, 48 << 20)
 
 
 if __name__ == "__main__":
