@@ -1,10 +1,11 @@
 // Usage events of a stream reach onUsage, in order and before the Result,
-// and the interval asked is sent. No sandboxrun server is needed: a
-// node:http server on loopback answers with a stream.
+// and the interval asked is sent: against a node:http server on loopback
+// that answers with a stream, then against a real serve on the engine.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { Client, LocalModeError } from '../dist/index.js';
+import { requireEngine, startServer } from './harness.mjs';
 
 let body;
 const server = createServer((req, res) => {
@@ -50,5 +51,38 @@ describe('live usage', () => {
   it('local mode refuses usage_every_ms', async () => {
     const c = new Client({ url: '' , bin: '/nonexistent' });
     await assert.rejects(c.exec('hello', 'x', { usage_every_ms: 1000 }), LocalModeError);
+  });
+});
+
+const BURN = `import time
+held = bytearray(64 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+end = time.time() + 3
+while time.time() < end:
+    pass
+print("done")
+`;
+
+describe('live usage from a real serve', () => {
+  let srv;
+  before(async () => {
+    requireEngine();
+    srv = await startServer({ ready: true, args: ['--warm-pool', '0'] });
+  });
+  after(async () => { await srv?.stop(); });
+
+  it('a busy run shows usage samples and keeps the peak', async () => {
+    const c = new Client({ url: srv.url });
+    const samples = [];
+    let res;
+    for await (const item of c.streamPython('hello', BURN, { usage_every_ms: 1000, onUsage: (u) => samples.push(u) })) {
+      if (!('type' in item)) res = item;
+    }
+    assert.ok(res?.success, res?.stderr);
+    assert.ok(samples.length >= 1, 'a 3 s run sampled every second shows usage');
+    assert.ok(samples.every((u) => u.memory_bytes > 0), JSON.stringify(samples));
+    assert.equal(res.peak_memory_bytes, Math.max(...samples.map((u) => u.memory_bytes)));
+    assert.ok(res.peak_memory_bytes >= 48 << 20, JSON.stringify(samples));
   });
 });
