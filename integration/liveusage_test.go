@@ -12,18 +12,24 @@ import (
 	"testing"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sandboxrun/sandboxrun/internal/mcptest"
+	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // burnCode holds 64 MiB and keeps one core busy for about 3 s.
-const burnCode = `import time
+const burnCode = burnHead + "end = time.time() + 3\n" + burnTail
+
+const burnHead = `import time
 held = bytearray(64 << 20)
 for i in range(0, len(held), 4096):
     held[i] = 1
-end = time.time() + 3
-n = 0
+`
+
+const burnTail = `n = 0
 while time.time() < end:
     n += 1
 print(len(held), n > 0)
@@ -152,5 +158,53 @@ func TestServerStreamsUsage(t *testing.T) {
 	require.Contains(t, types, "usage")
 	require.NotNil(t, res)
 	requireBurnUsage(t, usage, res)
+	eventuallyNoSkillContainers(t, name)
+}
+
+// TestServerMCPProgressCarriesUsage: over a real serve's /mcp, a run
+// called with a progress token gets progress notifications whose _meta
+// holds the sandbox's latest usage sample (every 2 s, the progress
+// interval: the script runs 6 s).
+func TestServerMCPProgressCarriesUsage(t *testing.T) {
+	t.Parallel()
+	const name = "srv-mcp-usage"
+	root := cliSkill(t, name, "", map[string]string{"scripts/burn.py": burnHead + "end = time.time() + 6\n" + burnTail})
+	srv := startServer(t, root, "--warm-pool", "0")
+	var (
+		mu   sync.Mutex
+		seen []*mcpsdk.ProgressNotificationParams
+	)
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "integration", Version: "v0"}, &mcpsdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, req.Params)
+		},
+	})
+	cs, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: srv.url + "/mcp"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	params := &mcpsdk.CallToolParams{Name: mcp.ToolRunScript, Arguments: map[string]any{"skill": name, "script": "scripts/burn.py"}}
+	params.SetProgressToken("usage-1")
+	res, err := cs.CallTool(context.Background(), params)
+	require.NoError(t, err)
+	require.False(t, res.IsError, mcptest.Text(res))
+	mu.Lock()
+	defer mu.Unlock()
+	var usage []sandbox.Usage
+	for _, p := range seen {
+		raw, ok := p.Meta[mcp.UsageMetaKey]
+		if !ok {
+			continue
+		}
+		b, err := json.Marshal(raw)
+		require.NoError(t, err)
+		var u sandbox.Usage
+		require.NoError(t, json.Unmarshal(b, &u))
+		require.Positive(t, u.MemoryBytes, "%s", b)
+		require.Contains(t, p.Message, "memory ")
+		usage = append(usage, u)
+	}
+	require.NotEmpty(t, usage, "a 6 s run reports its usage in its progress")
 	eventuallyNoSkillContainers(t, name)
 }
