@@ -10,6 +10,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/refusal"
 	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
 )
 
@@ -63,6 +64,13 @@ type Request struct {
 	// Stdout and Stderr receive the script's output live when set.
 	Stdout io.Writer
 	Stderr io.Writer
+	// UsageEvery, when not zero, samples the sandbox's resource use that
+	// often while the script runs, at least Config.UsageEveryMin apart (a
+	// shorter interval is raised to it); Usage receives each sample, and
+	// the Result keeps the peaks. A backend that cannot read its
+	// sandbox's use (Kubernetes today) sends none.
+	UsageEvery time.Duration
+	Usage      func(sandbox.Usage)
 	// Policy is not read: a Service decides every request with its own
 	// policy (Config.Policy), never one a request brings. The field stays
 	// so that code setting it still compiles.

@@ -92,6 +92,10 @@ type Config struct {
 	// --replica): the sessions it creates carry it in their ids, and ids
 	// naming another replica are not looked up here. Empty: one server.
 	Replica string
+	// UsageEveryMin is the shortest interval between a run's live usage
+	// samples (Request.UsageEvery) a caller may ask; 0 is
+	// DefaultUsageEveryMin, and below sandbox.MinUsageEvery is an error.
+	UsageEveryMin time.Duration
 }
 
 // Engine is what the Service needs of a backend: run one execution, and
@@ -198,6 +202,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.QueueWait <= 0 {
 		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.UsageEveryMin, err = usageEveryMin(cfg.UsageEveryMin); err != nil {
+		return nil, err
 	}
 	if cfg.WarmPool > 0 && cfg.WarmIdle == 0 {
 		cfg.WarmIdle = 5 * time.Minute

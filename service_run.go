@@ -114,6 +114,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
+	p.Spec.UsageEvery, p.Spec.Usage = s.usageEvery(req.UsageEvery), req.Usage
 	res, err := egressrun.Runner{Runner: eng, Options: []egress.Option{egress.WithLogger(s.log)}}.Run(ctx, p.Spec)
 	res, err = s.handBackFull(res, err)
 	pastQuota(res, req.lease)

@@ -60,7 +60,7 @@ func TestEveryOperation(t *testing.T) {
 func TestEveryField(t *testing.T) {
 	s := loadSpec(t)
 	types := map[string]any{
-		"Result": Result{}, "Limits": Limits{}, "Error": Error{}, "Event": Event{},
+		"Result": Result{}, "Limits": Limits{}, "Error": Error{}, "Event": Event{}, "Usage": Usage{},
 		"RunRequest": RunRequest{}, "ExecRequest": ExecRequest{}, "PythonRequest": PythonRequest{},
 		"ExplainRequest": ExplainRequest{}, "Explanation": Explanation{},
 		"SkillSummary": SkillSummary{}, "Activation": Activation{}, "Status": Status{},

@@ -63,8 +63,9 @@ func (c *Client) execute(ctx context.Context, op, skill string, req any) (*Resul
 	return &res, nil
 }
 
-// RunStream is Run with the output as it comes: stdout and stderr events,
-// then one "result" event holding the Result. A failure yields an error
+// RunStream is Run with the output as it comes: stdout and stderr events
+// and "usage" events (Event.Usage, every RunRequest.UsageEveryMS), then
+// one "result" event holding the Result. A failure yields an error
 // (an *Error for the server's) and ends the sequence. Stopping the loop
 // early closes the connection, which cancels the run.
 func (c *Client) RunStream(ctx context.Context, skill string, req RunRequest) iter.Seq2[Event, error] {

@@ -36,7 +36,12 @@ type Result struct {
 	Runtime         string          `json:"runtime"`
 	CPUTimeMS       int64           `json:"cpu_time_ms"`
 	PeakRSSKB       int64           `json:"peak_rss_kb"`
-	WorkspaceFull   bool            `json:"workspace_full,omitempty"`
+	// PeakCPUPercent, PeakMemoryBytes and PeakPids are the largest values
+	// of the run's live usage samples; zero when none was taken.
+	PeakCPUPercent  float64 `json:"peak_cpu_percent,omitempty"`
+	PeakMemoryBytes int64   `json:"peak_memory_bytes,omitempty"`
+	PeakPids        int64   `json:"peak_pids,omitempty"`
+	WorkspaceFull   bool    `json:"workspace_full,omitempty"`
 	// WorkspaceUsedBytes is what a writable workspace held when the script
 	// ended.
 	WorkspaceUsedBytes int64 `json:"workspace_used_bytes,omitempty"`
@@ -93,6 +98,11 @@ type RunRequest struct {
 	Script string `json:"script"`
 	// Argv are the script's command-line arguments, never seen by a shell.
 	Argv []string `json:"argv,omitempty"`
+	// UsageEveryMS samples the sandbox's resource use this often: usage
+	// events on a stream, peaks in the Result. Nil: every 2 s on a stream,
+	// never otherwise; UsageEvery(0): never. The server raises an interval
+	// below its floor to it.
+	UsageEveryMS *int64 `json:"usage_every_ms,omitempty"`
 	Params
 }
 
@@ -100,6 +110,11 @@ type RunRequest struct {
 // allowed-tools.
 type ExecRequest struct {
 	Command string `json:"command"`
+	// UsageEveryMS samples the sandbox's resource use this often: usage
+	// events on a stream, peaks in the Result. Nil: every 2 s on a stream,
+	// never otherwise; UsageEvery(0): never. The server raises an interval
+	// below its floor to it.
+	UsageEveryMS *int64 `json:"usage_every_ms,omitempty"`
 	Params
 }
 
@@ -107,6 +122,11 @@ type ExecRequest struct {
 type PythonRequest struct {
 	Code string   `json:"code"`
 	Argv []string `json:"argv,omitempty"`
+	// UsageEveryMS samples the sandbox's resource use this often: usage
+	// events on a stream, peaks in the Result. Nil: every 2 s on a stream,
+	// never otherwise; UsageEvery(0): never. The server raises an interval
+	// below its floor to it.
+	UsageEveryMS *int64 `json:"usage_every_ms,omitempty"`
 	Params
 }
 
@@ -215,11 +235,34 @@ type FileEntry struct {
 	Modified time.Time `json:"modified"`
 }
 
-// Event is one item of a streamed run: a chunk of stdout or stderr, then
+// Event is one item of a streamed run: chunks of stdout and stderr and
+// samples of the sandbox's resource use (Type "usage") as they come, then
 // the Result (Type "result") or the error (Type "error") last.
 type Event struct {
 	Type   string  `json:"type"`
 	Data   string  `json:"data,omitempty"`
+	Usage  *Usage  `json:"usage,omitempty"`
 	Result *Result `json:"result,omitempty"`
 	Error  *Error  `json:"error,omitempty"`
+}
+
+// Usage is one sample of a running sandbox's resource use, sent every
+// UsageEveryMS on a stream (on backends that can read it: docker, oci).
+type Usage struct {
+	// ElapsedMS is the time since the job reached the sandbox.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	// CPUPercent is the CPU used over the last interval, as a share of
+	// one core: 200 is two cores busy.
+	CPUPercent float64 `json:"cpu_percent"`
+	// MemoryBytes is the memory the sandbox holds now.
+	MemoryBytes int64 `json:"memory_bytes"`
+	// Pids counts its processes and threads.
+	Pids int64 `json:"pids"`
+}
+
+// UsageEvery is d as a request's UsageEveryMS: the interval of a run's
+// usage samples (0: none).
+func UsageEvery(d time.Duration) *int64 {
+	ms := d.Milliseconds()
+	return &ms
 }

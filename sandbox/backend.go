@@ -64,6 +64,8 @@ type Outcome struct {
 	// ImageID names the image the sandbox ran, by id.
 	ImageID  string
 	Duration time.Duration
+	// Peaks are the largest values of the run's live usage samples.
+	Peaks UsagePeaks
 }
 
 // Output receives one execution's frames: stdout and stderr into captures

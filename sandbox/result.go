@@ -46,6 +46,7 @@ func (out *Output) Finish(res *Result, o Outcome) {
 	res.StderrBytes, res.StderrTruncated = stderr.total, stderr.truncated
 	res.OOMKilled = o.OOMKilled
 	res.ImageID = o.ImageID
+	res.SetPeaks(o.Peaks)
 
 	if rep := o.Report; rep != nil {
 		res.StdoutBytes = max(res.StdoutBytes, rep.StdoutBytes)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun/egress/egresslog"
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -79,6 +80,16 @@ type Spec struct {
 	// that writer only.
 	Stdout io.Writer
 	Stderr io.Writer
+	// UsageEvery, when not zero, has the Runner sample the sandbox's
+	// resource use that often while the script runs (at least
+	// MinUsageEvery): each sample goes to Usage, when set, and the
+	// Result keeps the peaks. A backend that cannot read its sandbox's
+	// use sends nothing.
+	UsageEvery time.Duration
+	// Usage receives the live samples, in order, from one goroutine;
+	// never after Run returns. A call that blocks holds up the next
+	// sample, not the run.
+	Usage func(Usage)
 }
 
 // Result is the outcome of one execution. JSON field names are part of the
@@ -125,6 +136,13 @@ type Result struct {
 	Runtime         string          `json:"runtime"`
 	CPUTimeMS       int64           `json:"cpu_time_ms"`
 	PeakRSSKB       int64           `json:"peak_rss_kb"`
+	// PeakCPUPercent, PeakMemoryBytes and PeakPids are the largest values
+	// of the run's live usage samples (Usage): absent when none was taken
+	// (not asked for, a run shorter than one interval, or a backend that
+	// cannot read them).
+	PeakCPUPercent  float64 `json:"peak_cpu_percent,omitempty"`
+	PeakMemoryBytes int64   `json:"peak_memory_bytes,omitempty"`
+	PeakPids        int64   `json:"peak_pids,omitempty"`
 	// WorkspaceFull is true when a writable workspace reached its write cap
 	// (writes past it failed with ENOSPC); WorkspaceUsedBytes is what the
 	// workspace held when the script ended.

@@ -109,6 +109,9 @@ func (s *Spec) Validate() error {
 	if s.Dir != "" && s.Dir != WorkspaceDir && s.Dir != SkillMount(s.Skill) {
 		add("Dir %q: use %s or the skill's folder %s", s.Dir, WorkspaceDir, SkillMount(s.Skill))
 	}
+	if u := s.checkUsage(); u != "" {
+		p = append(p, u)
+	}
 	p = append(p, limitProblems(s.Limits)...)
 	if len(p) > 0 {
 		return &SpecError{Problems: p}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // maxBodyBytes bounds a request body: the largest arguments or code plus
@@ -36,6 +37,12 @@ type execBody struct {
 	// `sandboxrun run SKILL SCRIPT -- ARG...` passes them; bounded by
 	// policy.CheckArgv. Not on exec: a command carries its own.
 	Argv []string `json:"argv,omitempty"`
+	// UsageEveryMS is how often a run's resource use is sampled, in
+	// milliseconds: absent is every sandbox.DefaultUsageEvery on a stream
+	// and never otherwise, 0 is never; the server raises a shorter
+	// interval to its floor (serve --usage-every-min). Samples are usage
+	// events on a stream; the Result keeps the peaks.
+	UsageEveryMS *int64 `json:"usage_every_ms,omitempty"`
 }
 
 // errBadRequest marks a body the server cannot use; the message says why.
@@ -135,6 +142,21 @@ func (b execBody) request() (sandboxrun.Request, error) {
 	if len(b.Workspace) > 0 {
 		return sandboxrun.Request{}, badRequest("\"workspace\" is gone: create a session (POST /v1/sessions), put files in it, and pass \"session\": ID")
 	}
+	if b.UsageEveryMS != nil && *b.UsageEveryMS < 0 {
+		return sandboxrun.Request{}, badRequest("usage_every_ms must not be negative: give 0 for no usage samples")
+	}
 	return sandboxrun.Request{Args: b.Args, Argv: b.Argv, Env: b.Env, Timeout: timeout, MemoryMiB: b.MemoryMiB, CPUs: b.CPUs,
 		Session: b.Session}, nil
+}
+
+// usageEvery is the sampling interval the body asks for: streamed says
+// whether the answer is a stream, where sampling is on by default.
+func (b execBody) usageEvery(streamed bool) time.Duration {
+	switch {
+	case b.UsageEveryMS != nil:
+		return time.Duration(*b.UsageEveryMS) * time.Millisecond
+	case streamed:
+		return sandbox.DefaultUsageEvery
+	}
+	return 0
 }

@@ -119,7 +119,7 @@ func TestForwardToTheOwner(t *testing.T) {
 			require.NoError(t, json.Unmarshal(sc.Bytes(), &ev))
 			types = append(types, ev.Type)
 		}
-		require.Equal(t, []string{"stdout", "stderr", "result"}, types)
+		require.Equal(t, []string{"stdout", "stderr", "usage", "result"}, types)
 	})
 	t.Run("another token's session is not found through either", func(t *testing.T) {
 		for _, u := range p.url {

@@ -134,11 +134,13 @@ func streamFormat(r *http.Request) string {
 	return ""
 }
 
-// event is one item of a stream: a chunk of output, then the Result (or the
-// error) last.
+// event is one item of a stream: chunks of output and samples of the
+// sandbox's resource use as they come, then the Result (or the error)
+// last.
 type event struct {
-	Type   string          `json:"type"` // stdout, stderr, result, error
+	Type   string          `json:"type"` // stdout, stderr, usage, result, error
 	Data   string          `json:"data,omitempty"`
+	Usage  *sandbox.Usage  `json:"usage,omitempty"`
 	Result *sandbox.Result `json:"result,omitempty"`
 	Error  *errorBody      `json:"error,omitempty"`
 }
@@ -198,6 +200,9 @@ func (c chunks) Write(p []byte) (int, error) {
 	c.s.send(event{Type: c.kind, Data: string(p)})
 	return len(p), nil
 }
+
+// usage sends one sample of the run's resource use.
+func (s *streamer) usage(u sandbox.Usage) { s.send(event{Type: "usage", Usage: &u}) }
 
 // finish ends a run endpoint's answer: the Result, or the error with its
 // status (in the stream when one began).

@@ -163,10 +163,13 @@ func (s *Server) execute(need string, act action) http.Handler {
 			return
 		}
 		var st *streamer
-		if media := streamFormat(r); media != "" {
+		media := streamFormat(r)
+		if media != "" {
 			st = newStreamer(w, media)
 			req.Stdout, req.Stderr = chunks{st, "stdout"}, chunks{st, "stderr"}
+			req.Usage = st.usage
 		}
+		req.UsageEvery = b.usageEvery(media != "")
 		res, err := s.door(r).Execute(r.Context(), r.PathValue("name"), act(b), req).Answer()
 		if res != nil {
 			annotate(r, "run_id", res.ID, "exit_code", res.ExitCode)

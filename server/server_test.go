@@ -29,12 +29,17 @@ type engine struct {
 	canceled chan struct{}
 	// traceParent is the last run's Spec.TraceParent.
 	traceParent string
+	// usageEvery is the last run's Spec.UsageEvery; usageSent whether it
+	// had a Spec.Usage to send a sample to.
+	usageEvery time.Duration
+	usageSent  bool
 }
 
 func (e *engine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 	e.mu.Lock()
 	e.runs++
 	e.traceParent = spec.TraceParent
+	e.usageEvery, e.usageSent = spec.UsageEvery, spec.Usage != nil
 	e.mu.Unlock()
 	if e.started != nil {
 		e.started <- struct{}{}
@@ -52,6 +57,9 @@ func (e *engine) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, e
 	if spec.Stdout != nil {
 		_, _ = spec.Stdout.Write([]byte("chunk one\n"))
 		_, _ = spec.Stderr.Write([]byte("warn\n"))
+	}
+	if spec.Usage != nil && spec.UsageEvery > 0 {
+		spec.Usage(sandbox.Usage{ElapsedMS: 2000, CPUPercent: 99.5, MemoryBytes: 3 << 20, Pids: 2})
 	}
 	return &sandbox.Result{
 		ID: "run1", Skill: spec.Skill, Command: spec.Argv, Success: true, Started: true,
@@ -297,7 +305,7 @@ func TestStreams(t *testing.T) {
 			require.NoError(t, json.Unmarshal(sc.Bytes(), &ev))
 			types = append(types, ev["type"].(string))
 		}
-		require.Equal(t, []string{"stdout", "stderr", "result"}, types)
+		require.Equal(t, []string{"stdout", "stderr", "usage", "result"}, types)
 	})
 	t.Run("sse", func(t *testing.T) {
 		r := call(t, "POST", f.url+"/v1/skills/hello/python", `{"code": "print(1)"}`, "Accept", "text/event-stream")
@@ -310,7 +318,7 @@ func TestStreams(t *testing.T) {
 			events = append(events, strings.TrimPrefix(lines[0], "event: "))
 			requireSchema(t, "Event", []byte(strings.TrimPrefix(lines[1], "data: ")))
 		}
-		require.Equal(t, []string{"stdout", "stderr", "result"}, events)
+		require.Equal(t, []string{"stdout", "stderr", "usage", "result"}, events)
 	})
 	t.Run("a refusal keeps its status", func(t *testing.T) {
 		r := call(t, "POST", f.url+"/v1/skills/hello/exec", `{"command": "id"}`, "Accept", "application/x-ndjson")

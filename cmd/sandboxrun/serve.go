@@ -33,6 +33,8 @@ type serveFlags struct {
 	ociRuntime string
 	replica    string
 	peerURL    string
+	// usageEveryMin is the Service's UsageEveryMin.
+	usageEveryMin time.Duration
 }
 
 func newServeCmd(g *globals, s streams) *cobra.Command {
@@ -101,6 +103,7 @@ each replica's own.`,
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.replica, "replica", os.Getenv("SANDBOXRUN_REPLICA"), "this server's name among several (a DNS label, e.g. the StatefulSet Pod's); session ids name it (default $SANDBOXRUN_REPLICA)")
 	fs.StringVar(&f.peerURL, "peer-url", os.Getenv("SANDBOXRUN_PEER_URL"), "base URL of another replica, {replica} its name, {ordinal} the number ending it (default $SANDBOXRUN_PEER_URL)")
+	fs.DurationVar(&f.usageEveryMin, "usage-every-min", sandboxrun.DefaultUsageEveryMin, "shortest interval between a run's live usage samples a caller may ask (usage_every_ms); shorter asks are raised to it")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
 	return cmd
 }
@@ -156,6 +159,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		Replica:       f.replica,
 		Backend:       backends.New,
 		Images:        backends.Images(),
+		UsageEveryMin: f.usageEveryMin,
 	})
 	if err != nil {
 		return err

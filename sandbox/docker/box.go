@@ -15,6 +15,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/internal/telemetry"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/cgroup"
 	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
@@ -31,6 +32,10 @@ type box struct {
 	// killed: Kill was called; the forced removal needs no wait for
 	// the exit.
 	killed bool
+	// cgroup reads the container's use when this host has its cgroup;
+	// usageFound: it was looked for (usage.go).
+	cgroup     *cgroup.Reader
+	usageFound bool
 }
 
 // What the box offers the engine beyond engine.Box.

@@ -46,6 +46,9 @@ type Client interface {
 	VolumeList(ctx context.Context, options volume.ListOptions) (volume.ListResponse, error)
 	CopyToContainer(ctx context.Context, containerID, dstPath string, content io.Reader, options container.CopyToContainerOptions) error
 	CopyFromContainer(ctx context.Context, containerID, srcPath string) (io.ReadCloser, container.PathStat, error)
+	// Live usage when the container's cgroup is not on this host
+	// (usage.go).
+	ContainerStatsOneShot(ctx context.Context, containerID string) (container.StatsResponseReader, error)
 }
 
 var _ Client = (*client.Client)(nil)

@@ -71,6 +71,10 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		}
 	}()
 	trace.SpanFromContext(ctx).AddEvent("job sent")
+	// Samples of the sandbox's use go out while the script runs, never
+	// after the report: the watch stops before await returns.
+	usage := watchUsage(ctx, box, run.Spec, log)
+	defer func() { a.Peaks = usage.stop() }()
 	// While the script runs: the Result names the image by id.
 	a.ImageID = box.ImageID(ctx)
 
@@ -81,6 +85,7 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 	select {
 	case <-heard:
 		rep = heardRep
+		usage.stop()
 		// Only a script that ran to its report changes the workspace.
 		if run.Held() && rep != nil && rep.Error == "" {
 			a.files, handed = box.HandBack(ctx, run)

@@ -30,6 +30,10 @@ type fakeDriver struct {
 	hang bool
 	// pooled: Key names every template the same way.
 	pooled bool
+	// usage: the boxes read their usage (usageBox); work is how long the
+	// fake init takes before it reports.
+	usage bool
+	work  time.Duration
 
 	mu      sync.Mutex
 	started []*fakeBox
@@ -56,12 +60,15 @@ func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec, _ engine.Pla
 	}
 	// The sandbox is made whatever the caller does meanwhile, as an
 	// engine finishes a create whose client left.
-	b := newFakeBox(tmpl.RunID, d.hang)
+	b := newFakeBox(tmpl.RunID, d.hang, d.work)
 	d.mu.Lock()
 	d.started = append(d.started, b)
 	d.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err // the caller never hears of it: left behind
+	}
+	if d.usage {
+		return &usageBox{fakeBox: b}, nil
 	}
 	return b, nil
 }
@@ -96,17 +103,17 @@ type fakeBox struct {
 	jobs        chan frame.Job
 }
 
-func newFakeBox(runID string, hang bool) *fakeBox {
+func newFakeBox(runID string, hang bool, work time.Duration) *fakeBox {
 	b := &fakeBox{runID: runID, log: sandbox.NewInitLog(), done: make(chan struct{}), killed: make(chan struct{}), jobs: make(chan frame.Job, 1)}
 	b.inR, b.inW = io.Pipe()
 	b.outR, b.outW = io.Pipe()
-	go b.init(hang)
+	go b.init(hang, work)
 	return b
 }
 
 // init reads messages until a job, answers it, and for a held job waits
 // for stdin to close.
-func (b *fakeBox) init(hang bool) {
+func (b *fakeBox) init(hang bool, work time.Duration) {
 	defer close(b.done)
 	dec := json.NewDecoder(bufio.NewReader(b.inR))
 	for {
@@ -127,6 +134,7 @@ func (b *fakeBox) init(hang bool) {
 			return
 		}
 		_ = frame.Write(b.outW, frame.Stdout, []byte("hello\n"))
+		time.Sleep(work)
 		rep, _ := json.Marshal(frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20, OOMKills: new(int64)})
 		_ = frame.Write(b.outW, frame.Result, rep)
 		_, _ = io.Copy(io.Discard, b.inR) // held: until stdin closes
@@ -185,4 +193,18 @@ func (b *fakeBox) End(ctx context.Context) (engine.Ending, error) {
 func (b *fakeBox) Remove(context.Context) error {
 	b.removed.Store(true)
 	return nil
+}
+
+// usageBox is a fakeBox that reads its usage: each read finds 100 ms of
+// CPU more, 1 MiB of memory more and one more pid.
+type usageBox struct {
+	*fakeBox
+	reads atomic.Int64
+}
+
+var _ engine.UsageReader = (*usageBox)(nil)
+
+func (b *usageBox) ReadUsage(context.Context) (sandbox.UsageSample, error) {
+	n := b.reads.Add(1)
+	return sandbox.UsageSample{CPU: time.Duration(n) * 100 * time.Millisecond, MemoryBytes: n << 20, Pids: n}, nil
 }

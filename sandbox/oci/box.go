@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/cgroup"
 	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
@@ -26,9 +27,16 @@ type box struct {
 	// process is gone (a kill that came while the runtime was still
 	// creating the container finds none to signal).
 	killing bool
+	// cgroupPath is the container's cgroup below each hierarchy's root,
+	// as its bundle names it; usage reads it (ReadUsage).
+	cgroupPath string
+	usage      *cgroup.Reader
 }
 
-var _ engine.Box = (*box)(nil)
+var (
+	_ engine.Box         = (*box)(nil)
+	_ engine.UsageReader = (*box)(nil)
+)
 
 func (b *box) RunID() string { return b.runID }
 
@@ -121,4 +129,17 @@ wait:
 // (which removes it), then the bundle and the workspace view.
 func (b *box) Remove(ctx context.Context) error {
 	return b.r.remove(ctx, b.b, !b.ended || b.exit != 0)
+}
+
+// ReadUsage reads the container's cgroup, which runc made where the
+// bundle says.
+func (b *box) ReadUsage(context.Context) (sandbox.UsageSample, error) {
+	if b.usage == nil {
+		r, err := cgroup.Find(cgroup.Root, b.cgroupPath)
+		if err != nil {
+			return sandbox.UsageSample{}, err
+		}
+		b.usage = r
+	}
+	return b.usage.Read()
 }

@@ -89,6 +89,7 @@ func (d driver) Start(_ context.Context, tmpl *sandbox.Spec, _ engine.Plan) (eng
 		return b, fmt.Errorf("create bundle: %w", err)
 	}
 	params := r.params(tmpl)
+	b.cgroupPath = params.cgroup
 	if tmpl.WorkspaceWritable {
 		if params.workspace, err = b.b.prepareSlot(); err != nil {
 			return b, err

@@ -40,6 +40,7 @@ from .types import (
     SkillSummary,
     SkillVersion,
     StoredFile,
+    Usage,
 )
 
 __version__ = "0.1.0"
@@ -55,6 +56,7 @@ __all__ = [
     "ConflictError",
     "InvalidSkillError",
     "Event",
+    "Usage",
     "Explanation",
     "FileChange",
     "FileEntry",

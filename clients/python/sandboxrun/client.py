@@ -266,6 +266,7 @@ class Client:
         session: Optional[str] = None,
         cwd: Optional[str] = None,
         workspace: Optional[str] = None,
+        usage_every_ms: Optional[int] = None,
     ) -> Result:
         """Run one of the skill's scripts (``scripts/x.py``); ``args`` arrive as JSON on its stdin.
 
@@ -289,6 +290,7 @@ class Client:
         session: Optional[str] = None,
         cwd: Optional[str] = None,
         workspace: Optional[str] = None,
+        usage_every_ms: Optional[int] = None,
     ) -> Result:
         """Run a shell command as an agent's Bash tool passes it, checked against the skill's allowed-tools."""
         return self._execute("exec", skill, "command", command, locals())
@@ -307,12 +309,18 @@ class Client:
         session: Optional[str] = None,
         cwd: Optional[str] = None,
         workspace: Optional[str] = None,
+        usage_every_ms: Optional[int] = None,
     ) -> Result:
         """Run Python source in the skill's sandbox."""
         return self._execute("python", skill, "code", code, locals())
 
     def stream_run(self, skill: str, script: str, **kw: Any) -> Iterator[Union[Event, Result]]:
-        """As run, yielding stdout/stderr Events as they come and the Result last."""
+        """As run, yielding stdout/stderr Events as they come and the Result last.
+
+        ``usage`` Events (``Event.usage``, a Usage) come every
+        ``usage_every_ms`` (default 2000 on a server; 0 for none) while the
+        script runs, on backends that can read the sandbox's use.
+        """
         return self._stream("run", skill, "script", script, kw)
 
     def stream_exec(self, skill: str, command: str, **kw: Any) -> Iterator[Union[Event, Result]]:
@@ -326,6 +334,7 @@ class Client:
     def _execute(self, kind: str, skill: str, key: str, target: str, kw: Dict[str, Any]) -> Result:
         opts = {k: v for k, v in kw.items() if k not in ("self", "skill", key)}
         if self._local:
+            _no_local_usage(opts)
             return self._local.execute(kind, skill, target, opts)
         doc = self._server(kind).json("POST", f"/v1/skills/{_seg(skill, 'skill name')}/{kind}", _body(key, target, opts))
         return Result.from_json(doc)
@@ -334,6 +343,7 @@ class Client:
         if self._local:
             # The CLI gives the Result only at the end: locally the events
             # come then, in one piece each, before it.
+            _no_local_usage(kw)
             res = self._local.execute(kind, skill, target, kw)
             if res.stdout:
                 yield Event(type="stdout", data=res.stdout)
@@ -439,13 +449,18 @@ class Client:
         return [StoredFile.from_json(f) for f in json.loads(raw).get("files", [])]
 
 
+def _no_local_usage(opts: Dict[str, Any]) -> None:
+    if opts.get("usage_every_ms"):
+        raise LocalModeError("usage_every_ms: live usage samples come from a server; locally the Result has cpu_time_ms and peak_rss_kb")
+
+
 def _body(key: str, target: str, opts: Dict[str, Any]) -> Dict[str, Any]:
     if opts.get("cwd") not in (None, "workspace"):
         raise LocalModeError("cwd: a server starts every run in /workspace; cwd='skill' is for local mode")
     if opts.get("workspace") is not None:
         raise LocalModeError("workspace: a server never mounts host folders; put the files in a session instead")
     body: Dict[str, Any] = {key: target}
-    for name in ("args", "argv", "env", "timeout", "memory_mib", "cpus", "session"):
+    for name in ("args", "argv", "env", "timeout", "memory_mib", "cpus", "session", "usage_every_ms"):
         value = opts.get(name)
         if value is not None:
             body[name] = value

@@ -104,6 +104,11 @@ class Result:
     cache: str = ""
     cpu_time_ms: int = 0
     peak_rss_kb: int = 0
+    # The largest values of the run's live usage samples; 0 when none was
+    # taken (usage_every_ms).
+    peak_cpu_percent: float = 0.0
+    peak_memory_bytes: int = 0
+    peak_pids: int = 0
     workspace_full: bool = False
     workspace_used_bytes: int = 0
     files: Optional[List[FileChange]] = None
@@ -147,8 +152,29 @@ class Explanation:
 
 
 @dataclass
+class Usage:
+    """One sample of a running sandbox's resource use (a ``usage`` event).
+
+    ``cpu_percent`` is over the last interval, as a share of one core (200
+    is two cores busy); ``elapsed_ms`` counts from the job reaching the
+    sandbox. Sent on backends that can read it (docker, oci).
+    """
+
+    elapsed_ms: int = 0
+    cpu_percent: float = 0.0
+    memory_bytes: int = 0
+    pids: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Usage":
+        return _build(cls, data)
+
+
+@dataclass
 class Event:
-    """One item of a stream: ``stdout`` or ``stderr`` with ``data``.
+    """One item of a stream: ``stdout`` or ``stderr`` with ``data``, or
+    ``usage`` with ``usage`` (every ``usage_every_ms``, default 2 s).
 
     Streams yield these, then the Result itself; an ``error`` event is
     raised as the matching exception instead of being yielded.
@@ -156,13 +182,14 @@ class Event:
 
     type: str
     data: str = ""
+    usage: Optional[Usage] = None
     result: Optional[Result] = None
     error: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> "Event":
-        return _build(cls, data, {"result": Result.from_json})
+        return _build(cls, data, {"result": Result.from_json, "usage": Usage.from_json})
 
 
 @dataclass

@@ -21,6 +21,7 @@ SCHEMAS = {
     "Result": types.Result,
     "Limits": types.Limits,
     "Event": types.Event,
+    "Usage": types.Usage,
     "SkillSummary": types.SkillSummary,
     "Activation": types.Activation,
     "Session": types.SessionInfo,

@@ -44,13 +44,21 @@ type Body = Uint8Array | string;
 /** The run options the server takes, out of the client's options. */
 function requestBody(key: string, target: string, opts: RunOptions): string {
   const body: Record<string, unknown> = { [key]: target };
-  for (const k of ['args', 'argv', 'env', 'timeout', 'memory_mib', 'cpus', 'session'] as const) {
+  for (const k of ['args', 'argv', 'env', 'timeout', 'memory_mib', 'cpus', 'session', 'usage_every_ms'] as const) {
     if (opts[k] !== undefined) body[k] = opts[k];
   }
   if (opts.cwd !== undefined || opts.workspace !== undefined) {
     throw new LocalModeError('cwd and workspace are local-mode options: a server starts runs in /workspace, a session\'s folder or an empty one');
   }
   return JSON.stringify(body);
+}
+
+/** Local mode takes no usage samples: the CLI reports only the Result. */
+function noLocalUsage(opts: RunOptions): RunOptions {
+  if (opts.usage_every_ms) {
+    throw new LocalModeError('usage_every_ms: live usage samples come from a server; locally the Result has cpu_time_ms and peak_rss_kb');
+  }
+  return opts;
 }
 
 const KEYS: Record<Kind, string> = { run: 'script', exec: 'command', python: 'code' };
@@ -221,7 +229,10 @@ export class Client {
     return this.execute('python', skill, code, opts);
   }
 
-  /** As run, yielding stdout and stderr events as they come and the Result last. */
+  /**
+   * As run, yielding stdout and stderr events as they come and the Result
+   * last; usage samples go to opts.onUsage (every opts.usage_every_ms).
+   */
   streamRun(skill: string, script: string, opts: RunOptions = {}): AsyncGenerator<OutputEvent | Result> {
     return this.stream('run', skill, script, opts);
   }
@@ -237,7 +248,7 @@ export class Client {
   }
 
   private async execute(kind: Kind, skill: string, target: string, opts: RunOptions): Promise<Result> {
-    if (this.local) return this.local.execute(kind, skill, target, opts);
+    if (this.local) return this.local.execute(kind, skill, target, noLocalUsage(opts));
     return this.json<Result>(kind, { name: skill }, {
       body: requestBody(KEYS[kind], target, opts),
       headers: { 'Content-Type': 'application/json' },
@@ -249,7 +260,7 @@ export class Client {
     if (this.local) {
       // The CLI gives the Result only at the end: locally each stream
       // comes then, in one piece, before it.
-      const res = await this.local.execute(kind, skill, target, opts);
+      const res = await this.local.execute(kind, skill, target, noLocalUsage(opts));
       if (res.stdout) yield { type: 'stdout', data: res.stdout };
       if (res.stderr) yield { type: 'stderr', data: res.stderr };
       yield res;
@@ -279,6 +290,7 @@ export class Client {
           throw new ServerError(body.error, { status: 500, body });
         }
         if (ev.type === 'stdout' || ev.type === 'stderr') yield { type: ev.type, data: ev.data ?? '' };
+        if (ev.type === 'usage' && ev.usage) opts.onUsage?.(ev.usage);
       }
       throw new SandboxrunError(`POST ${OPERATIONS[kind].path}: the stream ended without a Result`);
     } finally {

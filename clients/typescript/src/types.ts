@@ -58,6 +58,10 @@ export interface Result {
   runtime: string;
   cpu_time_ms?: number;
   peak_rss_kb?: number;
+  /** the largest values of the run's live usage samples; absent when none was taken */
+  peak_cpu_percent?: number;
+  peak_memory_bytes?: number;
+  peak_pids?: number;
   workspace_full?: boolean;
   workspace_used_bytes?: number;
   /** what the run changed in its session's workspace; absent without a session */
@@ -83,6 +87,14 @@ export interface RunOptions {
   cwd?: 'workspace' | 'skill';
   /** local mode: the host folder mounted at /workspace (default: a fresh empty folder) */
   workspace?: string;
+  /**
+   * how often the sandbox's resource use is sampled, in ms: absent is every
+   * 2000 on a stream and never otherwise, 0 is never; the server raises a
+   * shorter interval to its floor. The Result keeps the peaks. Server only.
+   */
+  usage_every_ms?: number;
+  /** streams: receives each usage sample, in order, while the script runs */
+  onUsage?: (usage: Usage) => void;
   /** cancels the call; on a server, disconnecting cancels the run */
   signal?: AbortSignal;
 }
@@ -97,6 +109,7 @@ export interface RunRequest {
   cpus?: number;
   argv?: string[];
   session?: string;
+  usage_every_ms?: number;
 }
 
 /**
@@ -157,6 +170,7 @@ export interface ExecRequest {
   memory_mib?: number;
   cpus?: number;
   session?: string;
+  usage_every_ms?: number;
 }
 
 /** The body of POST /v1/skills/{name}/python. */
@@ -169,6 +183,7 @@ export interface PythonRequest {
   cpus?: number;
   argv?: string[];
   session?: string;
+  usage_every_ms?: number;
 }
 
 export interface SkillSummary {
@@ -292,10 +307,26 @@ export interface ErrorBody {
 
 /** One item of a stream as the server sends it. */
 export interface Event {
-  type: 'stdout' | 'stderr' | 'result' | 'error';
+  type: 'stdout' | 'stderr' | 'usage' | 'result' | 'error';
   data?: string;
+  usage?: Usage;
   result?: Result;
   error?: ErrorBody;
+}
+
+/**
+ * One sample of a running sandbox's resource use (a usage event), on
+ * backends that can read it (docker, oci).
+ */
+export interface Usage {
+  /** since the job reached the sandbox */
+  elapsed_ms: number;
+  /** CPU used over the last interval, as a share of one core (200 = two cores busy) */
+  cpu_percent: number;
+  /** memory the sandbox holds now */
+  memory_bytes: number;
+  /** processes and threads */
+  pids: number;
 }
 
 /** A chunk of output, as a stream yields it before the Result. */

@@ -1,0 +1,75 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/cgroup"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
+)
+
+var _ engine.UsageReader = (*box)(nil)
+
+// ReadUsage reads the container's cgroup when this host has it (the
+// engine runs here, with the cgroupfs or the systemd driver), else asks
+// the engine for one round of stats. Measured by bench/livemetrics on
+// Docker 20.10 with cgroup v1: the cgroup's files take about 0.2 ms, the
+// one-shot stats about 1 s (the engine still waits for a second sample).
+func (b *box) ReadUsage(ctx context.Context) (sandbox.UsageSample, error) {
+	if b.id == "" {
+		return sandbox.UsageSample{}, errors.New("read usage: no container")
+	}
+	if !b.usageFound {
+		b.usageFound = true
+		b.cgroup, _ = cgroup.Find(cgroup.Root, containerCgroups(b.id)...)
+	}
+	if b.cgroup != nil {
+		return b.cgroup.Read()
+	}
+	return b.d.statsUsage(ctx, b.id)
+}
+
+// containerCgroups are where the engine puts a container's cgroup, below
+// each hierarchy's root, with the cgroupfs and with the systemd driver.
+func containerCgroups(id string) []string {
+	return []string{"docker/" + id, "system.slice/docker-" + id + ".scope"}
+}
+
+// statsUsage asks the engine for one round of the container's stats.
+func (d *Runner) statsUsage(ctx context.Context, id string) (sandbox.UsageSample, error) {
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	r, err := d.client.ContainerStatsOneShot(cctx, id)
+	if err != nil {
+		return sandbox.UsageSample{}, fmt.Errorf("read container stats: %w", err)
+	}
+	defer r.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(r.Body).Decode(&st); err != nil {
+		return sandbox.UsageSample{}, fmt.Errorf("decode container stats: %w", err)
+	}
+	return statsSample(&st), nil
+}
+
+// statsSample is what the engine's stats say, memory counted as `docker
+// stats` counts it: without inactive file pages.
+func statsSample(st *container.StatsResponse) sandbox.UsageSample {
+	mem := int64(st.MemoryStats.Usage)
+	for _, k := range []string{"total_inactive_file", "inactive_file"} {
+		if in, ok := st.MemoryStats.Stats[k]; ok && int64(in) < mem {
+			mem -= int64(in)
+			break
+		}
+	}
+	return sandbox.UsageSample{
+		CPU:         time.Duration(st.CPUStats.CPUUsage.TotalUsage),
+		MemoryBytes: mem,
+		Pids:        int64(st.PidsStats.Current),
+	}
+}
