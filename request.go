@@ -97,7 +97,7 @@ func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, erro
 		Build: skillimage.BuildInputs{Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version},
 	}
 	if req.lease != nil {
-		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining}
+		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining, Facts: req.lease.Facts}
 	}
 	p, err := plan.Make(in)
 	if err != nil {
