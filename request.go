@@ -88,7 +88,7 @@ func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, erro
 		return nil, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
 	}
 	in := plan.Input{
-		Skill: rs.Skill, Policy: s.policyFor(rs.Source), RunnerImage: RunnerImage(),
+		Skill: rs.Skill, Policy: rs.Source.Policy(s.pol), RunnerImage: RunnerImage(),
 		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,

@@ -45,7 +45,7 @@ type cacheInputs struct {
 // skill, the run has a network or a writable workspace, it runs in a
 // session (whose files change between runs), or an input cannot be read.
 func (s *Service) cacheKey(ctx context.Context, eng Engine, rs Resolved, req Request, p *plan.Plan) (string, time.Duration) {
-	pol := s.policyFor(rs.Source)
+	pol := rs.Source.Policy(s.pol)
 	ttl := pol.CacheTTL(rs.Skill.Manifest.Name)
 	sp := &p.Spec
 	if ttl <= 0 || sp.Limits.Network || sp.Limits.Egress != nil || sp.WorkspaceWritable || req.Session != "" {

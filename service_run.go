@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
@@ -152,11 +153,11 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
 	sk := rs.Skill
-	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(rs.Source), Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: rs.Source.Policy(s.pol), Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	var image string
 	var err error
-	if p.SkillImage != nil && rs.Source == SourceUploaded {
-		image, err = s.uploadImage(ctx, req.owner, sk, o, p.SkillImage)
+	if p.SkillImage != nil && rs.Source != catalog.Operator {
+		image, err = s.cat.UploadImage(ctx, s.imageEnv(), req.owner, sk, o, p.SkillImage)
 	} else {
 		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	}
@@ -208,9 +209,9 @@ func (s *Service) observe(o Observed) {
 // by name: a caller naming skills that do not exist, or uploading them
 // under names of its choosing, must neither grow the metrics' labels nor
 // show those names to other callers.
-func observed(name, source string, res *sandbox.Result, err error, d time.Duration) Observed {
-	if source != SourceOperator {
+func observed(name string, source catalog.Source, res *sandbox.Result, err error, d time.Duration) Observed {
+	if source != catalog.Operator {
 		name = ""
 	}
-	return Observed{Skill: name, Source: source, Outcome: OutcomeOf(res, err), Duration: d}
+	return Observed{Skill: name, Source: string(source), Outcome: OutcomeOf(res, err), Duration: d}
 }
