@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
+	"github.com/sandboxrun/sandboxrun/internal/resultcache"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
@@ -149,10 +150,10 @@ type Service struct {
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
 
-	cat      *catalog.Catalog // operator skills, uploads, pins, digests
-	sessions *session.Store   // nil when the Service keeps none
-	cache    *resultCache     // Results of deterministic runs (policy cache)
-	sessErr  error            // why sessions are refused, when they are
+	cat      *catalog.Catalog   // operator skills, uploads, pins, digests
+	sessions *session.Store     // nil when the Service keeps none
+	cache    *resultcache.Cache // Results of deterministic runs (policy cache)
+	sessErr  error              // why sessions are refused, when they are
 
 	stop     chan struct{} // closed by Close: upkeep ends
 	upkept   chan struct{} // closed when upkeep has ended
@@ -206,7 +207,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: resultcache.New(time.Now),
 		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
 	svc.cat, err = catalog.Open(catalog.Config{Roots: cfg.SkillRoots, Strict: cfg.Strict, AllowPaths: cfg.AllowSkillPaths,
 		Policy: pol, SessionsRoot: sessionsRoot(cfg, pol), Warn: cfg.Warn, Logger: log, OnLoad: svc.onLoad})

@@ -85,7 +85,7 @@ func (s *Service) cachedRun(key string, req Request) (*sandbox.Result, bool) {
 	if key == "" {
 		return nil, false
 	}
-	res, ok := s.cache.get(key)
+	res, ok := s.cache.Get(key)
 	s.observeCache(ok)
 	if !ok {
 		return nil, false
@@ -106,7 +106,7 @@ func (s *Service) keepResult(key string, ttl time.Duration, res *sandbox.Result,
 	if key == "" || err != nil || res == nil || res.TimedOut || res.OOMKilled || res.Signal != "" || res.Error != "" {
 		return
 	}
-	s.cache.put(key, res, ttl, s.pol.CacheMaxBytes())
+	s.cache.Put(key, res, ttl, s.pol.CacheMaxBytes())
 	res.Cache = CacheMiss
 }
 
