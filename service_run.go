@@ -27,6 +27,7 @@ func (s *Service) CheckCommand(skillRef, command string) (string, error) {
 
 // asked is what a request asked for, for the audit record of a refusal.
 type asked struct {
+	skill  string // the reference; the skill's name once it resolved
 	script string
 	argv   []string
 	stdin  []byte // the code for RunPython; else req.Args
@@ -62,53 +63,18 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	return x
 }
 
-// run is execute's sequence; it records the skill and the plan in x as
-// it gets them.
+// run is execute's sequence: prepare the request, then run it (or answer
+// it from the cache), keep its Result and audit it. A request refused on
+// the way is audited once, here.
 func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak asked, x *Execution) (*sandbox.Result, error) {
-	ctx, release, err := s.sessionRun(ctx, &req)
+	ak.skill = ref
+	ctx, r, done, err := s.prepare(ctx, &req, a, &ak, x)
+	defer done()
 	if err != nil {
-		s.auditRefusal(ref, req, ak, err)
+		s.auditRefusal(req, ak, err)
 		return nil, err
 	}
-	defer release()
-	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
-	rs, err := s.ResolveSkill(req.owner, ref)
-	endStep(lookup, err)
-	if err != nil {
-		s.auditRefusal(ref, req, ak, err)
-		return nil, err
-	}
-	sk := rs.Skill
-	x.skill, x.source = sk, rs.Source
-	name := sk.Manifest.Name
-	ak.digest = rs.Digest
-	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
-	p, err := s.planRun(rs, a, req)
-	endStep(decide, err)
-	x.plan = p
-	if err != nil {
-		s.auditRefusal(name, req, ak, err)
-		return nil, err
-	}
-	p.SkillDigest = rs.Digest
-	eng, err := s.runner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	closeChanges, err := s.setChanges(&req, p)
-	if err != nil {
-		return nil, err
-	}
-	defer closeChanges()
-	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
-	err = s.resolveImage(ictx, eng, rs, req, p)
-	endStep(choose, err)
-	if err != nil {
-		if errors.Is(err, ErrRefused) {
-			s.auditRefusal(name, req, ak, err)
-		}
-		return nil, err
-	}
+	rs, p, eng := r.rs, x.plan, r.eng
 	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
 	if hit, ok := s.cachedRun(cacheKey, req); ok {
 		return hit, s.auditRun(p, hit, nil)
@@ -128,6 +94,60 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		err = aerr
 	}
 	return res, err
+}
+
+// ready is a request prepared to run: its skill and its engine (the plan
+// is the Execution's).
+type ready struct {
+	rs  Resolved
+	eng Engine
+}
+
+// prepare takes the request's session, resolves its skill, plans the
+// request and makes its image concrete, recording the skill and the plan
+// in x and the skill in ak as it gets them. The returned context is the
+// run's; done releases what prepare took, whatever it returned.
+func (s *Service) prepare(ctx context.Context, req *Request, a Action, ak *asked, x *Execution) (context.Context, ready, func(), error) {
+	var closers []func()
+	done := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	ctx, release, err := s.sessionRun(ctx, req)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closers = append(closers, release)
+	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
+	rs, err := s.ResolveSkill(req.owner, ak.skill)
+	endStep(lookup, err)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	x.skill, x.source = rs.Skill, rs.Source
+	ak.skill, ak.digest = rs.Skill.Manifest.Name, rs.Digest
+	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
+	p, err := s.planRun(rs, a, *req)
+	endStep(decide, err)
+	x.plan = p
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	p.SkillDigest = rs.Digest
+	eng, err := s.runner(ctx)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closeChanges, err := s.setChanges(req, p)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closers = append(closers, closeChanges)
+	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
+	err = s.resolveImage(ictx, eng, rs, *req, p)
+	endStep(choose, err)
+	return ctx, ready{rs: rs, eng: eng}, done, err
 }
 
 // planRun plans a run. A remote caller names a script as the skill sees
@@ -180,9 +200,10 @@ func (s *Service) auditRun(p *plan.Plan, res *sandbox.Result, runErr error) erro
 	return err
 }
 
-// auditRefusal records a request policy turned down. Failing to record it is
-// logged, not fatal: the request is refused anyway.
-func (s *Service) auditRefusal(skillName string, req Request, a asked, err error) {
+// auditRefusal records a request policy turned down; any other error is
+// not a refusal and is not recorded here. Failing to record it is logged,
+// not fatal: the request is refused anyway.
+func (s *Service) auditRefusal(req Request, a asked, err error) {
 	if s.cfg.Audit == nil || !errors.Is(err, ErrRefused) {
 		return
 	}
@@ -190,11 +211,11 @@ func (s *Service) auditRefusal(skillName string, req Request, a asked, err error
 	if stdin == nil {
 		stdin = req.Args
 	}
-	rec := audit.NewRefusal(skillName, a.script, a.argv, stdin, err)
+	rec := audit.NewRefusal(a.skill, a.script, a.argv, stdin, err)
 	rec.PolicyDigest = s.pol.Digest
 	rec.SkillDigest = a.digest
 	if aerr := s.cfg.Audit.Append(rec); aerr != nil {
-		s.log.Error("audit log write failed", "err", aerr, "skill", skillName)
+		s.log.Error("audit log write failed", "err", aerr, "skill", a.skill)
 	}
 }
 
