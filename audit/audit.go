@@ -1,6 +1,7 @@
 // Package audit writes the audit log: one JSON line per request, refusals
 // included, holding what ran, under which limits and how it ended, but never
-// the arguments themselves.
+// the arguments themselves; and one line per session or upload call
+// (Operation), with the caller's owner.
 package audit
 
 import (
@@ -159,8 +160,11 @@ func Open(path string) (*Log, error) {
 }
 
 // Append writes rec as one line.
-func (l *Log) Append(rec Record) error {
-	line, err := json.Marshal(rec)
+func (l *Log) Append(rec Record) error { return l.write(rec) }
+
+// write appends v as one JSON line, with a single write.
+func (l *Log) write(v any) error {
+	line, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)
 	}
