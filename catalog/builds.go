@@ -21,7 +21,8 @@ import (
 // once (skill_uploads.builds.max_concurrent_per_token).
 var (
 	// ErrUploadBuildsOff: an uploaded skill declares packages, and the
-	// policy builds no images for uploads. A refusal (ErrRefused): HTTP 403.
+	// policy builds no images for uploads. A refusal (the Service's
+	// ErrRefused): HTTP 403.
 	ErrUploadBuildsOff = errors.New("image builds for uploaded skills are off")
 	// ErrUploadBuild: an uploaded skill's image cannot be built from what
 	// it declares (a package the server's sources do not have), or its
