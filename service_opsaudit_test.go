@@ -89,3 +89,25 @@ func readOperations(t *testing.T, path string) []audit.Operation {
 	}
 	return ops
 }
+
+// TestRunRecordsCarryTheOwner: a run's audit record, and a refusal's, name
+// the caller's owner; the operator's own runs name none.
+func TestRunRecordsCarryTheOwner(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := audit.Open(logPath)
+	require.NoError(t, err)
+	svc, _ := newService(t, sandboxrun.Config{Audit: log})
+	owner := strings.Repeat("c", 64)
+	d := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
+	_, err = d.RunScript(t.Context(), "hello", "scripts/echo.py", sandboxrun.Request{})
+	require.NoError(t, err)
+	_, err = d.RunScript(t.Context(), "no-such-skill", "scripts/echo.py", sandboxrun.Request{})
+	require.ErrorIs(t, err, sandboxrun.ErrRefused)
+	_, err = svc.RunScript(t.Context(), "hello", "scripts/echo.py", sandboxrun.Request{})
+	require.NoError(t, err)
+
+	recs := readAudit(t, logPath)
+	require.Len(t, recs, 3)
+	require.Equal(t, []string{owner, owner, ""}, []string{recs[0].Owner, recs[1].Owner, recs[2].Owner})
+	require.Equal(t, []bool{false, true, false}, []bool{recs[0].Refused, recs[1].Refused, recs[2].Refused})
+}

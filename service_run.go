@@ -77,7 +77,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	rs, p, eng := r.rs, x.plan, r.eng
 	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
 	if hit, ok := s.cachedRun(cacheKey, req); ok {
-		return hit, s.auditRun(p, hit, nil)
+		return hit, s.auditRun(req.owner, p, hit, nil)
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
@@ -88,7 +88,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		res.SkillDigest = rs.Digest
 	}
 	s.keepResult(cacheKey, cacheTTL, res, err)
-	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
+	if aerr := s.auditRun(req.owner, p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.
 		err = aerr
@@ -188,11 +188,12 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req
 	return nil
 }
 
-func (s *Service) auditRun(p *plan.Plan, res *sandbox.Result, runErr error) error {
+func (s *Service) auditRun(owner string, p *plan.Plan, res *sandbox.Result, runErr error) error {
 	if s.cfg.Audit == nil {
 		return nil
 	}
 	rec := auditRecord(p, res, runErr)
+	rec.Owner = owner
 	err := s.cfg.Audit.Append(rec)
 	if err != nil {
 		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)
@@ -212,6 +213,7 @@ func (s *Service) auditRefusal(req Request, a asked, err error) {
 		stdin = req.Args
 	}
 	rec := audit.NewRefusal(a.skill, a.script, a.argv, stdin, err)
+	rec.Owner = req.owner
 	rec.PolicyDigest = s.pol.Digest
 	rec.SkillDigest = a.digest
 	if aerr := s.cfg.Audit.Append(rec); aerr != nil {

@@ -24,7 +24,10 @@ import (
 type Record struct {
 	Time  time.Time `json:"time"`
 	RunID string    `json:"run_id"`
-	Skill string    `json:"skill"`
+	// Owner is the caller's: the digest of its token, a front end's name
+	// for callers with none, or empty for the operator at the host.
+	Owner string `json:"owner,omitempty"`
+	Skill string `json:"skill"`
 	// SkillDigest is the digest of the skill's content
 	// (skillstore.Digest), once the skill was found.
 	SkillDigest string `json:"skill_digest,omitempty"`
