@@ -19,3 +19,19 @@ func auditRecord(p *plan.Plan, res *sandbox.Result, runErr error) audit.Record {
 	rec.WithoutCallerArgv(p.CallerArgv)
 	return rec
 }
+
+// auditOp records a session or upload call of the door's caller, failed
+// (err) or not. Failing to record it is logged: the call has happened.
+func (d *Door) auditOp(op audit.Operation, err error) {
+	log := d.svc.cfg.Audit
+	if log == nil {
+		return
+	}
+	op.Owner = d.c.Owner
+	if err != nil {
+		op.Error = err.Error()
+	}
+	if aerr := log.AppendOperation(op); aerr != nil {
+		d.svc.log.Error("audit log write failed", "err", aerr, "op", op.Op)
+	}
+}

@@ -108,7 +108,7 @@ func (d *Door) Activate(ref string) (*skill.Activation, error) {
 // ListSkills lists the operator's skills and the caller's uploads,
 // metadata only. What could not be listed is in the second result, for
 // the operator's log, never for the caller.
-func (d *Door) ListSkills() ([]Listed, []error) { return d.svc.listSkills(d.c.Owner) }
+func (d *Door) ListSkills() ([]Listed, []error) { return d.svc.cat.List(d.c.Owner) }
 
 // ReadSkillFile reads one file of a skill the caller may name, for an
 // agent (see readSkillFile); its errors are in sandbox terms for every

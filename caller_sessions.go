@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/audit"
 	"github.com/sandboxrun/sandboxrun/fsroot"
 	"github.com/sandboxrun/sandboxrun/session"
 )
@@ -47,6 +48,7 @@ func (d *Door) CreateSession(ttl time.Duration) (SessionInfo, error) {
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
 	info, err := st.Create(d.c.Owner, ttl)
+	d.auditOp(audit.Operation{Op: audit.OpSessionCreate, Session: info.ID}, err)
 	return info, d.answer(nil, "", err)
 }
 
@@ -58,6 +60,7 @@ func (d *Door) ForkSession(from, snap string, ttl time.Duration) (SessionInfo, e
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
 	info, err := st.Fork(d.c.Owner, from, snap, ttl)
+	d.auditOp(audit.Operation{Op: audit.OpSessionFork, Session: info.ID, From: from, Snapshot: snap}, err)
 	return info, d.answer(nil, "", err)
 }
 
@@ -86,7 +89,9 @@ func (d *Door) DeleteSession(id string) error {
 	if err != nil {
 		return d.answer(nil, "", err)
 	}
-	return d.answer(nil, "", st.Delete(d.c.Owner, id))
+	err = st.Delete(d.c.Owner, id)
+	d.auditOp(audit.Operation{Op: audit.OpSessionDelete, Session: id}, err)
+	return d.answer(nil, "", err)
 }
 
 // PutFile writes r to the session's file p.
@@ -154,6 +159,7 @@ func (d *Door) Snapshot(id, label string) (Snapshot, error) {
 		return Snapshot{}, d.answer(nil, "", err)
 	}
 	snap, err := st.Snapshot(d.c.Owner, id, label)
+	d.auditOp(audit.Operation{Op: audit.OpSnapshot, Session: id, Snapshot: snap.ID}, err)
 	return snap, d.answer(nil, "", err)
 }
 
@@ -173,7 +179,9 @@ func (d *Door) DeleteSnapshot(id, snap string) error {
 	if err != nil {
 		return d.answer(nil, "", err)
 	}
-	return d.answer(nil, "", st.DeleteSnapshot(d.c.Owner, id, snap))
+	err = st.DeleteSnapshot(d.c.Owner, id, snap)
+	d.auditOp(audit.Operation{Op: audit.OpSnapshotDelete, Session: id, Snapshot: snap}, err)
+	return d.answer(nil, "", err)
 }
 
 // Restore puts the session's folder back as its snapshot snap kept it.
@@ -183,6 +191,7 @@ func (d *Door) Restore(id, snap string) (SessionInfo, error) {
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
 	info, err := st.Restore(d.c.Owner, id, snap)
+	d.auditOp(audit.Operation{Op: audit.OpRestore, Session: id, Snapshot: snap}, err)
 	return info, d.answer(nil, "", err)
 }
 
@@ -195,6 +204,7 @@ func (d *Door) UploadSkill(format UploadFormat, r io.Reader) (Upload, error) {
 		return Upload{}, d.answer(nil, "", err)
 	}
 	up, err := st.Put(d.c.Owner, format, r)
+	d.auditOp(audit.Operation{Op: audit.OpSkillUpload, Skill: up.Name, Version: up.Version, SkillDigest: up.Digest}, err)
 	return up, d.answer(nil, "", err)
 }
 
@@ -214,7 +224,9 @@ func (d *Door) DeleteSkill(name string) error {
 	if err != nil {
 		return d.answer(nil, "", err)
 	}
-	return d.answer(nil, "", st.Delete(d.c.Owner, name))
+	err = st.Delete(d.c.Owner, name)
+	d.auditOp(audit.Operation{Op: audit.OpSkillDelete, Skill: name}, err)
+	return d.answer(nil, "", err)
 }
 
 // DeleteSkillVersion removes one version of the caller's uploaded skill.
@@ -223,5 +235,7 @@ func (d *Door) DeleteSkillVersion(name, version string) error {
 	if err != nil {
 		return d.answer(nil, "", err)
 	}
-	return d.answer(nil, "", st.DeleteVersion(d.c.Owner, name, version))
+	err = st.DeleteVersion(d.c.Owner, name, version)
+	d.auditOp(audit.Operation{Op: audit.OpSkillDelete, Skill: name, Version: version}, err)
+	return d.answer(nil, "", err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
@@ -35,7 +36,7 @@ func planFor(sk *skill.Skill, a Action, req Request) (*plan.Plan, error) {
 		pol = policy.BuiltinPolicy()
 	}
 	s := &Service{pol: pol}
-	return s.makePlan(Resolved{Skill: sk, Source: SourceOperator}, a, req)
+	return s.makePlan(Resolved{Skill: sk, Source: catalog.Operator}, a, req)
 }
 
 // prepared is the plan of a request that may run, nil for a refused one.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -54,9 +55,9 @@ type Execution struct {
 	remote bool // the caller is told sandbox paths only
 
 	svc    *Service
-	skill  *skill.Skill // nil: refused before the skill loaded
-	source string       // the skill's (SourceOperator, SourceUploaded) once it resolved
-	plan   *plan.Plan   // nil: refused before the plan was made
+	skill  *skill.Skill   // nil: refused before the skill loaded
+	source catalog.Source // the skill's once it resolved
+	plan   *plan.Plan     // nil: refused before the plan was made
 }
 
 // Outcome classifies how the run ended (OutcomeOf).

@@ -96,7 +96,7 @@ func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, erro
 		return nil, refused(errors.New("a session is run through a Service (Service.RunScript and the like)"))
 	}
 	in := plan.Input{
-		Skill: rs.Skill, Policy: s.policyFor(rs.Source), RunnerImage: RunnerImage(),
+		Skill: rs.Skill, Policy: rs.Source.Policy(s.pol), RunnerImage: RunnerImage(),
 		Action: a,
 		Args:   req.Args, Argv: req.Argv, WorkDir: req.WorkDir, Workspace: req.Workspace,
 		Env: req.Env, Timeout: req.Timeout, MemoryMiB: req.MemoryMiB, CPUs: req.CPUs,
@@ -105,7 +105,7 @@ func (s *Service) makePlan(rs Resolved, a Action, req Request) (*plan.Plan, erro
 		Build: skillimage.BuildInputs{Pip: s.cfg.Pip, Progress: s.cfg.Progress, Version: Version},
 	}
 	if req.lease != nil {
-		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining}
+		in.Session = &plan.Session{Dir: req.lease.Dir, Quota: req.lease.Used + req.lease.Remaining, Facts: req.lease.Facts}
 	}
 	p, err := plan.Make(in)
 	if err != nil {

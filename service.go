@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/images"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
+	"github.com/sandboxrun/sandboxrun/internal/resultcache"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
-	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -153,13 +154,10 @@ type Service struct {
 	engine    Engine // created on first use unless Config.Runner is set
 	connected bool   // pinged and reaped once
 
-	sessions   *session.Store    // nil when the Service keeps none
-	uploads    *skillstore.Store // nil when uploads are off; uploadsErr says why
-	uploadsErr error
-	builds     buildSlots   // uploads' image builds running, by owner
-	digests    digestCache  // operator skills' digests
-	cache      *resultCache // Results of deterministic runs (policy cache)
-	sessErr    error        // why sessions are refused, when they are
+	cat      *catalog.Catalog   // operator skills, uploads, pins, digests
+	sessions *session.Store     // nil when the Service keeps none
+	cache    *resultcache.Cache // Results of deterministic runs (policy cache)
+	sessErr  error              // why sessions are refused, when they are
 
 	stop     chan struct{} // closed by Close: upkeep ends
 	upkept   chan struct{} // closed when upkeep has ended
@@ -167,6 +165,12 @@ type Service struct {
 
 	// loaded, when set (by the tests), is called at every skill load.
 	loaded func()
+}
+
+func (s *Service) onLoad() {
+	if s.loaded != nil {
+		s.loaded()
+	}
 }
 
 // New checks the configuration and returns a Service. It does not contact
@@ -210,11 +214,12 @@ func New(cfg Config) (*Service, error) {
 		cfg.WarmIdle = 5 * time.Minute
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
-	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
+	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: resultcache.New(time.Now),
 		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
-	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
-	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
-		return nil, svc.uploadsErr
+	svc.cat, err = catalog.Open(catalog.Config{Roots: cfg.SkillRoots, Strict: cfg.Strict, AllowPaths: cfg.AllowSkillPaths,
+		Policy: pol, SessionsRoot: sessionsRoot(cfg, pol), Warn: cfg.Warn, Logger: log, OnLoad: svc.onLoad})
+	if err != nil {
+		return nil, err
 	}
 	svc.sessions, err = openSessions(cfg, pol)
 	switch {

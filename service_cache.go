@@ -45,7 +45,7 @@ type cacheInputs struct {
 // skill, the run has a network or a writable workspace, it runs in a
 // session (whose files change between runs), or an input cannot be read.
 func (s *Service) cacheKey(ctx context.Context, eng Engine, rs Resolved, req Request, p *plan.Plan) (string, time.Duration) {
-	pol := s.policyFor(rs.Source)
+	pol := rs.Source.Policy(s.pol)
 	ttl := pol.CacheTTL(rs.Skill.Manifest.Name)
 	sp := &p.Spec
 	if ttl <= 0 || sp.Limits.Network || sp.Limits.Egress != nil || sp.WorkspaceWritable || req.Session != "" {
@@ -85,7 +85,7 @@ func (s *Service) cachedRun(key string, req Request) (*sandbox.Result, bool) {
 	if key == "" {
 		return nil, false
 	}
-	res, ok := s.cache.get(key)
+	res, ok := s.cache.Get(key)
 	s.observeCache(ok)
 	if !ok {
 		return nil, false
@@ -106,7 +106,7 @@ func (s *Service) keepResult(key string, ttl time.Duration, res *sandbox.Result,
 	if key == "" || err != nil || res == nil || res.TimedOut || res.OOMKilled || res.Signal != "" || res.Error != "" {
 		return
 	}
-	s.cache.put(key, res, ttl, s.pol.CacheMaxBytes())
+	s.cache.Put(key, res, ttl, s.pol.CacheMaxBytes())
 	res.Cache = CacheMiss
 }
 

@@ -19,8 +19,8 @@ func (s *Service) callerNames(sk *skill.Skill, workspace string) *told.Names {
 	if s.sessions != nil {
 		c.Add(s.sessions.Root(), "the sessions folder")
 	}
-	if s.uploads != nil {
-		c.Add(s.uploads.Root(), "the uploaded skills folder")
+	if st, err := s.cat.Uploads(); err == nil {
+		c.Add(st.Root(), "the uploaded skills folder")
 	}
 	for _, root := range s.cfg.SkillRoots {
 		c.Add(root, "the skills folder")

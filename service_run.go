@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/audit"
+	"github.com/sandboxrun/sandboxrun/catalog"
 	"github.com/sandboxrun/sandboxrun/egress"
 	"github.com/sandboxrun/sandboxrun/internal/egressrun"
 	"github.com/sandboxrun/sandboxrun/internal/plan"
@@ -26,6 +27,7 @@ func (s *Service) CheckCommand(skillRef, command string) (string, error) {
 
 // asked is what a request asked for, for the audit record of a refusal.
 type asked struct {
+	skill  string // the reference; the skill's name once it resolved
 	script string
 	argv   []string
 	stdin  []byte // the code for RunPython; else req.Args
@@ -61,56 +63,21 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	return x
 }
 
-// run is execute's sequence; it records the skill and the plan in x as
-// it gets them.
+// run is execute's sequence: prepare the request, then run it (or answer
+// it from the cache), keep its Result and audit it. A request refused on
+// the way is audited once, here.
 func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak asked, x *Execution) (*sandbox.Result, error) {
-	ctx, release, err := s.sessionRun(ctx, &req)
+	ak.skill = ref
+	ctx, r, done, err := s.prepare(ctx, &req, a, &ak, x)
+	defer done()
 	if err != nil {
-		s.auditRefusal(ref, req, ak, err)
+		s.auditRefusal(req, ak, err)
 		return nil, err
 	}
-	defer release()
-	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
-	rs, err := s.ResolveSkill(req.owner, ref)
-	endStep(lookup, err)
-	if err != nil {
-		s.auditRefusal(ref, req, ak, err)
-		return nil, err
-	}
-	sk := rs.Skill
-	x.skill, x.source = sk, rs.Source
-	name := sk.Manifest.Name
-	ak.digest = rs.Digest
-	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
-	p, err := s.planRun(rs, a, req)
-	endStep(decide, err)
-	x.plan = p
-	if err != nil {
-		s.auditRefusal(name, req, ak, err)
-		return nil, err
-	}
-	p.SkillDigest = rs.Digest
-	eng, err := s.runner(ctx)
-	if err != nil {
-		return nil, err
-	}
-	closeChanges, err := s.setChanges(&req, p)
-	if err != nil {
-		return nil, err
-	}
-	defer closeChanges()
-	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
-	err = s.resolveImage(ictx, eng, rs, req, p)
-	endStep(choose, err)
-	if err != nil {
-		if errors.Is(err, ErrRefused) {
-			s.auditRefusal(name, req, ak, err)
-		}
-		return nil, err
-	}
+	rs, p, eng := r.rs, x.plan, r.eng
 	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
 	if hit, ok := s.cachedRun(cacheKey, req); ok {
-		return hit, s.auditRun(p, hit, nil)
+		return hit, s.auditRun(req.owner, p, hit, nil)
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
@@ -122,12 +89,66 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		res.SkillDigest = rs.Digest
 	}
 	s.keepResult(cacheKey, cacheTTL, res, err)
-	if aerr := s.auditRun(p, res, err); aerr != nil && err == nil {
+	if aerr := s.auditRun(req.owner, p, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.
 		err = aerr
 	}
 	return res, err
+}
+
+// ready is a request prepared to run: its skill and its engine (the plan
+// is the Execution's).
+type ready struct {
+	rs  Resolved
+	eng Engine
+}
+
+// prepare takes the request's session, resolves its skill, plans the
+// request and makes its image concrete, recording the skill and the plan
+// in x and the skill in ak as it gets them. The returned context is the
+// run's; done releases what prepare took, whatever it returned.
+func (s *Service) prepare(ctx context.Context, req *Request, a Action, ak *asked, x *Execution) (context.Context, ready, func(), error) {
+	var closers []func()
+	done := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	ctx, release, err := s.sessionRun(ctx, req)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closers = append(closers, release)
+	_, lookup := telemetry.Start(ctx, "sandboxrun.skill.lookup")
+	rs, err := s.ResolveSkill(req.owner, ak.skill)
+	endStep(lookup, err)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	x.skill, x.source = rs.Skill, rs.Source
+	ak.skill, ak.digest = rs.Skill.Manifest.Name, rs.Digest
+	_, decide := telemetry.Start(ctx, "sandboxrun.policy.decide")
+	p, err := s.planRun(rs, a, *req)
+	endStep(decide, err)
+	x.plan = p
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	p.SkillDigest = rs.Digest
+	eng, err := s.runner(ctx)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closeChanges, err := s.setChanges(req, p)
+	if err != nil {
+		return ctx, ready{}, done, err
+	}
+	closers = append(closers, closeChanges)
+	ictx, choose := telemetry.Start(ctx, "sandboxrun.image.choose")
+	err = s.resolveImage(ictx, eng, rs, *req, p)
+	endStep(choose, err)
+	return ctx, ready{rs: rs, eng: eng}, done, err
 }
 
 // planRun plans a run. A remote caller names a script as the skill sees
@@ -153,11 +174,11 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req
 	// Pip and progress are the plan's (p.SkillImage), from the Service's
 	// Config: this lookup takes the rest.
 	sk := rs.Skill
-	o := BuildOptions{NoBuild: req.NoBuild, Policy: s.policyFor(rs.Source), Runner: p.Runner, Lookup: s.lookupImage(eng)}
+	o := BuildOptions{NoBuild: req.NoBuild, Policy: rs.Source.Policy(s.pol), Runner: p.Runner, Lookup: s.lookupImage(eng)}
 	var image string
 	var err error
-	if p.SkillImage != nil && rs.Source == SourceUploaded {
-		image, err = s.uploadImage(ctx, req.owner, sk, o, p.SkillImage)
+	if p.SkillImage != nil && rs.Source != catalog.Operator {
+		image, err = s.cat.UploadImage(ctx, s.imageEnv(), req.owner, sk, o, p.SkillImage)
 	} else {
 		image, err = s.imageEnv().ImageOn(ctx, sk, o, p.SkillImage)
 	}
@@ -168,11 +189,12 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req
 	return nil
 }
 
-func (s *Service) auditRun(p *plan.Plan, res *sandbox.Result, runErr error) error {
+func (s *Service) auditRun(owner string, p *plan.Plan, res *sandbox.Result, runErr error) error {
 	if s.cfg.Audit == nil {
 		return nil
 	}
 	rec := auditRecord(p, res, runErr)
+	rec.Owner = owner
 	err := s.cfg.Audit.Append(rec)
 	if err != nil {
 		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)
@@ -180,9 +202,10 @@ func (s *Service) auditRun(p *plan.Plan, res *sandbox.Result, runErr error) erro
 	return err
 }
 
-// auditRefusal records a request policy turned down. Failing to record it is
-// logged, not fatal: the request is refused anyway.
-func (s *Service) auditRefusal(skillName string, req Request, a asked, err error) {
+// auditRefusal records a request policy turned down; any other error is
+// not a refusal and is not recorded here. Failing to record it is logged,
+// not fatal: the request is refused anyway.
+func (s *Service) auditRefusal(req Request, a asked, err error) {
 	if s.cfg.Audit == nil || !errors.Is(err, ErrRefused) {
 		return
 	}
@@ -190,11 +213,12 @@ func (s *Service) auditRefusal(skillName string, req Request, a asked, err error
 	if stdin == nil {
 		stdin = req.Args
 	}
-	rec := audit.NewRefusal(skillName, a.script, a.argv, stdin, err)
+	rec := audit.NewRefusal(a.skill, a.script, a.argv, stdin, err)
+	rec.Owner = req.owner
 	rec.PolicyDigest = s.pol.Digest
 	rec.SkillDigest = a.digest
 	if aerr := s.cfg.Audit.Append(rec); aerr != nil {
-		s.log.Error("audit log write failed", "err", aerr, "skill", skillName)
+		s.log.Error("audit log write failed", "err", aerr, "skill", a.skill)
 	}
 }
 
@@ -209,9 +233,9 @@ func (s *Service) observe(o Observed) {
 // by name: a caller naming skills that do not exist, or uploading them
 // under names of its choosing, must neither grow the metrics' labels nor
 // show those names to other callers.
-func observed(name, source string, res *sandbox.Result, err error, d time.Duration) Observed {
-	if source != SourceOperator {
+func observed(name string, source catalog.Source, res *sandbox.Result, err error, d time.Duration) Observed {
+	if source != catalog.Operator {
 		name = ""
 	}
-	return Observed{Skill: name, Source: source, Outcome: OutcomeOf(res, err), Duration: d}
+	return Observed{Skill: name, Source: string(source), Outcome: OutcomeOf(res, err), Duration: d}
 }

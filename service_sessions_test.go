@@ -58,6 +58,10 @@ func TestSessionRunUsesTheSessionFolder(t *testing.T) {
 	require.True(t, spec.WorkspaceWritable, "a session's folder is the caller's own scratch space")
 	require.FileExists(t, filepath.Join(spec.Workspace, "in.csv"))
 	require.Equal(t, int64(policy.DefaultSessionQuota), spec.Limits.WorkspaceWriteBytes, "files and writes share the quota")
+	// The view's room comes from the store's count, not from a walk.
+	require.NotNil(t, spec.WorkspaceFacts, "the session store vouches for its files")
+	require.Equal(t, int64(len("a,b\n1,2\n")), spec.WorkspaceFacts.Bytes)
+	require.Equal(t, spec.Limits.WorkspaceWriteBytes-spec.WorkspaceFacts.Bytes, spec.WorkspaceFacts.Room(spec.Limits.WorkspaceWriteBytes))
 
 	for name, c := range map[string]struct {
 		owner string
@@ -86,6 +90,7 @@ func TestSessionWritePolicy(t *testing.T) {
 	_, err = svc.RunPython(context.Background(), "hello", []byte("print(1)"), sandboxrun.Request{Session: info.ID})
 	require.NoError(t, err)
 	require.False(t, eng.specs[0].WorkspaceWritable, "sessions.write: false")
+	require.Nil(t, eng.specs[0].WorkspaceFacts, "a read-only session has no view to size")
 }
 
 func TestNoSessionsSaysHowToGetThem(t *testing.T) {

@@ -131,7 +131,7 @@ func TestDefaultUploadStoreIsNotTheSkillsFolder(t *testing.T) {
 		require.Empty(t, errs)
 		got := map[string]string{}
 		for _, l := range listed {
-			got[l.Name] = l.Source
+			got[l.Name] = string(l.Source)
 		}
 		return got
 	}

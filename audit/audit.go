@@ -1,6 +1,7 @@
 // Package audit writes the audit log: one JSON line per request, refusals
 // included, holding what ran, under which limits and how it ended, but never
-// the arguments themselves.
+// the arguments themselves; and one line per session or upload call
+// (Operation), with the caller's owner.
 package audit
 
 import (
@@ -23,7 +24,10 @@ import (
 type Record struct {
 	Time  time.Time `json:"time"`
 	RunID string    `json:"run_id"`
-	Skill string    `json:"skill"`
+	// Owner is the caller's: the digest of its token, a front end's name
+	// for callers with none, or empty for the operator at the host.
+	Owner string `json:"owner,omitempty"`
+	Skill string `json:"skill"`
 	// SkillDigest is the digest of the skill's content
 	// (skillstore.Digest), once the skill was found.
 	SkillDigest string `json:"skill_digest,omitempty"`
@@ -159,8 +163,11 @@ func Open(path string) (*Log, error) {
 }
 
 // Append writes rec as one line.
-func (l *Log) Append(rec Record) error {
-	line, err := json.Marshal(rec)
+func (l *Log) Append(rec Record) error { return l.write(rec) }
+
+// write appends v as one JSON line, with a single write.
+func (l *Log) write(v any) error {
+	line, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)
 	}

@@ -1,16 +1,19 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/layer"
 	"github.com/sandboxrun/sandboxrun/internal/mcptest"
 	"github.com/sandboxrun/sandboxrun/mcp"
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -29,10 +32,16 @@ func sessionService(t *testing.T, eng *fakeEngine) *sandboxrun.Service {
 func TestConnectionWorkspace(t *testing.T) {
 	eng := &fakeEngine{}
 	eng.run = func(_ context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
-		// What the runner's hand-back does: the run wrote a file.
-		require.NoError(t, os.WriteFile(filepath.Join(spec.Workspace, "out.txt"), []byte("made"), 0o644))
+		// What the runner's hand-back does: the run wrote a file, and its
+		// change layer goes to the session.
+		var l bytes.Buffer
+		lw := layer.NewWriter(&l)
+		require.NoError(t, lw.File("out.txt", 0o644, time.Now(), 4, strings.NewReader("made")))
+		require.NoError(t, lw.Close())
 		res := result(spec, 0, "done", "")
-		res.Files = []sandbox.FileChange{{Path: "out.txt", Change: sandbox.FileCreated, Size: 4, SHA256: "x"}}
+		var err error
+		res.Files, err = spec.Changes.ApplyChanges(context.Background(), &l)
+		require.NoError(t, err)
 		return res, nil
 	}
 	svc := sessionService(t, eng)

@@ -50,6 +50,13 @@ type Spec struct {
 	// volume, never a writable bind mount; sandbox/kube refuses it).
 	Workspace         string
 	WorkspaceWritable bool
+	// WorkspaceFacts, when set, are what the owner of a writable
+	// Workspace vouches for its files (a session store, which made every
+	// entry itself and counts their bytes exactly): a backend that mounts
+	// a copy-on-write view takes them instead of walking the folder at
+	// every run, so a run's cost does not grow with the files it leaves
+	// alone. Nil: the backend measures the folder (MeasureWorkspace).
+	WorkspaceFacts *WorkspaceFacts
 	// Changes applies the changes of a run with a writable workspace to
 	// the workspace (see ChangeApplier); a backend that hands changes
 	// back as a layer needs it.

@@ -197,7 +197,9 @@ func WorkspaceSize(spec *Spec) (int64, error) {
 // WorkspaceFacts are what a copy-on-write view of a workspace needs to
 // know of its files.
 type WorkspaceFacts struct {
-	// Bytes is what the files take in a tmpfs (TreeSize).
+	// Bytes is what the files take: in a tmpfs (TreeSize) when measured,
+	// or, vouched for by their owner (Spec.WorkspaceFacts), the owner's
+	// exact count, so that a view's room is what its quota has left.
 	Bytes int64
 	// UID and GID own the workspace's root folder; Uniform says they own
 	// every entry in it too and no file has a set-id bit. Only then is a
@@ -237,6 +239,15 @@ func MeasureWorkspace(dir string) (WorkspaceFacts, error) {
 		return f, where.Errorf("%w: measure %s: %w", ErrWorkspace, where.Path(dir), err)
 	}
 	return f, nil
+}
+
+// FactsOf are the facts of spec's workspace: its owner's
+// (Spec.WorkspaceFacts) when it vouched for them, else measured.
+func FactsOf(spec *Spec) (WorkspaceFacts, error) {
+	if spec.WorkspaceFacts != nil {
+		return *spec.WorkspaceFacts, nil
+	}
+	return MeasureWorkspace(spec.Workspace)
 }
 
 // Room is what a copy-on-write view's upper layer may hold under the write

@@ -24,8 +24,10 @@ var (
 // turns with uploads and other runs like them; its bytes are counted
 // against the session's quota and the store's total while they are read
 // (a layer past them is a *LimitError and changes nothing). A malformed
-// layer matches ErrBadLayer and changes nothing either. Entries and bytes
-// are recounted when the lease is released.
+// layer matches ErrBadLayer and changes nothing either. The session's
+// bytes and entries move by exactly what the layer changed, so no walk of
+// the workspace follows a run; only a layer that failed half-way has the
+// workspace recounted when the lease is released.
 func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.FileChange, error) {
 	s, ss := l.s, l.ss
 	s.mu.Lock()
@@ -43,11 +45,19 @@ func (l *Lease) ApplyChanges(ctx context.Context, layer io.Reader) ([]sandbox.Fi
 	done, err := applyLayer(ctx, ws, layer, layerConfig{
 		maxEntries: s.lim.MaxFiles, y: s.durable(), b: c,
 	})
-	c.settle(done.changes != nil, done.delta, 0)
+	c.settle(done.changes != nil, done.delta, done.entries)
+	s.mu.Lock()
 	if done.over.count > 0 {
-		s.mu.Lock()
 		l.over = &done.over
-		s.mu.Unlock()
+	}
+	// Past a failure the counts may be off by what the failed step did.
+	l.recount = l.recount || err != nil && done.changes != nil
+	s.mu.Unlock()
+	if err == nil && len(done.changes) > 0 {
+		if _, serr := s.snapDir.Lstat(ss.id); serr == nil {
+			// Files the run replaced may now be its snapshots' alone.
+			s.recountSnapBytes(ss)
+		}
 	}
 	return done.changes, err
 }

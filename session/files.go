@@ -44,7 +44,7 @@ func (s *Store) mutate(owner, id string, recount bool, fn func(ss *sess, ws *os.
 	if err != nil {
 		return err
 	}
-	defer s.unhold(ss, recount)
+	defer s.unhold(ss, false, recount)
 	ws, err := s.wsDir.OpenRoot(ss.id)
 	if err != nil {
 		return fmt.Errorf("opening session %q: %w", id, err)

@@ -107,11 +107,12 @@ func layerError(i int, name, format string, args ...any) error {
 }
 
 // applied is what applyLayer did: the changes (files and links; folders
-// are not listed), the change in bytes of regular files, and the files
-// left out for want of room.
+// are not listed), the change in bytes of regular files and in entries,
+// and the files left out for want of room.
 type applied struct {
 	changes []sandbox.FileChange
 	delta   int64
+	entries int
 	over    overflow
 }
 
@@ -142,7 +143,7 @@ func applyLayer(ctx context.Context, ws *os.Root, r io.Reader, cfg layerConfig) 
 	a := &applier{ws: ws, stage: stage, y: cfg.y, dirs: map[string]bool{}, log: newChangeLog()}
 	err = a.apply(plan)
 	a.sync()
-	return applied{changes: a.log.list(), delta: a.delta, over: plan.over}, err
+	return applied{changes: a.log.list(), delta: a.delta, entries: a.entries, over: plan.over}, err
 }
 
 // readLayer records every entry (read and checked by layer.Reader) and

@@ -150,6 +150,7 @@ func TestApplyChanges(t *testing.T) {
 			ws := wsPath(s, id)
 			if tt.setup != nil {
 				tt.setup(t, ws)
+				recountNow(t, s, id) // the setup wrote behind the store's back
 			}
 			got, err := applyTo(t, s, id, layerOf(t, tt.layer...))
 			require.NoError(t, err)
@@ -159,11 +160,7 @@ func TestApplyChanges(t *testing.T) {
 			}
 			outside.check(t)
 			requireNoTemp(t, s, id)
-			info, err := s.Get(owner, id)
-			require.NoError(t, err)
-			used, _, err := s.usage(id, false)
-			require.NoError(t, err)
-			require.Equal(t, used, info.BytesUsed)
+			requireCounted(t, s, id)
 		})
 	}
 }
@@ -276,6 +273,34 @@ func TestFolderApplyChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []sandbox.FileChange{change("old", sandbox.FileDeleted, ""), change(deep, sandbox.FileCreated, "x")}, got)
 	require.FileExists(t, filepath.Join(dir, deep))
+}
+
+// recountNow sets the store's counts of session id from a walk, as Open
+// does: for files a test wrote behind the store's back.
+func recountNow(t testing.TB, s *Store, id string) {
+	t.Helper()
+	used, entries, err := s.usage(id, false)
+	require.NoError(t, err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	s.setUsedLocked(ss, used)
+	ss.entries = entries
+}
+
+// requireCounted fails when the store's byte or entry count of session id
+// drifted from what a walk of its workspace finds: runs no longer walk
+// it, so the counts ApplyChanges keeps are the quota's budget.
+func requireCounted(t testing.TB, s *Store, id string) {
+	t.Helper()
+	used, entries, err := s.usage(id, false)
+	require.NoError(t, err)
+	s.mu.Lock()
+	ss := s.sessions[id]
+	gotUsed, gotEntries := ss.used, ss.entries
+	s.mu.Unlock()
+	require.Equal(t, used, gotUsed, "the session's bytes drifted from its files")
+	require.Equal(t, entries, gotEntries, "the session's entries drifted from its files")
 }
 
 func write(t testing.TB, ws, p, body string) {

@@ -26,6 +26,7 @@ type applier struct {
 	dirs      map[string]bool // folders whose entries changed, to fsync
 	log       *changeLog
 	delta     int64 // bytes of regular files added, less those removed
+	entries   int   // entries added, less those removed (the store's count)
 }
 
 func (a *applier) apply(plan *layerPlan) error {
@@ -111,14 +112,25 @@ func (a *applier) removeEntry(parent *os.Root, dir, name string) error {
 		a.gone(shown, fi)
 		return nil
 	}
-	// The folder's files are logged first; RemoveAll opens nothing through
-	// a link.
+	// The folder's files are logged first, and its entries counted as the
+	// store counts them (no temporary name); RemoveAll opens nothing
+	// through a link.
 	_ = fs.WalkDir(parent.FS(), name, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || fsroot.IsTemp(d.Name()) {
+		switch {
+		case err != nil:
 			return nil //nolint:nilerr // what cannot be read is removed unlisted
+		case fsroot.IsTemp(d.Name()) && d.IsDir():
+			return fs.SkipDir
+		case fsroot.IsTemp(d.Name()):
+			return nil
+		case d.IsDir():
+			a.entries--
+			return nil
 		}
 		if info, err := d.Info(); err == nil {
 			a.gone(path.Join(dir, p), info)
+		} else {
+			a.entries--
 		}
 		return nil
 	})
@@ -132,6 +144,7 @@ func (a *applier) gone(p string, fi fs.FileInfo) {
 	if fi.Mode().IsRegular() {
 		a.delta -= fi.Size()
 	}
+	a.entries--
 	a.log.deleted(p)
 }
 
@@ -173,6 +186,9 @@ func (a *applier) place(p string, op *layerOp) error {
 	if err := fsroot.RenameAt(a.stage, op.stage, parent, base); err != nil {
 		return err
 	}
+	if !existed {
+		a.entries++
+	}
 	a.dirs[dir] = true
 	a.delta += op.size
 	a.log.wrote(p, existed, op)
@@ -195,6 +211,7 @@ func (a *applier) placeDir(parent *os.Root, dir, base string, op *layerOp, fi fs
 	if err := parent.Mkdir(base, mode); err != nil {
 		return err
 	}
+	a.entries++
 	a.dirs[dir] = true
 	return fsroot.ChmodNoFollow(parent, base, mode|fs.ModeDir)
 }
@@ -240,6 +257,7 @@ func (a *applier) mkdirs(dir string) (*os.Root, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			a.dirs[done] = true
 			if err = cur.Mkdir(name, fsroot.DirPerm); err == nil {
+				a.entries++
 				err = fsroot.ChmodNoFollow(cur, name, fsroot.DirPerm|fs.ModeDir)
 			}
 			if err == nil {

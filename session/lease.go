@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+
+	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
 // Lease is the right to run in a session's workspace, held from Acquire to
@@ -21,6 +23,12 @@ type Lease struct {
 	Remaining int64
 	// Ctx is cancelled when the session is deleted: a run in it must stop.
 	Ctx context.Context
+	// Facts are what the store vouches for the workspace's files, for the
+	// run's Spec (sandbox.Spec.WorkspaceFacts): Used as their bytes, and
+	// one owner, this process, since the store made every entry itself.
+	// Nil when it cannot vouch (owners.go): the backend measures the
+	// folder.
+	Facts *sandbox.WorkspaceFacts
 
 	s        *Store
 	ss       *sess
@@ -28,6 +36,7 @@ type Lease struct {
 	once     sync.Once
 	released bool      // guarded by s.mu
 	over     *overflow // guarded by s.mu: what ApplyChanges left out
+	recount  bool      // guarded by s.mu: ApplyChanges failed half-way
 }
 
 // Acquire waits (bounded by ctx) for the session's lock and returns a
@@ -42,21 +51,25 @@ func (s *Store) Acquire(ctx context.Context, owner, id string) (*Lease, error) {
 	s.mu.Lock()
 	used, room := ss.used, s.roomLocked(ss, 0)
 	s.mu.Unlock()
+	dir := filepath.Join(s.root, "ws", ss.id)
 	lctx, cancel := context.WithCancel(ss.ctx)
-	return &Lease{Dir: filepath.Join(s.root, "ws", ss.id), Used: used, Remaining: room, Ctx: lctx,
+	return &Lease{Dir: dir, Used: used, Remaining: room, Ctx: lctx, Facts: s.factsOf(dir, used),
 		s: s, ss: ss, cancel: cancel}, nil
 }
 
-// Release recounts the workspace's bytes (a walk that follows no link),
-// touches the session's last use, persists its metadata and lets the next
-// waiter in. Calling it again does nothing.
+// Release touches the session's last use, persists its metadata and lets
+// the next waiter in. The counts are the store's own, kept exact by
+// ApplyChanges; only after a change layer that failed half-way is the
+// workspace recounted (a walk that follows no link). Calling it again
+// does nothing.
 func (l *Lease) Release() {
 	l.once.Do(func() {
 		l.s.mu.Lock()
 		l.released = true
+		recount := l.recount
 		l.s.mu.Unlock()
 		l.cancel()
-		l.s.unhold(l.ss, true)
+		l.s.unhold(l.ss, true, recount)
 	})
 }
 
@@ -94,9 +107,10 @@ func (s *Store) hold(ctx context.Context, owner, id string) (*sess, error) {
 	return ss, nil
 }
 
-// unhold ends a hold. With recount the workspace is walked to find what a
-// run changed; file operations keep the counts themselves.
-func (s *Store) unhold(ss *sess, recount bool) {
+// unhold ends a hold. With recount the workspace is walked for its
+// counts; file operations and ApplyChanges keep them themselves. After a
+// run the metadata is saved.
+func (s *Store) unhold(ss *sess, run, recount bool) {
 	var (
 		used    int64
 		entries int
@@ -124,7 +138,7 @@ func (s *Store) unhold(ss *sess, recount bool) {
 		// After a run (recount) the metadata is saved; after an upload only
 		// on the touch throttle: Open recounts the bytes anyway, so an
 		// upload costs no metadata fsync.
-		save = s.touchLocked(ss) || recount
+		save = s.touchLocked(ss) || run
 	}
 	s.mu.Unlock()
 	if save {

@@ -82,6 +82,9 @@ func (s *Store) recoverSnapshots() error {
 				_ = dir.RemoveAll(name)
 			}
 		}
+		if !allOurs(dir) {
+			s.foreign = true
+		}
 		fsroot.CloseRoot(dir)
 		s.recountSnapBytes(ss)
 	}
@@ -162,10 +165,17 @@ func (s *Store) usage(id string, clean bool) (int64, int, error) {
 			return nil
 		}
 		entries++
+		fi, err := d.Info()
+		if err != nil {
+			return nil //nolint:nilerr // gone meanwhile
+		}
 		if d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				bytes += fi.Size()
-			}
+			bytes += fi.Size()
+		}
+		if !ours(fi) {
+			s.mu.Lock()
+			s.foreign = true
+			s.mu.Unlock()
 		}
 		return nil
 	})

@@ -38,6 +38,9 @@ type Store struct {
 	creating map[string]int // per owner: Creates in progress
 	total    int64          // bytes of all sessions, in-flight writes included
 	closed   bool
+	// foreign: Open found an entry the store did not make as it makes
+	// them (owners.go); it then vouches for no workspace's files.
+	foreign bool
 }
 
 // Open opens the store at root, creating it if needed, and recovers from

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -210,13 +211,17 @@ func TestAcquireSerializes(t *testing.T) {
 		t.Fatal("PutFile did not wait for the lease")
 	case <-time.After(100 * time.Millisecond):
 	}
-	// The run writes, as a container would, then releases.
-	require.NoError(t, os.WriteFile(filepath.Join(l1.Dir, "out.bin"), make([]byte, 1000), 0o644))
+	// The run's changes come back, as a runner's hand-back gives them,
+	// then it releases.
+	_, err = l1.ApplyChanges(context.Background(), bytes.NewReader(layerOf(t, tarFile{name: "out.bin", body: strings.Repeat("x", 1000)})))
+	require.NoError(t, err)
 	l1.Release()
 	l1.Release() // idempotent
 	l2 := <-got
 	require.NotNil(t, l2)
-	require.GreaterOrEqual(t, l2.Used, int64(1000), "Release recounted what the run wrote")
+	require.GreaterOrEqual(t, l2.Used, int64(1000), "the store counted what the run's changes wrote") // and the upload, when it came first
+	require.NotNil(t, l2.Facts)
+	require.Equal(t, l2.Used, l2.Facts.Bytes, "the view's room comes from the store's count")
 	l2.Release()
 	require.NoError(t, <-putDone)
 	info, err := s.Get(owner, id)
@@ -314,11 +319,13 @@ func TestReservedNamesCannotHideBytes(t *testing.T) {
 	id := create(t, s)
 	l, err := s.Acquire(context.Background(), owner, id)
 	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, fsroot.TempPrefix+"x"), make([]byte, 1000), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir", "y"), make([]byte, 1000), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "kept"), make([]byte, 10), 0o644))
+	_, err = l.ApplyChanges(context.Background(), bytes.NewReader(layerOf(t,
+		tarFile{name: fsroot.TempPrefix + "x", body: strings.Repeat("x", 1000)},
+		tarFile{name: "a/" + fsroot.TempPrefix + "dir/y", body: strings.Repeat("y", 1000)},
+		tarFile{name: "kept", body: strings.Repeat("k", 10)})))
+	require.NoError(t, err)
 	l.Release()
+	requireCounted(t, s, id)
 	require.NoFileExists(t, filepath.Join(l.Dir, fsroot.TempPrefix+"x"))
 	require.NoDirExists(t, filepath.Join(l.Dir, "a", fsroot.TempPrefix+"dir"))
 	info, err := s.Get(owner, id)
@@ -415,7 +422,8 @@ func TestReleasePersists(t *testing.T) {
 	id := create(t, s)
 	l, err := s.Acquire(context.Background(), owner, id)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(l.Dir, "out"), make([]byte, 42), 0o644))
+	_, err = l.ApplyChanges(context.Background(), bytes.NewReader(layerOf(t, tarFile{name: "out", body: strings.Repeat("o", 42)})))
+	require.NoError(t, err)
 	clk.Add(time.Second)
 	l.Release()
 	m, err := readMeta(s.metaDir, id+".json")

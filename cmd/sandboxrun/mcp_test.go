@@ -59,7 +59,7 @@ func TestMCPServesOverStdio(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, lines, 4)
 
-	recs := readLines(t, auditPath)
+	recs := runLines(readLines(t, auditPath))
 	require.Len(t, recs, 1, "the refusal is audited (the run never reached an engine)")
 	require.Contains(t, recs[0], `"refused":true`)
 }
@@ -113,6 +113,18 @@ func TestMCPRefusesAMissingSkillsRoot(t *testing.T) {
 	r = cli(t, "", "mcp", "extra")
 	r.requireCode(t, exitRefused)
 	require.Contains(t, r.stderr, "takes no arguments")
+}
+
+// runLines are the lines of runs and refusals, without those of session
+// and upload calls (the connection's own session is one).
+func runLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !strings.Contains(l, `"op":`) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func readLines(t *testing.T, path string) []string {

@@ -38,6 +38,10 @@ type Session struct {
 	// Quota is the session's byte cap: what it holds plus what it may
 	// still take, shared by its files and the run's writes.
 	Quota int64
+	// Facts are what the store vouches for the folder's files (their
+	// exact bytes, one owner), given to a writable run's Spec so that
+	// its view is not measured by a walk; nil when it vouches nothing.
+	Facts *sandbox.WorkspaceFacts
 }
 
 // Input is one request, with everything the plan depends on.
@@ -218,6 +222,9 @@ func (p *Plan) program(in Input) error {
 func (p *Plan) workspace(in Input) error {
 	if in.Session != nil {
 		p.Spec.Workspace, p.Spec.WorkspaceWritable = in.Session.Dir, p.Writable
+		if p.Writable {
+			p.Spec.WorkspaceFacts = in.Session.Facts
+		}
 		return nil
 	}
 	ws, err := policy.ResolveWorkspace(in.Workspace, in.DockerHost)

@@ -198,12 +198,13 @@ type wsPlan struct {
 	size  int64                  // a copy's volume size
 }
 
-// planWorkspace measures spec's workspace once and chooses: a view when
+// planWorkspace takes spec's workspace facts (measured once, unless its
+// owner vouched for them) and chooses: a view when
 // views are on and one owner has every file (then the view shows what a
 // copy would), else a copy.
 func (d *Runner) planWorkspace(spec *sandbox.Spec) (wsPlan, error) {
 	if d.views.ready() {
-		f, err := sandbox.MeasureWorkspace(spec.Workspace)
+		f, err := sandbox.FactsOf(spec)
 		if err != nil {
 			return wsPlan{}, err
 		}

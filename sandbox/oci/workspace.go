@@ -49,7 +49,7 @@ func (b *bundle) prepareSlot() (string, error) {
 // mountView mounts spec's workspace view on the slot and returns what the
 // workspace held.
 func (b *bundle) mountView(spec *sandbox.Spec) (int64, error) {
-	facts, err := sandbox.MeasureWorkspace(spec.Workspace)
+	facts, err := sandbox.FactsOf(spec)
 	if err != nil {
 		return 0, err
 	}

@@ -1,4 +1,4 @@
-package sandboxrun
+package catalog
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/images"
+	"github.com/sandboxrun/sandboxrun/internal/skillimage"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
 )
@@ -20,7 +21,8 @@ import (
 // once (skill_uploads.builds.max_concurrent_per_token).
 var (
 	// ErrUploadBuildsOff: an uploaded skill declares packages, and the
-	// policy builds no images for uploads. A refusal (ErrRefused): HTTP 403.
+	// policy builds no images for uploads. A refusal (the Service's
+	// ErrRefused): HTTP 403.
 	ErrUploadBuildsOff = errors.New("image builds for uploaded skills are off")
 	// ErrUploadBuild: an uploaded skill's image cannot be built from what
 	// it declares (a package the server's sources do not have), or its
@@ -32,10 +34,10 @@ var (
 	ErrUploadBuildsBusy = errors.New("too many image builds running for this token")
 )
 
-// uploadPackageCheck is the store's check of an upload that declares
-// packages (skillstore.WithPackageCheck): refused unless the policy
-// builds images for uploads.
-func uploadPackageCheck(pol *policy.Operator) func(name string, deps skill.Deps) error {
+// packageCheck is the store's check of an upload that declares packages
+// (skillstore.WithPackageCheck): refused unless the policy builds images
+// for uploads.
+func packageCheck(pol *policy.Operator) func(name string, deps skill.Deps) error {
 	return func(name string, deps skill.Deps) error {
 		if pol.SkillUploads.Builds.Allow.Value {
 			return nil
@@ -62,27 +64,28 @@ func declared(python, system []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// uploadImage is the image a run of an uploaded skill that declares
-// packages starts in: found, or built within the policy's bounds.
-func (s *Service) uploadImage(ctx context.Context, owner string, sk *skill.Skill, o BuildOptions, opts *images.SkillOptions) (string, error) {
+// UploadImage is the image a run of an uploaded skill that declares
+// packages starts in (opts, the plan's): found on env, or built within the
+// policy's bounds, at most skill_uploads.builds.max_concurrent_per_token
+// of owner's at once.
+func (c *Catalog) UploadImage(ctx context.Context, env skillimage.Env, owner string, sk *skill.Skill, o skillimage.Options, opts *images.SkillOptions) (string, error) {
 	name := sk.Manifest.Name
-	b := s.pol.SkillUploads.Builds
+	b := c.cfg.Policy.SkillUploads.Builds
 	if !b.Allow.Value {
 		// Checked at upload too; this is a stored upload the policy has
 		// since stopped building for.
 		return "", buildsOff(name, opts.PythonPackages, opts.SystemPackages)
 	}
-	env := s.imageEnv()
 	lookup := o
 	lookup.NoBuild = true
 	image, err := env.ImageOn(ctx, sk, lookup, opts)
-	if !errors.Is(err, ErrNeedsBuild) {
+	if !errors.Is(err, skillimage.ErrNeedsBuild) {
 		return image, err
 	}
 	if o.NoBuild {
-		return "", fmt.Errorf("%w: the image of uploaded skill %s is not built yet; run it without no-build to have it built", ErrNeedsBuild, name)
+		return "", fmt.Errorf("%w: the image of uploaded skill %s is not built yet; run it without no-build to have it built", skillimage.ErrNeedsBuild, name)
 	}
-	release, err := s.builds.take(owner, int(b.MaxConcurrentPerToken.Value))
+	release, err := c.builds.take(owner, int(b.MaxConcurrentPerToken.Value))
 	if err != nil {
 		return "", err
 	}

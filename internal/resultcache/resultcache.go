@@ -1,4 +1,7 @@
-package sandboxrun
+// Package resultcache keeps the Results of deterministic runs by key (the
+// Service's policy cache:), each until its expiry, all together within a
+// byte bound, least recently used first out.
+package resultcache
 
 import (
 	"container/list"
@@ -9,9 +12,10 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// resultCache keeps Results of deterministic runs by key, each until its
-// expiry, all together within maxBytes: the least recently used go first.
-type resultCache struct {
+// Cache keeps Results of deterministic runs by key, each until its
+// expiry, all together within the maxBytes of each Put: the least
+// recently used go first. It is safe for concurrent use.
+type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*list.Element
 	lru     *list.List // front: most recently used
@@ -26,12 +30,13 @@ type cachedResult struct {
 	expires time.Time
 }
 
-func newResultCache(now func() time.Time) *resultCache {
-	return &resultCache{entries: map[string]*list.Element{}, lru: list.New(), now: now}
+// New is an empty cache on the clock now.
+func New(now func() time.Time) *Cache {
+	return &Cache{entries: map[string]*list.Element{}, lru: list.New(), now: now}
 }
 
-// get returns a copy of the Result kept under key, if it has not expired.
-func (c *resultCache) get(key string) (*sandbox.Result, bool) {
+// Get returns a copy of the Result kept under key, if it has not expired.
+func (c *Cache) Get(key string) (*sandbox.Result, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
@@ -47,10 +52,10 @@ func (c *resultCache) get(key string) (*sandbox.Result, bool) {
 	return copyResult(&cr.res), true
 }
 
-// put keeps a copy of res under key for ttl, then evicts the least
+// Put keeps a copy of res under key for ttl, then evicts the least
 // recently used entries past maxBytes (res itself too, when it alone is
 // larger).
-func (c *resultCache) put(key string, res *sandbox.Result, ttl time.Duration, maxBytes int64) {
+func (c *Cache) Put(key string, res *sandbox.Result, ttl time.Duration, maxBytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
@@ -65,7 +70,7 @@ func (c *resultCache) put(key string, res *sandbox.Result, ttl time.Duration, ma
 	}
 }
 
-func (c *resultCache) remove(e *list.Element) {
+func (c *Cache) remove(e *list.Element) {
 	cr := e.Value.(*cachedResult)
 	c.lru.Remove(e)
 	delete(c.entries, cr.key)

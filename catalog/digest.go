@@ -1,4 +1,4 @@
-package sandboxrun
+package catalog
 
 import (
 	"crypto/sha256"

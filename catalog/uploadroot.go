@@ -1,4 +1,4 @@
-package sandboxrun
+package catalog
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ const defaultUploadsDir = "uploads"
 
 // uploadsRoot is where uploaded skills are kept: skill_uploads.store, else
 // an "uploads" folder beside the sessions root; "" when neither is set.
-func uploadsRoot(cfg Config, pol *policy.Operator) string {
+func uploadsRoot(pol *policy.Operator, sessions string) string {
 	if r := pol.SkillUploads.Store.Value; r != "" {
 		return r
 	}
-	if r := sessionsRoot(cfg, pol); r != "" {
+	if r := sessions; r != "" {
 		return filepath.Join(filepath.Dir(filepath.Clean(r)), defaultUploadsDir)
 	}
 	return ""
