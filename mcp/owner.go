@@ -42,7 +42,7 @@ func (b *byOwner) server(r *http.Request) *mcpsdk.Server {
 	defer b.mu.Unlock()
 	srv, ok := b.servers[owner]
 	if !ok {
-		srv = newServer(b.svc, b.o, owner)
+		srv, _ = newServer(b.svc, b.o, owner)
 		b.servers[owner] = srv
 	}
 	return srv

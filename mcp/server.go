@@ -97,17 +97,21 @@ func newOptions(opts []Option) options {
 // sessions, all with no token: operator skills only, workspaces of the
 // owner "mcp".
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
-	return newServer(svc, newOptions(opts), sessionOwner)
+	srv, _ := newServer(svc, newOptions(opts), sessionOwner)
+	return srv
 }
 
-// newServer is NewServer for connections acting for owner.
-func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server {
+// newServer is NewServer for connections acting for owner; settle waits
+// until the sessions of connections that ended are removed.
+func newServer(svc *sandboxrun.Service, o options, owner string) (srv *mcpsdk.Server, settle func()) {
 	door := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
 	var ws files
 	var where string
+	settle = func() {}
 	switch {
 	case o.workspace == "":
-		ws, where = newWorkspaces(door), instructionsSession
+		sessions := newWorkspaces(door)
+		ws, where, settle = sessions, instructionsSession, sessions.settle
 	case o.writable:
 		ws, where = openFolder(o.base, door, o.workspace, true), instructionsFolder
 	default:
@@ -120,7 +124,7 @@ func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server 
 	if replica := svc.Replica(); replica != "" {
 		so.GetSessionID = func() string { return sandboxrun.NewSessionID(replica) }
 	}
-	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
+	srv = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "sandboxrun", Title: "sandboxrun", Version: sandboxrun.Version}, so)
 	srv.AddReceivingMiddleware(traceCalls)
 	h := &handlers{door: door, log: o.log, interval: o.interval, base: o.base, files: ws}
 	tools := map[string]*mcpsdk.Tool{}
@@ -140,7 +144,7 @@ func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server 
 	mcpsdk.AddTool(srv, tools[ToolRestore], h.restoreWorkspace)
 	mcpsdk.AddTool(srv, tools[ToolSnapshots], h.listSnapshots)
 	h.addResources(srv)
-	return srv
+	return srv, settle
 }
 
 // ServeStdio serves one client over in and out (a host's pipes to the
@@ -162,10 +166,14 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 		return n, err
 	})
 	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: w, MaxLineLength: MaxMessageBytes + 1}
-	ss, err := NewServer(svc, append(opts, WithBaseContext(ctx))...).Connect(ctx, t, nil)
+	srv, settle := newServer(svc, newOptions(append(opts, WithBaseContext(ctx))), sessionOwner)
+	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err
 	}
+	// The caller closes svc once this returns: the connection's session
+	// is removed first.
+	defer settle()
 	var waitErr error
 	ended := make(chan struct{})
 	go func() {

@@ -27,6 +27,7 @@ type workspaces struct {
 
 	mu     sync.Mutex
 	byConn map[*mcpsdk.ServerSession]string // connection -> session id
+	gone   sync.WaitGroup                   // removals of ended connections' sessions
 }
 
 func newWorkspaces(door *sandboxrun.Door) *workspaces {
@@ -58,7 +59,9 @@ func (w *workspaces) of(req *mcpsdk.CallToolRequest) (string, error) {
 		return "", err
 	}
 	w.byConn[conn] = info.ID
+	w.gone.Add(1)
 	go func() {
+		defer w.gone.Done()
 		// The client is gone: so is its workspace.
 		_ = conn.Wait()
 		w.mu.Lock()
@@ -68,6 +71,10 @@ func (w *workspaces) of(req *mcpsdk.CallToolRequest) (string, error) {
 	}()
 	return info.ID, nil
 }
+
+// settle waits until the sessions of connections that ended are removed:
+// a server that stops must not close the Service under them.
+func (w *workspaces) settle() { w.gone.Wait() }
 
 // runIn puts a run in the connection's workspace; a server without
 // sessions runs it with none, as before sessions existed.
