@@ -204,7 +204,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
 	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
-		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
+		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait, pol.Tenants.FairShareOn(), tenantCaps(pol))}
 	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
 	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
 		return nil, svc.uploadsErr

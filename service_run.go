@@ -41,7 +41,7 @@ type asked struct {
 // policy or the engine.
 func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
 	x := &Execution{svc: s}
-	release, err := s.admitRun(ctx)
+	release, err := s.admitRun(ctx, req.label)
 	if err != nil {
 		x.err = err
 		return x

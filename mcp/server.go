@@ -97,12 +97,12 @@ func newOptions(opts []Option) options {
 // sessions, all with no token: operator skills only, workspaces of the
 // owner "mcp".
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
-	return newServer(svc, newOptions(opts), sessionOwner)
+	return newServer(svc, newOptions(opts), sandboxrun.Caller{Owner: sessionOwner, Remote: true})
 }
 
-// newServer is NewServer for connections acting for owner.
-func newServer(svc *sandboxrun.Service, o options, owner string) *mcpsdk.Server {
-	door := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
+// newServer is NewServer for connections acting for c.
+func newServer(svc *sandboxrun.Service, o options, c sandboxrun.Caller) *mcpsdk.Server {
+	door := svc.For(c)
 	var ws files
 	var where string
 	switch {

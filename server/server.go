@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/caller"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.
@@ -130,7 +131,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // door is the Service as the request's caller reaches it: the owner of its
 // token, remote, so every answer names the sandbox's folders only.
 func (s *Server) door(r *http.Request) *sandboxrun.Door {
-	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Remote: true})
+	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Label: caller.Label(r.Context()), Remote: true})
 }
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {
