@@ -16,6 +16,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
 	"github.com/sandboxrun/sandboxrun/skillstore"
+	"github.com/sandboxrun/sandboxrun/usage"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -88,6 +89,10 @@ type Config struct {
 	// SessionsRoot is the folder sessions are kept in (serve --sessions);
 	// empty takes the policy's sessions.root, and neither keeps none.
 	SessionsRoot string
+	// UsageState is the file each token label's usage is kept in
+	// (UsageStatePath of serve --state), so quotas hold across a restart
+	// or a kill; empty keeps it in memory.
+	UsageState string
 	// Replica, when set, is this server's name among several (serve
 	// --replica): the sessions it creates carry it in their ids, and ids
 	// naming another replica are not looked up here. Empty: one server.
@@ -155,6 +160,7 @@ type Service struct {
 	builds     buildSlots   // uploads' image builds running, by owner
 	digests    digestCache  // operator skills' digests
 	cache      *resultCache // Results of deterministic runs (policy cache)
+	usage      *usage.Store // each token label's use, against its quotas
 	sessErr    error        // why sessions are refused, when they are
 
 	stop     chan struct{} // closed by Close: upkeep ends
@@ -205,6 +211,9 @@ func New(cfg Config) (*Service, error) {
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
 	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: newResultCache(time.Now),
 		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait, pol.Tenants.FairShareOn(), tenantCaps(pol))}
+	if svc.usage, err = openUsage(cfg, pol); err != nil {
+		return nil, err
+	}
 	svc.uploads, svc.uploadsErr = openUploads(cfg, pol)
 	if svc.uploadsErr != nil && !errors.Is(svc.uploadsErr, ErrUploadsOff) {
 		return nil, svc.uploadsErr

@@ -23,7 +23,10 @@ import (
 type Record struct {
 	Time  time.Time `json:"time"`
 	RunID string    `json:"run_id"`
-	Skill string    `json:"skill"`
+	// Tenant is the caller's token label (never the token); absent for
+	// a caller without one (the CLI, a server without tokens).
+	Tenant string `json:"tenant,omitempty"`
+	Skill  string `json:"skill"`
 	// SkillDigest is the digest of the skill's content
 	// (skillstore.Digest), once the skill was found.
 	SkillDigest string `json:"skill_digest,omitempty"`

@@ -103,6 +103,7 @@ func (s *Server) routes() {
 		return sandboxrun.Action{Code: []byte(b.Code), Python: true}
 	})))
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
+	s.mux.Handle("GET /v1/usage", auth(http.HandlerFunc(s.usage)))
 	s.sessionRoutes(auth)
 	s.uploadRoutes(auth)
 	if s.metrics != nil {

@@ -33,6 +33,7 @@ type serveFlags struct {
 	ociRuntime string
 	replica    string
 	peerURL    string
+	state      string
 }
 
 func newServeCmd(g *globals, s streams) *cobra.Command {
@@ -101,6 +102,7 @@ each replica's own.`,
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.replica, "replica", os.Getenv("SANDBOXRUN_REPLICA"), "this server's name among several (a DNS label, e.g. the StatefulSet Pod's); session ids name it (default $SANDBOXRUN_REPLICA)")
 	fs.StringVar(&f.peerURL, "peer-url", os.Getenv("SANDBOXRUN_PEER_URL"), "base URL of another replica, {replica} its name, {ordinal} the number ending it (default $SANDBOXRUN_PEER_URL)")
+	fs.StringVar(&f.state, "state", os.Getenv("SANDBOXRUN_STATE"), "folder for the server's state: each token's usage, so quotas hold across a restart (default $SANDBOXRUN_STATE; none: kept in memory)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
 	return cmd
 }
@@ -131,6 +133,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	usageState, err := f.usageState()
+	if err != nil {
+		return err
+	}
 	log, err := openAudit(f.auditLog)
 	if err != nil {
 		return err
@@ -154,6 +160,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
 		Replica:       f.replica,
+		UsageState:    usageState,
 		Backend:       backends.New,
 		Images:        backends.Images(),
 	})
@@ -224,6 +231,18 @@ func (f *serveFlags) replicas() (*server.Replicas, error) {
 		return nil, usageError("--replica/--peer-url: %v", err)
 	}
 	return r, nil
+}
+
+// usageState is the usage state file under --state, the folder made when
+// missing; "" without --state.
+func (f *serveFlags) usageState() (string, error) {
+	if f.state == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(f.state, 0o700); err != nil {
+		return "", withCode(exitEnv, fmt.Errorf("--state: %w", err))
+	}
+	return sandboxrun.UsageStatePath(f.state), nil
 }
 
 // queueSize is --max-queued as the Service's MaxQueued: 0 on the command
