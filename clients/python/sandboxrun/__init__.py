@@ -40,6 +40,10 @@ from .types import (
     SkillSummary,
     SkillVersion,
     StoredFile,
+    Usage,
+    UsageFigures,
+    UsageLimits,
+    UsageWindow,
 )
 
 __version__ = "0.1.0"
@@ -77,4 +81,8 @@ __all__ = [
     "TransportError",
     "UnavailableError",
     "UnsupportedMediaError",
+    "Usage",
+    "UsageFigures",
+    "UsageLimits",
+    "UsageWindow",
 ]
