@@ -303,3 +303,37 @@ export interface OutputEvent {
   type: 'stdout' | 'stderr';
   data: string;
 }
+
+/** What a token used: runs, CPU (the sum of its Results' cpu_time_ms), memory limit × wall time, egress bytes. */
+export interface UsageFigures {
+  runs: number;
+  cpu_time_ms: number;
+  memory_mib_ms: number;
+  memory_gib_seconds: number;
+  egress_bytes: number;
+}
+
+/** A window's quota; an absent figure is unbounded. */
+export interface UsageLimits {
+  runs?: number;
+  cpu_seconds?: number;
+  memory_gib_seconds?: number;
+  egress_bytes?: number;
+}
+
+/** A token's use in the current window of one length; `end` is when the next begins. */
+export interface UsageWindow {
+  window: string;
+  window_seconds: number;
+  start: string;
+  end: string;
+  used: UsageFigures;
+  limits?: UsageLimits;
+}
+
+/** A token's use by its label (never the token): per window and in all. */
+export interface Usage {
+  label: string;
+  windows: UsageWindow[];
+  total: UsageFigures;
+}
