@@ -16,6 +16,8 @@ type (
 	TenantUsage = usage.Tenant
 	// UsageWindow is a label's use in the window of the clock now in.
 	UsageWindow = usage.Window
+	// UsageRun is one run's use, as a UsageObserver is told it.
+	UsageRun = usage.Run
 	// QuotaError names the quota a refused run would have passed and when
 	// the next window lets runs in; it matches ErrQuota.
 	QuotaError = usage.QuotaError
@@ -38,7 +40,7 @@ var ErrNotOperator = refused(errors.New("every token's usage is for the operator
 // quota or the admission turned away (reason: a quota's name or "busy");
 // an Observer that implements it (the server's metrics) is told.
 type UsageObserver interface {
-	ObserveUsage(label string, r usage.Run)
+	ObserveUsage(label string, r UsageRun)
 	ObserveRefusal(label, reason string)
 }
 

@@ -3,7 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sandboxrun/sandboxrun/usage"
+	"github.com/sandboxrun/sandboxrun"
 )
 
 // tenantMetrics are the usage figures by token label: the tokens file's
@@ -28,7 +28,7 @@ func newTenantMetrics() tenantMetrics {
 }
 
 // ObserveUsage implements sandboxrun.UsageObserver.
-func (m *Metrics) ObserveUsage(label string, r usage.Run) {
+func (m *Metrics) ObserveUsage(label string, r sandboxrun.UsageRun) {
 	t := m.tenant
 	t.runs.WithLabelValues(label).Inc()
 	t.cpu.WithLabelValues(label).Add(float64(r.CPUTimeMS) / 1000)
