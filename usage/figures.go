@@ -31,6 +31,7 @@ func (f *Figures) add(r Run) {
 	f.Runs++
 	f.CPUTimeMS += r.CPUTimeMS
 	f.MemoryMiBMS += (r.MemoryBytes >> 20) * r.DurationMS
+	f.EgressBytes += r.EgressBytes
 	f.fill()
 }
 

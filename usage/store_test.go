@@ -101,3 +101,37 @@ func TestStateSurvivesReopen(t *testing.T) {
 	_, err = ReadFile(filepath.Join(t.TempDir(), "none.json"), o.Windows, nil)
 	require.Error(t, err)
 }
+
+func TestMemoryAndEgressQuotas(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
+	limits := map[string]Limits{"mem": {MemoryGiBSeconds: 1}, "egress": {EgressBytes: 100}}
+	s, err := Open(Options{Windows: []time.Duration{time.Hour}, Now: c.now,
+		Quotas: func(label string) map[time.Duration]Limits { return map[time.Duration]Limits{time.Hour: limits[label]} }})
+	require.NoError(t, err)
+	for label, r := range map[string]Run{
+		"mem":    {MemoryBytes: 1 << 30, DurationMS: 999},
+		"egress": {EgressBytes: 99},
+	} {
+		k, err := s.Begin(label)
+		require.NoError(t, err)
+		require.NoError(t, k.End(&r))
+		_, err = s.Begin(label)
+		require.NoError(t, err, "%s: below its quota", label)
+	}
+	for label, r := range map[string]Run{
+		"mem":    {MemoryBytes: 1 << 30, DurationMS: 1},
+		"egress": {EgressBytes: 1},
+	} {
+		k, err := s.Begin(label)
+		require.NoError(t, err)
+		require.NoError(t, k.End(&r))
+	}
+	var qe *QuotaError
+	_, err = s.Begin("mem")
+	require.ErrorAs(t, err, &qe)
+	require.Equal(t, QuotaMemory, qe.Quota)
+	_, err = s.Begin("egress")
+	require.ErrorAs(t, err, &qe)
+	require.Equal(t, QuotaEgressBytes, qe.Quota)
+	require.Equal(t, int64(100), s.Tenant("egress").Total.EgressBytes)
+}
