@@ -27,7 +27,7 @@ func (d *Door) auditOp(op audit.Operation, err error) {
 	if log == nil {
 		return
 	}
-	op.Owner = d.c.Owner
+	op.Owner, op.Tenant = d.c.Owner, d.c.Label
 	if err != nil {
 		op.Error = err.Error()
 	}

@@ -17,6 +17,12 @@ type Caller struct {
 	// token (server.Owner), a front end's own name for callers with none
 	// ("mcp"), or "" for the operator.
 	Owner string
+	// Label names the caller's token (the tokens file's label, or one
+	// derived from the token's digest; never the token): fair share,
+	// quotas, usage, metrics and audit records name the caller by it. ""
+	// for a caller with no token (the CLI, MCP over stdio, a server
+	// without tokens), which no tenants share or quota bounds.
+	Label string
 	// Remote callers (the HTTP API, MCP clients) are told of the
 	// sandbox's folders, never the host's: every message, Result and
 	// explanation they get names a skill's folder as /skills/<name>, the
@@ -57,7 +63,7 @@ func (d *Door) answer(sk *skill.Skill, workspace string, err error) error {
 // req.Owner is the caller's. The Execution's Answer is what the caller is
 // told.
 func (d *Door) Execute(ctx context.Context, skillRef string, a Action, req Request) *Execution {
-	req.owner = d.c.Owner
+	req.owner, req.label = d.c.Owner, d.c.Label
 	var ak asked
 	switch {
 	case a.Script != "":

@@ -43,6 +43,8 @@ type Request struct {
 	// owner is the Caller's (Door.Execute sets it): whose sessions and
 	// uploads the request reaches.
 	owner string
+	// label is the Caller's token label: its share and quotas.
+	label string
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
 	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the

@@ -17,6 +17,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/session"
+	"github.com/sandboxrun/sandboxrun/usage"
 )
 
 // Config is what a Service is built from. Every front end (the CLI, the HTTP
@@ -89,6 +90,10 @@ type Config struct {
 	// SessionsRoot is the folder sessions are kept in (serve --sessions);
 	// empty takes the policy's sessions.root, and neither keeps none.
 	SessionsRoot string
+	// UsageState is the file each token label's usage is kept in
+	// (UsageStatePath of serve --state), so quotas hold across a restart
+	// or a kill; empty keeps it in memory.
+	UsageState string
 	// Replica, when set, is this server's name among several (serve
 	// --replica): the sessions it creates carry it in their ids, and ids
 	// naming another replica are not looked up here. Empty: one server.
@@ -157,6 +162,7 @@ type Service struct {
 	cat      *catalog.Catalog   // operator skills, uploads, pins, digests
 	sessions *session.Store     // nil when the Service keeps none
 	cache    *resultcache.Cache // Results of deterministic runs (policy cache)
+	usage    *usage.Store       // each token label's use, against its quotas
 	sessErr  error              // why sessions are refused, when they are
 
 	stop     chan struct{} // closed by Close: upkeep ends
@@ -215,7 +221,10 @@ func New(cfg Config) (*Service, error) {
 	}
 	cfg.Policy, cfg.OCIRuntime, cfg.Logger = pol, rt, log
 	svc := &Service{cfg: cfg, pol: pol, ociRuntime: rt, log: log, engine: cfg.Runner, cache: resultcache.New(time.Now),
-		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait)}
+		admit: newAdmission(cfg.MaxConcurrent, cfg.MaxQueued, cfg.QueueWait, pol.Tenants.FairShareOn(), tenantCaps(pol))}
+	if svc.usage, err = openUsage(cfg, pol); err != nil {
+		return nil, err
+	}
 	svc.cat, err = catalog.Open(catalog.Config{Roots: cfg.SkillRoots, Strict: cfg.Strict, AllowPaths: cfg.AllowSkillPaths,
 		Policy: pol, SessionsRoot: sessionsRoot(cfg, pol), Warn: cfg.Warn, Logger: log, OnLoad: svc.onLoad})
 	if err != nil {

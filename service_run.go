@@ -40,15 +40,26 @@ type asked struct {
 // The Execution carries the skill once it loaded and the plan once it
 // was made, whatever happened next. A run turned away by the admission is
 // neither audited nor observed as an execution: nothing was asked of the
-// policy or the engine.
+// policy or the engine. A run its token's quotas have no room for is
+// turned away before it queues; one that ends counts its Result's use.
 func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
 	x := &Execution{svc: s}
-	release, err := s.admitRun(ctx)
+	counted, err := s.beginUsage(req.label)
 	if err != nil {
 		x.err = err
 		return x
 	}
+	release, err := s.admitRun(ctx, req.label)
+	if err != nil {
+		counted(nil)
+		if errors.Is(err, ErrBusy) {
+			s.observeRefusal(req.label, "busy")
+		}
+		x.err = err
+		return x
+	}
 	defer release()
+	defer func() { counted(x.result) }()
 	start := time.Now()
 	ctx, span := telemetry.Start(ctx, "sandboxrun.run")
 	defer func() {
@@ -77,7 +88,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 	rs, p, eng := r.rs, x.plan, r.eng
 	cacheKey, cacheTTL := s.cacheKey(ctx, eng, rs, req, p)
 	if hit, ok := s.cachedRun(cacheKey, req); ok {
-		return hit, s.auditRun(req.owner, p, hit, nil)
+		return hit, s.auditRun(p, req, hit, nil)
 	}
 	// A run with an egress allowlist gets its own proxy around the sandbox.
 	p.Spec.TraceParent = telemetry.TraceParent(ctx)
@@ -89,7 +100,7 @@ func (s *Service) run(ctx context.Context, ref string, req Request, a Action, ak
 		res.SkillDigest = rs.Digest
 	}
 	s.keepResult(cacheKey, cacheTTL, res, err)
-	if aerr := s.auditRun(req.owner, p, res, err); aerr != nil && err == nil {
+	if aerr := s.auditRun(p, req, res, err); aerr != nil && err == nil {
 		// An operator who keeps an audit log is told when a run could not
 		// be recorded, rather than the run passing unrecorded.
 		err = aerr
@@ -189,12 +200,13 @@ func (s *Service) resolveImage(ctx context.Context, eng Engine, rs Resolved, req
 	return nil
 }
 
-func (s *Service) auditRun(owner string, p *plan.Plan, res *sandbox.Result, runErr error) error {
+func (s *Service) auditRun(p *plan.Plan, req Request, res *sandbox.Result, runErr error) error {
 	if s.cfg.Audit == nil {
 		return nil
 	}
 	rec := auditRecord(p, res, runErr)
-	rec.Owner = owner
+	rec.Owner = req.owner
+	rec.Tenant = req.label
 	err := s.cfg.Audit.Append(rec)
 	if err != nil {
 		s.log.Error("audit log write failed", "err", err, "run_id", rec.RunID)
@@ -217,6 +229,7 @@ func (s *Service) auditRefusal(req Request, a asked, err error) {
 	rec.Owner = req.owner
 	rec.PolicyDigest = s.pol.Digest
 	rec.SkillDigest = a.digest
+	rec.Tenant = req.label
 	if aerr := s.cfg.Audit.Append(rec); aerr != nil {
 		s.log.Error("audit log write failed", "err", aerr, "skill", a.skill)
 	}

@@ -27,7 +27,10 @@ type Record struct {
 	// Owner is the caller's: the digest of its token, a front end's name
 	// for callers with none, or empty for the operator at the host.
 	Owner string `json:"owner,omitempty"`
-	Skill string `json:"skill"`
+	// Tenant is the caller's token label (never the token); absent for
+	// a caller without one (the CLI, a server without tokens).
+	Tenant string `json:"tenant,omitempty"`
+	Skill  string `json:"skill"`
 	// SkillDigest is the digest of the skill's content
 	// (skillstore.Digest), once the skill was found.
 	SkillDigest string `json:"skill_digest,omitempty"`

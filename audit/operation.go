@@ -24,6 +24,8 @@ type Operation struct {
 	Time  time.Time `json:"time"`
 	Op    string    `json:"op"`
 	Owner string    `json:"owner"`
+	// Tenant is the caller's token label, as on run records.
+	Tenant string `json:"tenant,omitempty"`
 	// Session is the session acted on; for a fork, the new one, and From
 	// the one it copied (of its snapshot Snapshot, when named).
 	Session  string `json:"session,omitempty"`

@@ -29,7 +29,7 @@ func TestStreamYieldsUsage(t *testing.T) {
 	c, err := New(srv.URL)
 	require.NoError(t, err)
 	var types []string
-	var usage *Usage
+	var usage *LiveUsage
 	var res *Result
 	for ev, err := range c.ExecStream(context.Background(), "hello", ExecRequest{Command: "x", UsageEveryMS: UsageEvery(time.Second)}) {
 		require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestStreamYieldsUsage(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"stdout", "usage", "result"}, types)
-	require.Equal(t, &Usage{ElapsedMS: 1000, CPUPercent: 99.9, MemoryBytes: 1 << 20, Pids: 3}, usage)
+	require.Equal(t, &LiveUsage{ElapsedMS: 1000, CPUPercent: 99.9, MemoryBytes: 1 << 20, Pids: 3}, usage)
 	require.Equal(t, int64(1<<20), res.PeakMemoryBytes)
 	require.Equal(t, int64(3), res.PeakPids)
 	require.InDelta(t, 99.9, res.PeakCPUPercent, 0)

@@ -60,17 +60,18 @@ func TestEveryOperation(t *testing.T) {
 func TestEveryField(t *testing.T) {
 	s := loadSpec(t)
 	types := map[string]any{
-		"Result": Result{}, "Limits": Limits{}, "Error": Error{}, "Event": Event{}, "Usage": Usage{},
+		"Result": Result{}, "Limits": Limits{}, "Error": Error{}, "Event": Event{}, "LiveUsage": LiveUsage{},
 		"RunRequest": RunRequest{}, "ExecRequest": ExecRequest{}, "PythonRequest": PythonRequest{},
 		"ExplainRequest": ExplainRequest{}, "Explanation": Explanation{},
 		"SkillSummary": SkillSummary{}, "Activation": Activation{}, "Status": Status{},
 		"Session": Session{}, "StoredFile": StoredFile{}, "FileEntry": FileEntry{}, "FileChange": FileChange{},
 		"Snapshot":     Snapshot{},
 		"SkillVersion": SkillVersion{}, "SkillUpload": SkillUpload{}, "SkillVersions": SkillVersions{}, "SkillInvalid": SkillInvalid{},
+		"Usage": Usage{}, "UsageWindow": UsageWindow{}, "UsageFigures": UsageFigures{}, "UsageLimits": UsageLimits{},
 	}
 	// Lists and the session body are wrapped inline by the methods.
 	wrapped := map[string][]string{"SkillList": {"skills"}, "SessionList": {"sessions"}, "StoredFiles": {"files"}, "FileList": {"files"},
-		"SessionCreate": {"from", "ttl"}, "SnapshotList": {"snapshots"}, "SnapshotCreate": {"label"}, "RestoreRequest": {"snapshot"}}
+		"SessionCreate": {"from", "ttl"}, "SnapshotList": {"snapshots"}, "SnapshotCreate": {"label"}, "RestoreRequest": {"snapshot"}, "UsageAll": {"tenants"}}
 	for name, schema := range s.Components.Schemas {
 		if fields, ok := wrapped[name]; ok {
 			var got []string

@@ -36,4 +36,5 @@ var operations = map[string]operation{
 	"putFile":            {"PUT", "/v1/sessions/{id}/files/{path}"},
 	"getFile":            {"GET", "/v1/sessions/{id}/files/{path}"},
 	"deleteFile":         {"DELETE", "/v1/sessions/{id}/files/{path}"},
+	"getUsage":           {"GET", "/v1/usage"},
 }

@@ -239,16 +239,16 @@ type FileEntry struct {
 // samples of the sandbox's resource use (Type "usage") as they come, then
 // the Result (Type "result") or the error (Type "error") last.
 type Event struct {
-	Type   string  `json:"type"`
-	Data   string  `json:"data,omitempty"`
-	Usage  *Usage  `json:"usage,omitempty"`
-	Result *Result `json:"result,omitempty"`
-	Error  *Error  `json:"error,omitempty"`
+	Type   string     `json:"type"`
+	Data   string     `json:"data,omitempty"`
+	Usage  *LiveUsage `json:"usage,omitempty"`
+	Result *Result    `json:"result,omitempty"`
+	Error  *Error     `json:"error,omitempty"`
 }
 
-// Usage is one sample of a running sandbox's resource use, sent every
+// LiveUsage is one sample of a running sandbox's resource use, sent every
 // UsageEveryMS on a stream (on backends that can read it: docker, oci).
-type Usage struct {
+type LiveUsage struct {
 	// ElapsedMS is the time since the job reached the sandbox.
 	ElapsedMS int64 `json:"elapsed_ms"`
 	// CPUPercent is the CPU used over the last interval, as a share of

@@ -192,6 +192,16 @@ func newRequest(argsJSON *string, timeoutSeconds *float64) (sandboxrun.Request, 
 // words a model acts on: nothing ran, and the same call later may.
 const busyHint = "busy: every sandbox slot of this server is taken and its queue is full, so nothing ran; retry the same call after about 1 second (retry_after_seconds: 1)"
 
+// quotaHint is a quota's refusal, the HTTP API's 429 with Retry-After in
+// words a model acts on: nothing ran, and when the same call may.
+func quotaHint(err error) error {
+	var qe *sandboxrun.QuotaError
+	if !errors.As(err, &qe) {
+		return fmt.Errorf("quota: %w", err)
+	}
+	return fmt.Errorf("quota: %s (retry_after_seconds: %d)", qe.Error(), qe.RetryAfterSeconds())
+}
+
 // toolError words a failure for the model. The Service's words are kept,
 // except where they speak to an operator about host folders: a model names
 // skills, so it is told about skills, and of folders as the sandbox has them.
@@ -218,6 +228,8 @@ func (h *handlers) toolError(skillName string, err error, f facts) error {
 		return errors.New("refused: " + err.Error())
 	case errors.Is(err, sandboxrun.ErrBusy):
 		return errors.New(busyHint)
+	case errors.Is(err, sandboxrun.ErrQuota):
+		return quotaHint(err)
 	case errors.Is(err, context.Canceled):
 		return errors.New("cancelled before the sandbox started")
 	default:

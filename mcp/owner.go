@@ -42,7 +42,8 @@ func (b *byOwner) server(r *http.Request) *mcpsdk.Server {
 	defer b.mu.Unlock()
 	srv, ok := b.servers[owner]
 	if !ok {
-		srv, _ = newServer(b.svc, b.o, owner)
+		// A token's label is its own: one owner, one label.
+		srv, _ = newServer(b.svc, b.o, sandboxrun.Caller{Owner: owner, Label: caller.Label(r.Context()), Remote: true})
 		b.servers[owner] = srv
 	}
 	return srv

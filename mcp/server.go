@@ -97,14 +97,14 @@ func newOptions(opts []Option) options {
 // sessions, all with no token: operator skills only, workspaces of the
 // owner "mcp".
 func NewServer(svc *sandboxrun.Service, opts ...Option) *mcpsdk.Server {
-	srv, _ := newServer(svc, newOptions(opts), sessionOwner)
+	srv, _ := newServer(svc, newOptions(opts), sandboxrun.Caller{Owner: sessionOwner, Remote: true})
 	return srv
 }
 
-// newServer is NewServer for connections acting for owner; settle waits
+// newServer is NewServer for connections acting for c; settle waits
 // until the sessions of connections that ended are removed.
-func newServer(svc *sandboxrun.Service, o options, owner string) (srv *mcpsdk.Server, settle func()) {
-	door := svc.For(sandboxrun.Caller{Owner: owner, Remote: true})
+func newServer(svc *sandboxrun.Service, o options, c sandboxrun.Caller) (srv *mcpsdk.Server, settle func()) {
+	door := svc.For(c)
 	var ws files
 	var where string
 	settle = func() {}
@@ -166,7 +166,7 @@ func ServeStdio(ctx context.Context, svc *sandboxrun.Service, in io.Reader, out 
 		return n, err
 	})
 	t := &mcpsdk.IOTransport{Reader: io.NopCloser(in), Writer: w, MaxLineLength: MaxMessageBytes + 1}
-	srv, settle := newServer(svc, newOptions(append(opts, WithBaseContext(ctx))), sessionOwner)
+	srv, settle := newServer(svc, newOptions(append(opts, WithBaseContext(ctx))), sandboxrun.Caller{Owner: sessionOwner, Remote: true})
 	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err

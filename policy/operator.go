@@ -60,6 +60,8 @@ type Operator struct {
 	Workspace      WorkspaceRules    `yaml:"workspace" json:"workspace"`
 	// Sessions govern the workspaces a server keeps across calls.
 	Sessions SessionRules `yaml:"sessions" json:"sessions"`
+	// Tenants share the server between its tokens: fair share and quotas.
+	Tenants TenantRules `yaml:"tenants" json:"tenants"`
 	// Cache is the opt-in result cache (cache.go).
 	Cache CacheRules `yaml:"cache" json:"cache"`
 	// SkillUploads govern the skills callers upload (skilluploads.go).
@@ -155,6 +157,7 @@ func (o *Operator) setBuiltins() {
 	o.Egress.setBuiltins()
 	o.Workspace.Write.orBuiltin(WriteDeclared)
 	o.Sessions.setBuiltins()
+	o.Tenants.setBuiltins()
 	o.SkillUploads.setBuiltins()
 	o.Build.SourceBuilds.orBuiltin(false)
 }
@@ -228,6 +231,7 @@ func (o *Operator) validate() []error {
 	errs = append(errs, o.validateSecrets(os.LookupEnv)...)
 	add(o.Workspace.Write.oneOf("workspace.write", WriteReadOnly, WriteDeclared))
 	errs = append(errs, o.Sessions.validate()...)
+	errs = append(errs, o.Tenants.validate()...)
 	errs = append(errs, o.SkillUploads.validate()...)
 	errs = append(errs, o.Cache.validate("cache", true)...)
 	add(checkProfileSetting("profile", o.RunnerProfile))

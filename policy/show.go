@@ -58,6 +58,7 @@ func (o *Operator) Entries() []Entry {
 	str("workspace.write", o.Workspace.Write, "")
 	out = append(out, Entry{"workspace.roots", listOr(o.Workspace.Roots.Value, "any"), o.Workspace.Roots.from()})
 	out = append(out, o.Sessions.entries()...)
+	out = append(out, o.Tenants.entries()...)
 	out = append(out, o.SkillUploads.entries()...)
 	out = append(out, o.cacheEntries()...)
 	str("runtime", o.Runtime, "engine default")

@@ -22,12 +22,14 @@ type Metrics struct {
 	queueWait  prometheus.Histogram
 	http       *prometheus.CounterVec
 	cache      *prometheus.CounterVec
+	tenant     tenantMetrics
 }
 
 var (
 	_ sandboxrun.Observer      = (*Metrics)(nil)
 	_ sandboxrun.CacheObserver = (*Metrics)(nil)
 	_ sandboxrun.QueueObserver = (*Metrics)(nil)
+	_ sandboxrun.UsageObserver = (*Metrics)(nil)
 )
 
 // NewMetrics registers the metrics on a registry of their own, with the Go
@@ -58,7 +60,9 @@ func NewMetrics() *Metrics {
 			Help: "Runs the result cache could answer, by result (hit, miss).",
 		}, []string{"result"}),
 	}
+	m.tenant = newTenantMetrics()
 	m.reg.MustRegister(m.executions, m.duration, m.queueWait, m.http, m.cache,
+		m.tenant.runs, m.tenant.cpu, m.tenant.memory, m.tenant.egress, m.tenant.refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -57,8 +57,10 @@ func statusOf(res *sandbox.Result, err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, sandboxrun.ErrRefused), errors.Is(err, sandbox.ErrInvalidSpec):
 		return http.StatusForbidden
-	case errors.Is(err, sandboxrun.ErrBusy):
+	case errors.Is(err, sandboxrun.ErrBusy), errors.Is(err, sandboxrun.ErrQuota):
 		return http.StatusTooManyRequests
+	case errors.Is(err, sandboxrun.ErrNoTenant):
+		return http.StatusNotFound
 	// The engine going away mid-run is the engine's state, not the
 	// server's fault: 503, with the run's Result in the body.
 	case errors.Is(err, sandbox.ErrUnavailable):
@@ -228,7 +230,7 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 	if err != nil {
 		switch status {
 		case http.StatusTooManyRequests:
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", retryAfterOf(err))
 		case http.StatusServiceUnavailable:
 			if errors.Is(err, sandbox.ErrUnavailable) {
 				w.Header().Set("Retry-After", retryEngine)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/caller"
 )
 
 // Options configure a Server. Service is required; the rest have defaults.
@@ -102,6 +103,7 @@ func (s *Server) routes() {
 		return sandboxrun.Action{Code: []byte(b.Code), Python: true}
 	})))
 	s.mux.Handle("POST /v1/skills/{name}/explain", auth(http.HandlerFunc(s.explain)))
+	s.mux.Handle("GET /v1/usage", auth(http.HandlerFunc(s.usage)))
 	s.sessionRoutes(auth)
 	s.uploadRoutes(auth)
 	if s.metrics != nil {
@@ -130,7 +132,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // door is the Service as the request's caller reaches it: the owner of its
 // token, remote, so every answer names the sandbox's folders only.
 func (s *Server) door(r *http.Request) *sandboxrun.Door {
-	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Remote: true})
+	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Label: caller.Label(r.Context()), Remote: true})
 }
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {

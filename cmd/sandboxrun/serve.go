@@ -35,6 +35,7 @@ type serveFlags struct {
 	peerURL    string
 	// usageEveryMin is the Service's UsageEveryMin.
 	usageEveryMin time.Duration
+	state         string
 }
 
 func newServeCmd(g *globals, s streams) *cobra.Command {
@@ -104,6 +105,7 @@ each replica's own.`,
 	fs.StringVar(&f.replica, "replica", os.Getenv("SANDBOXRUN_REPLICA"), "this server's name among several (a DNS label, e.g. the StatefulSet Pod's); session ids name it (default $SANDBOXRUN_REPLICA)")
 	fs.StringVar(&f.peerURL, "peer-url", os.Getenv("SANDBOXRUN_PEER_URL"), "base URL of another replica, {replica} its name, {ordinal} the number ending it (default $SANDBOXRUN_PEER_URL)")
 	fs.DurationVar(&f.usageEveryMin, "usage-every-min", sandboxrun.DefaultUsageEveryMin, "shortest interval between a run's live usage samples a caller may ask (usage_every_ms); shorter asks are raised to it")
+	fs.StringVar(&f.state, "state", os.Getenv("SANDBOXRUN_STATE"), "folder for the server's state: each token's usage, so quotas hold across a restart (default $SANDBOXRUN_STATE; none: kept in memory)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
 	return cmd
 }
@@ -134,6 +136,10 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	usageState, err := f.usageState()
+	if err != nil {
+		return err
+	}
 	log, err := openAudit(f.auditLog)
 	if err != nil {
 		return err
@@ -157,6 +163,7 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 		WarmIdle:      warmIdle,
 		SessionsRoot:  f.sessions,
 		Replica:       f.replica,
+		UsageState:    usageState,
 		Backend:       backends.New,
 		Images:        backends.Images(),
 		UsageEveryMin: f.usageEveryMin,
@@ -228,6 +235,18 @@ func (f *serveFlags) replicas() (*server.Replicas, error) {
 		return nil, usageError("--replica/--peer-url: %v", err)
 	}
 	return r, nil
+}
+
+// usageState is the usage state file under --state, the folder made when
+// missing; "" without --state.
+func (f *serveFlags) usageState() (string, error) {
+	if f.state == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(f.state, 0o700); err != nil {
+		return "", withCode(exitEnv, fmt.Errorf("--state: %w", err))
+	}
+	return sandboxrun.UsageStatePath(f.state), nil
 }
 
 // queueSize is --max-queued as the Service's MaxQueued: 0 on the command

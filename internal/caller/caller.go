@@ -16,3 +16,19 @@ func Owner(ctx context.Context) string {
 	o, _ := ctx.Value(ownerKey{}).(string)
 	return o
 }
+
+type labelKey struct{}
+
+// WithLabel returns ctx saying its request is made by the holder of the
+// token labelled label (the tokens file's label, or one derived from the
+// token's digest): what policy, usage, metrics and audit name it by.
+func WithLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, labelKey{}, label)
+}
+
+// Label is the request's token label, as WithLabel said; "" when nothing
+// said.
+func Label(ctx context.Context) string {
+	l, _ := ctx.Value(labelKey{}).(string)
+	return l
+}

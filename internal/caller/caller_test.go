@@ -15,3 +15,10 @@ func TestOwner(t *testing.T) {
 	require.Equal(t, "abc", caller.Owner(ctx))
 	require.Equal(t, "def", caller.Owner(caller.WithOwner(ctx, "def")), "the innermost wins")
 }
+
+func TestLabel(t *testing.T) {
+	require.Empty(t, caller.Label(context.Background()))
+	ctx := caller.WithLabel(caller.WithOwner(context.Background(), "abc"), "team-a")
+	require.Equal(t, "team-a", caller.Label(ctx))
+	require.Equal(t, "abc", caller.Owner(ctx), "the label leaves the owner alone")
+}

@@ -40,7 +40,11 @@ from .types import (
     SkillSummary,
     SkillVersion,
     StoredFile,
+    LiveUsage,
     Usage,
+    UsageFigures,
+    UsageLimits,
+    UsageWindow,
 )
 
 __version__ = "0.1.0"
@@ -56,7 +60,7 @@ __all__ = [
     "ConflictError",
     "InvalidSkillError",
     "Event",
-    "Usage",
+    "LiveUsage",
     "Explanation",
     "FileChange",
     "FileEntry",
@@ -79,4 +83,8 @@ __all__ = [
     "TransportError",
     "UnavailableError",
     "UnsupportedMediaError",
+    "Usage",
+    "UsageFigures",
+    "UsageLimits",
+    "UsageWindow",
 ]

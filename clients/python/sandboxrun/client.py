@@ -22,6 +22,7 @@ from .types import (
     SkillVersion,
     Snapshot,
     StoredFile,
+    Usage,
 )
 
 Timeout = Union[float, int, str]
@@ -56,6 +57,7 @@ OPERATIONS = {
     "putFile": "put_file",
     "getFile": "get_file",
     "deleteFile": "delete_file",
+    "getUsage": "usage",
 }
 
 # The endpoints that can answer as a stream, and their streaming methods.
@@ -169,6 +171,20 @@ class Client:
         """GET /v1/openapi.json, the API's description."""
         doc: Dict[str, Any] = self._server("openapi").json("GET", "/v1/openapi.json")
         return doc
+
+    # -- usage -----------------------------------------------------------------
+
+    def usage(self) -> Usage:
+        """GET /v1/usage: what your token used, per window, with its quotas.
+        A run past a quota raises BusyError naming the quota, with
+        ``retry_after`` the seconds until the next window."""
+        return Usage.from_json(self._server("usage").json("GET", "/v1/usage"))
+
+    def usage_all(self) -> List[Usage]:
+        """GET /v1/usage?all=true: every token's use, by label; for a token the
+        server's policy lists under tenants.operators (RefusedError otherwise)."""
+        doc = self._server("usage").json("GET", "/v1/usage?all=true")
+        return [Usage.from_json(u) for u in doc.get("tenants", [])]
 
     # -- skills ----------------------------------------------------------------
 
@@ -317,7 +333,7 @@ class Client:
     def stream_run(self, skill: str, script: str, **kw: Any) -> Iterator[Union[Event, Result]]:
         """As run, yielding stdout/stderr Events as they come and the Result last.
 
-        ``usage`` Events (``Event.usage``, a Usage) come every
+        ``usage`` Events (``Event.usage``, a LiveUsage) come every
         ``usage_every_ms`` (default 2000 on a server; 0 for none) while the
         script runs, on backends that can read the sandbox's use.
         """

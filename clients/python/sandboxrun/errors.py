@@ -125,7 +125,7 @@ class UnsupportedMediaError(SandboxrunError):
 
 
 class BusyError(SandboxrunError):
-    """429: every slot is taken (or the session count is reached); retry after ``retry_after`` seconds."""
+    """429: every slot is taken, the session count is reached, or a quota of the token's is (the message names it); retry after ``retry_after`` seconds."""
 
     def __init__(self, message: str, *, retry_after: float = 1.0, **kw: Any) -> None:
         super().__init__(message, **kw)

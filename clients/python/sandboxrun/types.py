@@ -152,7 +152,7 @@ class Explanation:
 
 
 @dataclass
-class Usage:
+class LiveUsage:
     """One sample of a running sandbox's resource use (a ``usage`` event).
 
     ``cpu_percent`` is over the last interval, as a share of one core (200
@@ -167,7 +167,7 @@ class Usage:
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, data: Any) -> "Usage":
+    def from_json(cls, data: Any) -> "LiveUsage":
         return _build(cls, data)
 
 
@@ -182,14 +182,14 @@ class Event:
 
     type: str
     data: str = ""
-    usage: Optional[Usage] = None
+    usage: Optional[LiveUsage] = None
     result: Optional[Result] = None
     error: Optional[Dict[str, Any]] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> "Event":
-        return _build(cls, data, {"result": Result.from_json, "usage": Usage.from_json})
+        return _build(cls, data, {"result": Result.from_json, "usage": LiveUsage.from_json})
 
 
 @dataclass
@@ -327,3 +327,67 @@ class FileEntry:
     @classmethod
     def from_json(cls, data: Any) -> "FileEntry":
         return _build(cls, data)
+
+
+@dataclass
+class UsageFigures:
+    """What a token used: runs, CPU (the sum of its Results' cpu_time_ms),
+    memory limit times wall time, egress bytes."""
+
+    runs: int = 0
+    cpu_time_ms: int = 0
+    memory_mib_ms: int = 0
+    memory_gib_seconds: float = 0.0
+    egress_bytes: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "UsageFigures":
+        return _build(cls, data)
+
+
+@dataclass
+class UsageLimits:
+    """A window's quota; 0 is unbounded."""
+
+    runs: int = 0
+    cpu_seconds: float = 0.0
+    memory_gib_seconds: float = 0.0
+    egress_bytes: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "UsageLimits":
+        return _build(cls, data)
+
+
+@dataclass
+class UsageWindow:
+    """A token's use in the current window of one length; ``end`` is when
+    the next begins (where a quota refusal's retry_after points)."""
+
+    window: str
+    window_seconds: float = 0.0
+    start: str = ""
+    end: str = ""
+    used: UsageFigures = field(default_factory=UsageFigures)
+    limits: Optional[UsageLimits] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "UsageWindow":
+        return _build(cls, data, {"used": UsageFigures.from_json, "limits": UsageLimits.from_json})
+
+
+@dataclass
+class Usage:
+    """A token's use by its label (never the token): per window and in all."""
+
+    label: str
+    windows: List[UsageWindow] = field(default_factory=list)
+    total: UsageFigures = field(default_factory=UsageFigures)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Usage":
+        return _build(cls, data, {"windows": UsageWindow.from_json, "total": UsageFigures.from_json})

@@ -30,6 +30,10 @@ SCHEMAS = {
     "FileChange": types.FileChange,
     "Explanation": types.Explanation,
     "Snapshot": types.Snapshot,
+    "Usage": types.Usage,
+    "UsageWindow": types.UsageWindow,
+    "UsageFigures": types.UsageFigures,
+    "UsageLimits": types.UsageLimits,
 }
 
 # request schema -> (Client method, the positional parameter its required field maps to)
@@ -47,7 +51,7 @@ REQUESTS = {
 REQUEST_METHODS = {("SessionCreate", "from"): "fork"}
 
 # list documents: their one key must be read by the client
-LISTS = ["SkillList", "SessionList", "StoredFiles", "FileList", "SnapshotList"]
+LISTS = ["SkillList", "SessionList", "StoredFiles", "FileList", "SnapshotList", "UsageAll"]
 
 
 def load() -> Dict[str, Any]:

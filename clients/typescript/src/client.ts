@@ -22,6 +22,7 @@ import type {
   Snapshot,
   Status,
   StoredFile,
+  Usage,
 } from './types.js';
 
 export interface ClientOptions {
@@ -121,6 +122,22 @@ export class Client {
   private async none(op: keyof typeof OPERATIONS, params: Record<string, string>): Promise<void> {
     const reply = await this.send(op, params);
     await readAll(reply.body);
+  }
+
+  // -- usage ---------------------------------------------------------------
+
+  /**
+   * GET /v1/usage: what this token used, per window, with its quotas. A run
+   * past a quota is a BusyError naming the quota, its retryAfter the
+   * seconds until the next window.
+   */
+  async usage(): Promise<Usage> {
+    return this.json<Usage>('getUsage');
+  }
+
+  /** GET /v1/usage?all=true: every token's use by label, for a token the policy lists under tenants.operators (RefusedError otherwise). */
+  async usageAll(): Promise<Usage[]> {
+    return (await this.json<{ tenants: Usage[] }>('getUsage', {}, { query: '?all=true' })).tenants;
   }
 
   // -- health and description ----------------------------------------------

@@ -89,7 +89,7 @@ export class TooLargeError extends SandboxrunError {}
 /** 415: a bulk upload that is not a tar. */
 export class UnsupportedMediaError extends SandboxrunError {}
 
-/** 429: every slot is taken, or the token holds its most sessions; retry after retryAfter seconds. */
+/** 429: every slot is taken, the token holds its most sessions, or it reached a quota (the message names it); retry after retryAfter seconds. */
 export class BusyError extends SandboxrunError {
   readonly retryAfter: number;
   constructor(message: string, opts: { status?: number; body?: ErrorBody; retryAfter?: number } = {}) {

@@ -36,6 +36,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = Object.freeze({
   putFile: { method: 'PUT', path: '/v1/sessions/{id}/files/{path}' },
   getFile: { method: 'GET', path: '/v1/sessions/{id}/files/{path}' },
   deleteFile: { method: 'DELETE', path: '/v1/sessions/{id}/files/{path}' },
+  getUsage: { method: 'GET', path: '/v1/usage' },
 });
 
 /**

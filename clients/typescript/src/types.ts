@@ -94,7 +94,7 @@ export interface RunOptions {
    */
   usage_every_ms?: number;
   /** streams: receives each usage sample, in order, while the script runs */
-  onUsage?: (usage: Usage) => void;
+  onUsage?: (usage: LiveUsage) => void;
   /** cancels the call; on a server, disconnecting cancels the run */
   signal?: AbortSignal;
 }
@@ -309,7 +309,7 @@ export interface ErrorBody {
 export interface Event {
   type: 'stdout' | 'stderr' | 'usage' | 'result' | 'error';
   data?: string;
-  usage?: Usage;
+  usage?: LiveUsage;
   result?: Result;
   error?: ErrorBody;
 }
@@ -318,7 +318,7 @@ export interface Event {
  * One sample of a running sandbox's resource use (a usage event), on
  * backends that can read it (docker, oci).
  */
-export interface Usage {
+export interface LiveUsage {
   /** since the job reached the sandbox */
   elapsed_ms: number;
   /** CPU used over the last interval, as a share of one core (200 = two cores busy) */
@@ -333,4 +333,38 @@ export interface Usage {
 export interface OutputEvent {
   type: 'stdout' | 'stderr';
   data: string;
+}
+
+/** What a token used: runs, CPU (the sum of its Results' cpu_time_ms), memory limit × wall time, egress bytes. */
+export interface UsageFigures {
+  runs: number;
+  cpu_time_ms: number;
+  memory_mib_ms: number;
+  memory_gib_seconds: number;
+  egress_bytes: number;
+}
+
+/** A window's quota; an absent figure is unbounded. */
+export interface UsageLimits {
+  runs?: number;
+  cpu_seconds?: number;
+  memory_gib_seconds?: number;
+  egress_bytes?: number;
+}
+
+/** A token's use in the current window of one length; `end` is when the next begins. */
+export interface UsageWindow {
+  window: string;
+  window_seconds: number;
+  start: string;
+  end: string;
+  used: UsageFigures;
+  limits?: UsageLimits;
+}
+
+/** A token's use by its label (never the token): per window and in all. */
+export interface Usage {
+  label: string;
+  windows: UsageWindow[];
+  total: UsageFigures;
 }

@@ -108,7 +108,7 @@ describe('the spec', () => {
     const names = { Error: 'ErrorBody', Session: 'SessionInfo' };
     const wrapped = {
       SkillList: ['skills'], SessionList: ['sessions'], StoredFiles: ['files'], FileList: ['files'], SessionCreate: ['from', 'ttl'],
-      SnapshotList: ['snapshots'], SnapshotCreate: ['label'], RestoreRequest: ['snapshot'],
+      SnapshotList: ['snapshots'], SnapshotCreate: ['label'], RestoreRequest: ['snapshot'], UsageAll: ['tenants'],
     };
     for (const [name, schema] of Object.entries(spec.components.schemas)) {
       const props = Object.keys(schema.properties ?? {});

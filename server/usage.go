@@ -1,0 +1,46 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/sandboxrun/sandboxrun"
+)
+
+// usageAll is the answer of GET /v1/usage?all=true: every token's use.
+type usageAll struct {
+	Tenants []sandboxrun.TenantUsage `json:"tenants"`
+}
+
+// usage serves GET /v1/usage: the caller's own use by window, or with
+// all=true every token's (for a token the policy lists under
+// tenants.operators).
+func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
+	d := s.door(r)
+	if all, _ := strconv.ParseBool(r.URL.Query().Get("all")); all {
+		ts, err := d.UsageAll()
+		if err != nil {
+			writeError(w, statusOf(nil, err), err)
+			return
+		}
+		writeJSON(w, http.StatusOK, usageAll{Tenants: ts})
+		return
+	}
+	u, err := d.Usage()
+	if err != nil {
+		writeError(w, statusOf(nil, err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+// retryAfterOf is the Retry-After of a 429: when the quota's window ends,
+// or a second for a full queue.
+func retryAfterOf(err error) string {
+	var qe *sandboxrun.QuotaError
+	if errors.As(err, &qe) {
+		return strconv.FormatInt(qe.RetryAfterSeconds(), 10)
+	}
+	return "1"
+}
