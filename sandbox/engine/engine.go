@@ -86,6 +86,13 @@ func New(d Driver, cfg Config) *Engine {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.pool = newPool(e, cfg.Sizer(cfg.Now), cfg.WarmMaxIdle)
+	if e.pool != nil {
+		// Egress slots of a process that was killed before it closed
+		// them.
+		if gone, err := ReapSlots(slotRoot); err != nil || len(gone) > 0 {
+			e.log.Info("removed egress slots of processes that are gone", "slots", gone, "error", err)
+		}
+	}
 	return e
 }
 
