@@ -88,10 +88,21 @@ func livePods(ctx context.Context, selector string) ([]string, error) {
 	return names, nil
 }
 
-// requirePodGone asserts the run's pod is deleted or being deleted.
+// requirePodGone asserts the run's pod is deleted or being deleted; a run
+// with a report has its pod deleted in the background, so it waits a
+// while for that.
 func requirePodGone(t *testing.T, runID string) {
 	t.Helper()
-	left, err := livePods(context.Background(), sandbox.LabelRunID+"="+runID)
-	require.NoError(t, err)
+	var left []string
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var err error
+		left, err = livePods(context.Background(), sandbox.LabelRunID+"="+runID)
+		require.NoError(t, err)
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	require.Empty(t, left, "pod of run %s left behind", runID)
 }

@@ -93,7 +93,7 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		release()
 		if rep == nil {
 			<-a.decoded
-			if decodeErr != nil {
+			if _, ok := box.(Recoverer); decodeErr != nil && !ok {
 				// A broken stream: init may still be running, unheard.
 				killed = box.Kill(ctx)
 			}
@@ -134,6 +134,11 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 	a.ended = true
 	<-a.decoded // End (or Settle) closed the stream
 	a.Report, a.InitLog = report, box.InitLog().FirstLine()
+	if r, ok := box.(Recoverer); ok && report == nil && !a.Cancelled && !a.Backstop {
+		if out, rep := e.recover(ctx, r, run, log); rep != nil {
+			run.Output, a.Report, decodeErr = out, rep, nil
+		}
+	}
 	killed = errors.Join(killed, eerr)
 	switch {
 	case a.Cancelled:
@@ -153,4 +158,27 @@ func (a *awaited) fromEnd(end Ending) {
 	if end.ImageID != "" {
 		a.ImageID = end.ImageID
 	}
+}
+
+// recover decodes the frames of a run whose stream lost its report from
+// the box's second copy, into an Output without the run's live writers
+// (they had their chance). It returns the report, or nil when the copy
+// does not decode cleanly to one.
+func (e *Engine) recover(ctx context.Context, r Recoverer, run *Run, log *slog.Logger) (*sandbox.Output, *frame.Report) {
+	rc, err := r.Recover(context.WithoutCancel(ctx))
+	if err != nil {
+		log.Debug("read the second copy of the frames", "error", err)
+		return nil, nil
+	}
+	defer func() { _ = rc.Close() }()
+	quiet := *run.Spec
+	quiet.Stdout, quiet.Stderr = nil, nil
+	out := sandbox.NewOutput(&quiet)
+	rep, err := out.Decode(rc, nil)
+	if err != nil || rep == nil {
+		log.Debug("the second copy of the frames holds no report", "error", err)
+		return nil, nil
+	}
+	log.Info("output recovered from the second copy of the frames after the stream lost it")
+	return out, rep
 }

@@ -49,6 +49,10 @@ type Plan struct {
 	// Data is the driver's own, handed back to its Start and, through
 	// Run.Plan, its Bind; the engine never reads it.
 	Data any
+	// Relays: the driver carries the run's egress to Spec.EgressSocket
+	// itself once the run binds (Kubernetes: over the side channel), so a
+	// warm sandbox of this plan needs no slot of the engine's.
+	Relays bool
 }
 
 // Box is one started sandbox. The engine calls Bind, then sends the job on
@@ -127,17 +131,42 @@ type ReportChecker interface {
 	CheckReport(run *Run, rep *frame.Report) error
 }
 
-// callerKey holds, in Start's detached context, the run's own.
-type callerKey struct{}
+// callerKey holds, in Start's detached context, the run's own (or the
+// warm pool's, for a sandbox started ahead); aheadKey marks the latter.
+type (
+	callerKey struct{}
+	aheadKey  struct{}
+)
 
-// Left returns the error of the run's own context, which Start's ctx is
-// detached from, or nil: a driver may look between its steps, to start
-// nothing more for a caller that has gone. What it made is still returned.
-func Left(ctx context.Context) error {
+// Caller returns the context Start's ctx is detached from: the run's own,
+// or for a sandbox started ahead the warm pool's, which ends when the pool
+// closes. Without one it returns ctx.
+func Caller(ctx context.Context) context.Context {
 	if c, ok := ctx.Value(callerKey{}).(context.Context); ok {
-		return c.Err()
+		return c
 	}
-	return nil
+	return ctx
+}
+
+// Left returns the error of the caller's context (Caller), or nil: a
+// driver may look between its steps, to start nothing more for a caller
+// that has gone. What it made is still returned.
+func Left(ctx context.Context) error { return Caller(ctx).Err() }
+
+// Ahead reports whether Start's ctx is the warm pool's: the sandbox waits
+// for a run that has not come yet.
+func Ahead(ctx context.Context) bool {
+	ahead, _ := ctx.Value(aheadKey{}).(bool)
+	return ahead
+}
+
+// Recoverer is a Box that keeps a second copy of init's frames (Kubernetes:
+// the Pod's log), for a run whose stream ended without a report. The
+// engine then lets the sandbox end (End) instead of killing it, and
+// decodes the copy, without the run's live writers; it serves when it
+// decodes cleanly to a report.
+type Recoverer interface {
+	Recover(ctx context.Context) (io.ReadCloser, error)
 }
 
 // Settler is a Box that lets a sandbox whose init reported go more cheaply

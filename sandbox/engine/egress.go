@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -59,7 +61,7 @@ func keyed(tmpl sandbox.Spec) sandbox.Spec {
 // socket, owned by the sandbox user as the proxy's is, and an empty
 // bundle when the proxy has one.
 func newSlot(tmpl *sandbox.Spec) (*slot, error) {
-	dir, err := os.MkdirTemp("", "sandboxrun-slot-")
+	dir, err := os.MkdirTemp(slotRoot, slotPrefix+slotOwner()+"-")
 	if err != nil {
 		return nil, fmt.Errorf("make an egress slot: %w", err)
 	}
@@ -215,4 +217,49 @@ func (e *Engine) closeSlot(b Box) {
 			e.log.Warn("remove egress slot", "run_id", b.RunID(), "error", err)
 		}
 	}
+}
+
+// A slot's folder is named for the process that made it (pid and start
+// time, sandbox.OwnerOf): one left by a process that was killed is
+// removed by the next engine made on this host (ReapSlots).
+const slotPrefix = "sandboxrun-slot-"
+
+// slotRoot holds the slots' folders; "" is os.TempDir. Tests move it.
+var slotRoot = ""
+
+func slotOwner() string {
+	o := sandbox.OwnerOf(os.Getpid(), "")
+	return strconv.Itoa(o.PID) + "-" + strconv.FormatUint(o.Start, 10)
+}
+
+// ReapSlots removes the slot folders under root ("" is os.TempDir) whose
+// process is gone, and returns them; a folder whose owner cannot be read
+// from its name, or whose process may be alive, is kept.
+func ReapSlots(root string) ([]string, error) {
+	if root == "" {
+		root = os.TempDir()
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, slotPrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	var errs []error
+	for _, d := range dirs {
+		parts := strings.SplitN(strings.TrimPrefix(filepath.Base(d), slotPrefix), "-", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		pid, perr := strconv.Atoi(parts[0])
+		start, serr := strconv.ParseUint(parts[1], 10, 64)
+		if perr != nil || serr != nil || pid <= 0 || sandbox.ProcessAlive(pid, start) {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		gone = append(gone, d)
+	}
+	return gone, errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -86,4 +87,23 @@ func TestKeyedNamesEverySlotAlike(t *testing.T) {
 	require.Equal(t, a, b)
 	require.NotEqual(t, a, keyed(sandbox.Spec{EgressSocket: "/tmp/b/egress.sock", EgressCA: "/tmp/b/ca.pem"}))
 	require.Equal(t, sandbox.Spec{}, keyed(sandbox.Spec{}), "a run without a proxy keys as it is")
+}
+
+// A slot folder of a process that is gone is reaped; one of this process,
+// or one whose name says no owner, is kept.
+func TestReapSlotsRemovesThoseOfGoneProcesses(t *testing.T) {
+	root := t.TempDir()
+	dead := filepath.Join(root, "sandboxrun-slot-999999999-1-abc")
+	mine := filepath.Join(root, "sandboxrun-slot-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(sandbox.OwnerOf(os.Getpid(), "").Start, 10)+"-def")
+	odd := filepath.Join(root, "sandboxrun-slot-xyz")
+	for _, d := range []string{dead, mine, odd} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dead, "ca.pem"), nil, 0o644))
+	gone, err := ReapSlots(root)
+	require.NoError(t, err)
+	require.Equal(t, []string{dead}, gone)
+	require.NoDirExists(t, dead)
+	require.DirExists(t, mine)
+	require.DirExists(t, odd)
 }

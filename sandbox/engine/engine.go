@@ -56,8 +56,12 @@ type Config struct {
 	// Prestart lets warm sandboxes start python3 ahead of their job
 	// (sandbox.Prelude).
 	Prestart bool
-	// Now is the clock of a pool sized by demand. Default: time.Now.
+	// Now is the clock of a pool sized by demand and of CapacityTTL.
+	// Default: time.Now.
 	Now func() time.Time
+	// CapacityTTL is how long the driver's Capacity is kept (a cluster's
+	// nodes come and go). Zero: for the Engine's life.
+	CapacityTTL time.Duration
 }
 
 // New returns an Engine running through d.
@@ -73,11 +77,22 @@ func New(d Driver, cfg Config) *Engine {
 		prestart:       cfg.Prestart,
 		sem:            make(chan struct{}, cfg.MaxConcurrent),
 		teardowns:      make(chan struct{}, cfg.MaxConcurrent),
+		capacity:       capacity{ttl: cfg.CapacityTTL, now: cfg.Now},
+	}
+	if e.capacity.now == nil {
+		e.capacity.now = time.Now
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.pool = newPool(e, cfg.Sizer(cfg.Now), cfg.WarmMaxIdle)
+	if e.pool != nil {
+		// Egress slots of a process that was killed before it closed
+		// them.
+		if gone, err := ReapSlots(slotRoot); err != nil || len(gone) > 0 {
+			e.log.Info("removed egress slots of processes that are gone", "slots", gone, "error", err)
+		}
+	}
 	return e
 }
 
@@ -178,7 +193,7 @@ func (e *Engine) execute(ctx context.Context, spec *sandbox.Spec, res *sandbox.R
 		}
 	}
 	res.Started = true
-	if warm && spec.EgressSocket != "" {
+	if warm && spec.EgressSocket != "" && !plan.Relays {
 		if err := e.joinSlot(box, spec); err != nil {
 			return err
 		}

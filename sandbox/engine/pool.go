@@ -101,7 +101,7 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 	}
 	tmpl.RunID = id
 	var sl *slot
-	if tmpl.EgressSocket != "" {
+	if tmpl.EgressSocket != "" && !plan.Relays {
 		// The run's proxy does not exist yet: a slot stands in for it.
 		if sl, err = newSlot(tmpl); err != nil {
 			return nil, err
@@ -111,7 +111,8 @@ func (p *pool) start(ctx context.Context, tmpl *sandbox.Spec, plan Plan) (Box, e
 	// pool closes: an engine may finish a create whose caller went away
 	// after the removal by name found nothing, and the sandbox would
 	// outlive the process. A start is short; ctx is looked at after it.
-	b, err := p.e.d.Start(context.WithoutCancel(ctx), tmpl, plan)
+	dctx := context.WithValue(context.WithValue(context.WithoutCancel(ctx), callerKey{}, ctx), aheadKey{}, true)
+	b, err := p.e.d.Start(dctx, tmpl, plan)
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("warm start cancelled: %w", ctx.Err())
 	}

@@ -3,8 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,18 +23,16 @@ const capacityTTL = time.Minute
 type ceiling struct {
 	memory   int64 // bytes
 	milliCPU int64
-	// Where each figure comes from, for the refusal.
-	memoryFrom, cpuFrom string
 }
 
 // lower takes memory and cpu from list where they are below what c has
-// (or c has none), naming from as their source.
-func (c *ceiling) lower(list corev1.ResourceList, from string) {
+// (or c has none).
+func (c *ceiling) lower(list corev1.ResourceList) {
 	if q, ok := list[corev1.ResourceMemory]; ok && q.Value() > 0 && (c.memory == 0 || q.Value() < c.memory) {
-		c.memory, c.memoryFrom = q.Value(), fmt.Sprintf("%s memory %s", from, q.String())
+		c.memory = q.Value()
 	}
 	if q, ok := list[corev1.ResourceCPU]; ok && q.MilliValue() > 0 && (c.milliCPU == 0 || q.MilliValue() < c.milliCPU) {
-		c.milliCPU, c.cpuFrom = q.MilliValue(), fmt.Sprintf("%s cpu %s", from, q.String())
+		c.milliCPU = q.MilliValue()
 	}
 }
 
@@ -48,12 +44,11 @@ func largestNode(nodes []corev1.Node) ceiling {
 		if n.Spec.Unschedulable {
 			continue
 		}
-		from := "node " + n.Name + "'s allocatable"
 		if q := n.Status.Allocatable.Memory(); q.Value() > c.memory {
-			c.memory, c.memoryFrom = q.Value(), fmt.Sprintf("%s memory %s (the largest node)", from, q.String())
+			c.memory = q.Value()
 		}
 		if q := n.Status.Allocatable.Cpu(); q.MilliValue() > c.milliCPU {
-			c.milliCPU, c.cpuFrom = q.MilliValue(), fmt.Sprintf("%s cpu %s (the largest node)", from, q.String())
+			c.milliCPU = q.MilliValue()
 		}
 	}
 	return c
@@ -65,84 +60,16 @@ func (c *ceiling) limitRangeMax(ranges []corev1.LimitRange) {
 	for _, r := range ranges {
 		for _, item := range r.Spec.Limits {
 			if item.Type == corev1.LimitTypeContainer || item.Type == corev1.LimitTypePod {
-				c.lower(item.Max, fmt.Sprintf("LimitRange %s's %s max", r.Name, strings.ToLower(string(item.Type))))
+				c.lower(item.Max)
 			}
 		}
 	}
 }
 
-// check refuses spec's memory or CPUs above c through sandbox.CheckHost,
-// adding where the figure comes from.
-func (c ceiling) check(spec *sandbox.Spec) error {
-	// CheckHost counts whole CPUs: rounded up here, so that it refuses
-	// only what is above c; the fraction is checked after it.
-	h := sandbox.HostCapacity{MemoryBytes: c.memory, CPUs: int((c.milliCPU + 999) / 1000)}
-	err := sandbox.CheckHost(spec, h)
-	overMemory := c.memory > 0 && spec.Limits.MemoryBytes > c.memory
-	overCPU := c.milliCPU > 0 && spec.Limits.CPUs*1000 > float64(c.milliCPU)
-	if err == nil && overCPU {
-		err = &beyondError{msg: fmt.Sprintf("%s: cpus %g (max_cpus / --cpus) is above %gm; ask for at most %g",
-			sandbox.ErrBeyondHost, spec.Limits.CPUs, float64(c.milliCPU), float64(c.milliCPU)/1000)}
-	}
-	if err == nil {
-		return nil
-	}
-	var from []string
-	if overMemory {
-		from = append(from, c.memoryFrom)
-	}
-	if overCPU {
-		from = append(from, c.cpuFrom)
-	}
-	return fmt.Errorf("%w (kubernetes: %s)", err, strings.Join(from, "; "))
-}
-
-// beyondError is the refusal sandbox.CheckHost cannot word, a ceiling
-// between two whole CPUs; it matches what CheckHost's refusals match.
-type beyondError struct{ msg string }
-
-func (e *beyondError) Error() string { return e.msg }
-func (e *beyondError) Is(target error) bool {
-	return target == sandbox.ErrBeyondHost || target == sandbox.ErrInvalidSpec
-}
-
-// capacityCache keeps the ceiling for capacityTTL. An error is not kept.
-type capacityCache struct {
-	mu     sync.Mutex
-	at     time.Time
-	c      ceiling
-	known  bool
-	warned bool // the blind spot was logged
-}
-
-// CheckSpec refuses memory or CPUs above what the largest schedulable
-// node can give a Pod, or above a LimitRange's max for a container in the
-// namespace when that is smaller: such a Pod would wait in Pending until
-// the start timeout, or be refused by admission. Run makes the same check
-// before any Pod exists. The cluster's answer is kept for a minute.
-// Without permission to list nodes (RBAC), only LimitRanges bound it; with
-// neither, nothing is checked (logged once).
-func (k *Kube) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
-	c, err := k.ceiling(ctx)
-	if err != nil {
-		return err
-	}
-	return c.check(&spec)
-}
-
-func (k *Kube) ceiling(ctx context.Context) (ceiling, error) {
-	cc := &k.capacity
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if cc.known && k.now().Sub(cc.at) < capacityTTL {
-		return cc.c, nil
-	}
-	c, err := k.readCeiling(ctx)
-	if err != nil {
-		return ceiling{}, err
-	}
-	cc.c, cc.at, cc.known = c, k.now(), true
-	return c, nil
+// host is c as the engine checks it (sandbox.CheckHost): a node's
+// allocatable cpu need not be whole.
+func (c ceiling) host() sandbox.HostCapacity {
+	return sandbox.HostCapacity{MemoryBytes: c.memory, MilliCPUs: c.milliCPU, CPUs: int(c.milliCPU / 1000)}
 }
 
 // readCeiling asks the cluster: nodes, then the namespace's LimitRanges.
@@ -173,8 +100,7 @@ func (k *Kube) readCeiling(ctx context.Context) (ceiling, error) {
 	default:
 		c.limitRangeMax(ranges.Items)
 	}
-	if nodesHidden && !k.capacity.warned {
-		k.capacity.warned = true
+	if nodesHidden && k.nodesWarned.CompareAndSwap(false, true) {
 		what := "only the namespace's LimitRanges bound a run's memory and cpus"
 		if rangesHidden {
 			what = "runs are not checked against the cluster's capacity: one that asks more than any node has waits in Pending until the start timeout"

@@ -56,7 +56,7 @@ func listCount(cs *fake.Clientset, resource string) int {
 }
 
 // CheckSpec refuses what no node could hold, or what a LimitRange of the
-// namespace refuses, and names where the figure comes from.
+// namespace refuses, in the engine's words (sandbox.CheckHost).
 func TestCheckSpecAgainstTheCluster(t *testing.T) {
 	twoNodes := []runtime.Object{node("small", "2", "4Gi", false), node("big", "1900m", "8Gi", false)}
 	tests := []struct {
@@ -69,23 +69,23 @@ func TestCheckSpecAgainstTheCluster(t *testing.T) {
 	}{
 		{name: "fits", objects: twoNodes, cpus: 2, memory: 8 << 30},
 		{name: "memory above every node", objects: twoNodes, cpus: 1, memory: 9 << 30,
-			refused: "node big's allocatable memory 8Gi (the largest node)"},
+			refused: "memory 9GiB (max_memory / --memory) is above the engine host's 8GiB"},
 		{name: "cpus above every node", objects: twoNodes, cpus: 3, memory: 1 << 30,
-			refused: "node small's allocatable cpu 2 (the largest node)"},
+			refused: "cpus 3 (max_cpus / --cpus) is above the engine host's 2 CPUs"},
 		{name: "a cordoned node does not count", objects: append([]runtime.Object{node("cordoned", "64", "256Gi", true)}, twoNodes...),
-			cpus: 1, memory: 9 << 30, refused: "node big's allocatable memory 8Gi"},
+			cpus: 1, memory: 9 << 30, refused: "above the engine host's 8GiB"},
 		{name: "fraction of a cpu", objects: []runtime.Object{node("n", "1900m", "4Gi", false)}, cpus: 1.9, memory: 1 << 30},
 		{name: "above a fraction of a cpu", objects: []runtime.Object{node("n", "1900m", "4Gi", false)}, cpus: 1.95, memory: 1 << 30,
-			refused: "cpus 1.95 (max_cpus / --cpus) is above 1900m; ask for at most 1.9"},
+			refused: "cpus 1.95 (max_cpus / --cpus) is above the engine host's 1.9 CPUs; ask for at most 1.9"},
 		{name: "limit range below the nodes", objects: append([]runtime.Object{limitRange("caps", corev1.LimitTypeContainer,
 			corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")})}, twoNodes...),
-			cpus: 1, memory: 2 << 30, refused: "LimitRange caps's container max memory 1Gi"},
+			cpus: 1, memory: 2 << 30, refused: "memory 2GiB (max_memory / --memory) is above the engine host's 1GiB"},
 		{name: "limit range of half a cpu", objects: append([]runtime.Object{limitRange("caps", corev1.LimitTypePod,
 			corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")})}, twoNodes...),
-			cpus: 1, memory: 1 << 30, refused: "ask for at most 0.5 (kubernetes: LimitRange caps's pod max cpu 500m)"},
+			cpus: 1, memory: 1 << 30, refused: "above the engine host's 0.5 CPUs; ask for at most 0.5"},
 		{name: "limit range above the nodes", objects: append([]runtime.Object{limitRange("caps", corev1.LimitTypeContainer,
 			corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Gi")})}, twoNodes...),
-			cpus: 1, memory: 9 << 30, refused: "node big's allocatable memory 8Gi"},
+			cpus: 1, memory: 9 << 30, refused: "above the engine host's 8GiB"},
 		{name: "nodes hidden: the limit range alone", hide: []string{"nodes"}, objects: append([]runtime.Object{limitRange("caps", corev1.LimitTypeContainer,
 			corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")})}, twoNodes...),
 			cpus: 64, memory: 2 << 30, refused: "memory 2GiB (max_memory / --memory) is above the engine host's 1GiB"},

@@ -42,9 +42,15 @@ type hostChannel struct {
 	log      *slog.Logger
 	in       *io.PipeReader // Channel frames, from Decode
 	inW      *io.PipeWriter
-	reported chan struct{} // closed when the report is in (and init ran the job)
-	wg       sync.WaitGroup
-	egress   chan struct{}
+	reported chan struct{} // closed when the report is in, or the channel closes
+	reportOn sync.Once
+	// handedBack closes once the workspace's changes were taken or
+	// refused.
+	handedBack chan struct{}
+	handOnce   sync.Once
+	wsSize     int64 // the workspace tmpfs's size, which bounds a layer
+	wg         sync.WaitGroup
+	egress     chan struct{}
 
 	mu       sync.Mutex
 	sess     *yamux.Session
@@ -56,9 +62,12 @@ type hostChannel struct {
 	reportOK bool
 }
 
-func newHostChannel(spec *sandbox.Spec, log *slog.Logger) *hostChannel {
+// newHostChannel is the host's end of spec's side channel; wsSize is its
+// writable workspace's size.
+func newHostChannel(spec *sandbox.Spec, wsSize int64, log *slog.Logger) *hostChannel {
 	pr, pw := io.Pipe()
-	return &hostChannel{spec: spec, log: log, in: pr, inW: pw, reported: make(chan struct{}), egress: make(chan struct{}, maxEgressStreams)}
+	return &hostChannel{spec: spec, wsSize: wsSize, log: log, in: pr, inW: pw, reported: make(chan struct{}),
+		handedBack: make(chan struct{}), egress: make(chan struct{}, maxEgressStreams)}
 }
 
 // channelConn joins the frames from init and the attach's stdin.
@@ -205,7 +214,7 @@ func (c *hostChannel) takeChanges(s net.Conn) {
 	defer cancel()
 	// The layer is bounded by what the workspace's tmpfs holds; the
 	// margin is for the tar's headers.
-	layer := &capped{r: s, n: 2*c.spec.Limits.WorkspaceWriteBytes + 16<<20}
+	layer := &capped{r: s, n: 2*c.wsSize + 16<<20}
 	files, err := c.spec.Changes.ApplyChanges(ctx, layer)
 	ack := frame.ChangesTaken
 	if err != nil {
@@ -224,19 +233,32 @@ func (c *hostChannel) takeChanges(s net.Conn) {
 
 func (c *hostChannel) setHandBack(files []sandbox.FileChange, err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.files, c.handErr = files, err
+	c.mu.Unlock()
+	c.handOnce.Do(func() { close(c.handedBack) })
 }
 
-// report says the report is in; ran is whether init ran the job.
+// handBack is what the hand-back took (nil when none) and its error, so
+// far.
+func (c *hostChannel) handBack() ([]sandbox.FileChange, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.files, c.handErr
+}
+
+// report says the report is in; ran is whether init ran the job. Only the
+// first call counts.
 func (c *hostChannel) report(ran bool) {
-	c.reportOK = ran
-	close(c.reported)
+	c.reportOn.Do(func() {
+		c.reportOK = ran
+		close(c.reported)
+	})
 }
 
 // close ends the session and waits for its streams; the changes taken (nil
 // when none) and the hand-back's error are then final.
 func (c *hostChannel) close() ([]sandbox.FileChange, error) {
+	c.report(false) // a hand-back still waiting for the report gets none
 	c.mu.Lock()
 	c.closed = true
 	sess := c.sess

@@ -71,7 +71,7 @@ func TestChannelEgressGoesToTheRunsProxy(t *testing.T) {
 		b, _ := io.ReadAll(c)
 		_, _ = c.Write(append([]byte("proxy saw: "), b...))
 	}()
-	c := newHostChannel(&sandbox.Spec{EgressSocket: sock}, slog.New(slog.DiscardHandler))
+	c := newHostChannel(&sandbox.Spec{EgressSocket: sock}, 16<<20, slog.New(slog.DiscardHandler))
 	s := initSide(t, c)
 	st := openKind(t, s, frame.StreamEgress)
 	_, err = st.Write([]byte("CONNECT x:443"))
@@ -85,7 +85,7 @@ func TestChannelEgressGoesToTheRunsProxy(t *testing.T) {
 }
 
 func TestChannelWithoutProxyEndsEgressStreams(t *testing.T) {
-	c := newHostChannel(&sandbox.Spec{EgressSocket: filepath.Join(t.TempDir(), "gone.sock")}, slog.New(slog.DiscardHandler))
+	c := newHostChannel(&sandbox.Spec{EgressSocket: filepath.Join(t.TempDir(), "gone.sock")}, 16<<20, slog.New(slog.DiscardHandler))
 	s := initSide(t, c)
 	st := openKind(t, s, frame.StreamEgress)
 	got, err := io.ReadAll(st)
@@ -100,7 +100,7 @@ func TestChannelWorkspaceInAndChangesOut(t *testing.T) {
 	app := &recordingApplier{}
 	spec := &sandbox.Spec{Workspace: ws, WorkspaceWritable: true, Changes: app}
 	spec.Limits.WorkspaceWriteBytes = 1 << 20
-	c := newHostChannel(spec, slog.New(slog.DiscardHandler))
+	c := newHostChannel(spec, 16<<20, slog.New(slog.DiscardHandler))
 	s := initSide(t, c)
 
 	in := openKind(t, s, frame.StreamWorkspaceIn)
@@ -133,7 +133,7 @@ func TestChannelWorkspaceInAndChangesOut(t *testing.T) {
 func TestChannelRefusesChangesWithoutAReport(t *testing.T) {
 	app := &recordingApplier{}
 	spec := &sandbox.Spec{Workspace: t.TempDir(), WorkspaceWritable: true, Changes: app}
-	c := newHostChannel(spec, slog.New(slog.DiscardHandler))
+	c := newHostChannel(spec, 16<<20, slog.New(slog.DiscardHandler))
 	s := initSide(t, c)
 	out := openKind(t, s, frame.StreamWorkspaceOut)
 	_, _ = out.Write([]byte("LAYER"))
@@ -152,7 +152,7 @@ func TestChannelRefusesChangesWithoutAReport(t *testing.T) {
 func TestChannelApplierFailureIsTheRunsError(t *testing.T) {
 	app := &recordingApplier{err: errors.New("disk full")}
 	spec := &sandbox.Spec{Workspace: t.TempDir(), WorkspaceWritable: true, Changes: app}
-	c := newHostChannel(spec, slog.New(slog.DiscardHandler))
+	c := newHostChannel(spec, 16<<20, slog.New(slog.DiscardHandler))
 	s := initSide(t, c)
 	out := openKind(t, s, frame.StreamWorkspaceOut)
 	_ = out.Close()

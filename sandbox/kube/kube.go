@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
 // Sentinel errors of this backend; the Spec and image errors are
@@ -41,7 +43,6 @@ type Kube struct {
 	client         Client
 	attacher       Attacher
 	log            *slog.Logger
-	sem            chan struct{}
 	namespace      string
 	image          string
 	version        string
@@ -52,18 +53,20 @@ type Kube struct {
 	initGrace      time.Duration
 	backstopMargin time.Duration
 	deleteGrace    time.Duration
+	maxIdle        time.Duration // a warm Pod's longest wait
 	ownerHost      string
 	owner          map[string]string
 	now            func() time.Time
 	net            netProof
-	pool           *warmPool // nil when off
 	claims         []Claim
 	hostPaths      bool
-	claimsSeen     sync.Map // claim names read and found (checkClaim)
-	capacity       capacityCache
+	claimsSeen     sync.Map    // claim names read and found (checkClaim)
+	nodesWarned    atomic.Bool // the capacity check's blind spot was logged
 	// logSource replaces the API's pod log in tests (the fake clientset
 	// serves a fixed text).
 	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
+	// eng runs every Spec: checks, slots, warm pool, job, teardown.
+	eng *engine.Engine
 }
 
 var _ sandbox.Runner = (*Kube)(nil)
@@ -94,7 +97,6 @@ func New(opts ...Option) (*Kube, error) {
 		client:         s.client,
 		attacher:       s.attacher,
 		log:            s.Logger,
-		sem:            make(chan struct{}, s.MaxConcurrent),
 		namespace:      s.namespace,
 		image:          s.DefaultImage(),
 		version:        s.Version,
@@ -105,6 +107,7 @@ func New(opts ...Option) (*Kube, error) {
 		initGrace:      s.InitGrace,
 		backstopMargin: s.BackstopMargin,
 		deleteGrace:    s.deleteGrace,
+		maxIdle:        s.WarmMaxIdle,
 		ownerHost:      s.OwnerHost,
 		owner:          sandbox.OwnerLabels(),
 		now:            time.Now,
@@ -113,7 +116,9 @@ func New(opts ...Option) (*Kube, error) {
 		hostPaths:      s.hostPaths,
 	}
 	k.owner[sandbox.LabelOwnerHost] = s.OwnerHost
-	k.pool = newWarmPool(k, s.Sizer(nil), s.WarmMaxIdle)
+	// The engine's clock is the runner's, which tests move.
+	k.eng = engine.New(driver{k}, engine.Config{Options: s.Options, Identity: sandbox.IdentityFor(0, 0),
+		Prestart: true, CapacityTTL: capacityTTL, Now: func() time.Time { return k.now() }})
 	return k, nil
 }
 
@@ -200,13 +205,47 @@ func imageNameMatches(name, ref string) bool {
 		strings.TrimPrefix(name, "localhost/") == ref
 }
 
-// Close deletes the warm pool's Pods, idle or starting, and returns once
-// the deletions are made. Runs must have returned; their own Pods are
-// deleted by the runs. A process that exits without Close leaves warm Pods
-// for Reap (their owner is gone).
+// Run executes spec in a Pod of its own (new, or started ahead by the warm
+// pool, WithWarmPool): the engine's run flow (engine.Engine.Run) through
+// this backend's driver. It returns once sandbox-init has reported; the
+// Pod is deleted in the background (WaitIdle, Close), and before Run
+// returns when the run ends without a report (cancelled, killed, failed
+// to start).
+//
+// A nil Result comes only with a refusal before any Pod exists (the error
+// matches sandbox.ErrInvalidSpec, ErrSkillUnreadable, ErrWorkspace or
+// ErrBeyondHost, or ErrNetworkNotIsolated), with the cluster unreachable
+// while it was asked about its nodes (CheckSpec), or with ctx ending
+// before the run had a slot.
+func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+	return k.eng.Run(ctx, spec)
+}
+
+// CheckSpec refuses memory or CPUs above what the largest schedulable
+// node can give a Pod, or above a LimitRange's max for a container in the
+// namespace when that is smaller: such a Pod would wait in Pending until
+// the start timeout, or be refused by admission. Run makes the same check
+// before any Pod exists, in the engine's words (sandbox.ErrBeyondHost).
+// The cluster's answer is kept for a minute. Without permission to list
+// nodes (RBAC), only LimitRanges bound it; with neither, nothing is
+// checked (logged once).
+func (k *Kube) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
+	return k.eng.CheckSpec(ctx, spec)
+}
+
+// PoolStats returns the warm pool's figures; all zero when it is off.
+func (k *Kube) PoolStats() sandbox.PoolStats { return k.eng.PoolStats() }
+
+// WaitIdle waits until every finished run's Pod is deleted and the warm
+// pool's starts are done, or ctx ends.
+func (k *Kube) WaitIdle(ctx context.Context) error { return k.eng.WaitIdle(ctx) }
+
+// Close deletes the warm pool's Pods, idle or starting, and the Pods of
+// finished runs, and returns once the deletions are made. Runs must have
+// returned. A process that exits without Close leaves warm Pods for Reap
+// (their owner is gone).
 func (k *Kube) Close() error {
-	k.pool.close()
-	return nil
+	return k.eng.Close(context.Background())
 }
 
 // apiError wraps an API failure with what was being done, and maps an

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
 // A Pod always gets the interface its CNI plugin creates: Kubernetes has
@@ -72,8 +75,8 @@ func (k *Kube) probeNetwork(ctx context.Context) error {
 		Image:   k.image,
 		Limits:  probeLimits,
 	}
-	res := sandbox.NewResult(spec)
-	if err := k.execute(ctx, spec, res, nil); err != nil {
+	res, err := k.probeRun(ctx, spec)
+	if err != nil {
 		return fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
 	}
 	seen := strings.Fields(res.Stdout)
@@ -82,4 +85,59 @@ func (k *Kube) probeNetwork(ctx context.Context) error {
 			ErrNetworkNotIsolated, k.namespace, seen, res.ExitCode, strings.TrimSpace(res.Error))
 	}
 	return nil
+}
+
+// probeRun runs the probe in a Pod of its own straight through the
+// driver: it is no run of the engine's (no skill folder, no slot, no warm
+// pool, no proof of its own). The Pod is deleted before it returns.
+func (k *Kube) probeRun(ctx context.Context, spec *sandbox.Spec) (*sandbox.Result, error) {
+	// As a run's, the create is not cut short (driver.startPod).
+	eb, err := driver{k}.Start(context.WithoutCancel(ctx), spec, engine.Plan{Data: &plan{}})
+	if eb != nil {
+		defer func() {
+			_ = eb.Kill(ctx)
+			if err := eb.Remove(ctx); err != nil {
+				k.log.Warn("delete the probe pod", "error", err)
+			}
+		}()
+	}
+	if err != nil {
+		return nil, err
+	}
+	b := eb.(*box)
+	job, err := json.Marshal(sandbox.JobFor(spec, k.version, k.initGrace))
+	if err != nil {
+		return nil, fmt.Errorf("encode job: %w", err)
+	}
+	go func() {
+		if _, err := b.sess.stdin.Write(job); err == nil {
+			_ = b.sess.stdin.Close()
+		}
+	}()
+	out := sandbox.NewOutput(spec)
+	var rep *frame.Report
+	var decodeErr error
+	decoded := make(chan struct{})
+	go func() {
+		defer close(decoded)
+		rep, decodeErr = out.Decode(b.sess.frames, nil)
+	}()
+	backstop := time.NewTimer(probeLimits.Timeout + k.initGrace + k.backstopMargin)
+	defer backstop.Stop()
+	select {
+	case <-decoded:
+	case <-backstop.C:
+	case <-ctx.Done():
+	}
+	_ = b.Kill(ctx) // ends the stream, if it has not ended
+	<-decoded
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("run cancelled: %w", err)
+	}
+	if rep == nil {
+		return nil, sandbox.NoReportError(-1, b.sess.initLog.FirstLine(), decodeErr)
+	}
+	res := sandbox.NewResult(spec)
+	out.Finish(res, sandbox.Outcome{Report: rep, InitExit: -1})
+	return res, nil
 }

@@ -124,7 +124,12 @@ func reply(stdout string, rep frame.Report) func(context.Context, frame.Job, io.
 	}
 }
 
+// writeReport writes rep as the result frame; an init of today counts the
+// OOM kills, none unless rep says.
 func writeReport(w io.Writer, rep frame.Report) error {
+	if rep.OOMKills == nil {
+		rep.OOMKills = new(int64)
+	}
 	b, _ := json.Marshal(rep)
 	return frame.Write(w, frame.Result, b)
 }
@@ -165,9 +170,12 @@ func testSpec(t *testing.T) sandbox.Spec {
 
 func requireNoPods(t *testing.T, cs *fake.Clientset) {
 	t.Helper()
-	list, err := cs.CoreV1().Pods("sbx").List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	require.Empty(t, list.Items, "every pod is deleted")
+	// A run with a report has its Pod deleted in the background.
+	require.Eventually(t, func() bool {
+		list, err := cs.CoreV1().Pods("sbx").List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		return len(list.Items) == 0
+	}, 5*time.Second, 5*time.Millisecond, "every pod is deleted")
 }
 
 func TestRunSuccess(t *testing.T) {
@@ -223,7 +231,7 @@ func TestRunResultConventions(t *testing.T) {
 			require.True(t, res.TimedOut)
 			require.Equal(t, sandbox.ExitTimeout, res.ExitCode)
 		}},
-		{"oom from peak rss", frame.Report{ExitCode: -1, Signal: 9, PeakRSSKB: 500 << 10}, func(t *testing.T, res *sandbox.Result) {
+		{"oom counted", frame.Report{ExitCode: -1, Signal: 9, OOMKills: ptr(int64(1))}, func(t *testing.T, res *sandbox.Result) {
 			require.True(t, res.OOMKilled)
 		}},
 	}
@@ -524,3 +532,5 @@ func TestRunEndsBeforeThePodStarts(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

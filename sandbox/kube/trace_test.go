@@ -21,6 +21,7 @@ func TestRunTrace(t *testing.T) {
 	res, err := k.Run(context.Background(), testSpec(t))
 	require.NoError(t, err)
 	require.True(t, res.Success, res.Error)
+	require.NoError(t, k.WaitIdle(context.Background())) // pod.delete
 
 	spans := exp.GetSpans()
 	byName := map[string]int{}
