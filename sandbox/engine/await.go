@@ -115,7 +115,13 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		if rep.OOMKills == nil {
 			// An init too old to count OOM kills: the sandbox's end says
 			// whether the memory cgroup killed something.
-			end, eerr := box.End(ctx)
+			var end Ending
+			var eerr error
+			if r, ok := box.(Reported); ok {
+				end, eerr = r.EndReported(ctx)
+			} else {
+				end, eerr = box.End(ctx)
+			}
 			a.ended = true
 			a.fromEnd(end)
 			a.err = errors.Join(handed, eerr)

@@ -169,6 +169,15 @@ type Recoverer interface {
 	Recover(ctx context.Context) (io.ReadCloser, error)
 }
 
+// Reported is a Box whose init's report may lack the OOM-kill count and
+// whose End would then wait long for it (Kubernetes: the kubelet posts a
+// container's end up to a second after it). EndReported says at once what
+// the driver can read of a sandbox whose init reported, leaving what it
+// cannot unknown; the engine calls it instead of End after such a report.
+type Reported interface {
+	EndReported(ctx context.Context) (Ending, error)
+}
+
 // Settler is a Box that lets a sandbox whose init reported go more cheaply
 // than End, when how it ended is of no use: Settle waits a moment for it
 // to end on its own and closes the host's end of its streams; Remove

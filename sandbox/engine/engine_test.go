@@ -162,3 +162,25 @@ func TestWritableWorkspaceNeedsChanges(t *testing.T) {
 	require.ErrorIs(t, err, sandbox.ErrInvalidSpec)
 	require.Zero(t, d.starts.Load())
 }
+
+// TestReportWithoutOOMCount: a report that lacks the OOM-kill count has
+// the sandbox's end asked; a Reported box answers at once through
+// EndReported, and what it says reaches the Result.
+func TestReportWithoutOOMCount(t *testing.T) {
+	for _, reported := range []bool{false, true} {
+		d := &fakeDriver{countless: true, reported: reported}
+		e := newEngine(t, d, 0)
+		res, err := e.Run(context.Background(), spec(t))
+		require.NoError(t, err)
+		require.NoError(t, e.WaitIdle(context.Background()))
+		require.Len(t, d.started, 1)
+		b := d.started[0]
+		if !reported {
+			require.True(t, res.Success, res.Error)
+			require.EqualValues(t, 1, b.ends.Load(), "End says how the sandbox ended")
+			continue
+		}
+		require.Zero(t, b.ends.Load(), "a Reported box is not waited for through End")
+		require.True(t, res.OOMKilled, "EndReported's answer reaches the Result")
+	}
+}

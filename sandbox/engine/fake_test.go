@@ -34,6 +34,10 @@ type fakeDriver struct {
 	// fake init takes before it reports.
 	usage bool
 	work  time.Duration
+	// countless: the fake init's report lacks the OOM-kill count, and
+	// the boxes end through EndReported (reportedBox) when reported is
+	// set.
+	countless, reported bool
 
 	mu      sync.Mutex
 	started []*fakeBox
@@ -60,7 +64,7 @@ func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec, _ engine.Pla
 	}
 	// The sandbox is made whatever the caller does meanwhile, as an
 	// engine finishes a create whose client left.
-	b := newFakeBox(tmpl.RunID, d.hang, d.work)
+	b := newFakeBox(tmpl.RunID, d.hang, d.work, d.countless)
 	d.mu.Lock()
 	d.started = append(d.started, b)
 	d.mu.Unlock()
@@ -69,6 +73,9 @@ func (d *fakeDriver) Start(ctx context.Context, tmpl *sandbox.Spec, _ engine.Pla
 	}
 	if d.usage {
 		return &usageBox{fakeBox: b}, nil
+	}
+	if d.reported {
+		return &reportedBox{fakeBox: b}, nil
 	}
 	return b, nil
 }
@@ -101,19 +108,20 @@ type fakeBox struct {
 	bound, held atomic.Bool
 	handed      atomic.Bool
 	jobs        chan frame.Job
+	ends        atomic.Int32 // calls of End
 }
 
-func newFakeBox(runID string, hang bool, work time.Duration) *fakeBox {
+func newFakeBox(runID string, hang bool, work time.Duration, countless bool) *fakeBox {
 	b := &fakeBox{runID: runID, log: sandbox.NewInitLog(), done: make(chan struct{}), killed: make(chan struct{}), jobs: make(chan frame.Job, 1)}
 	b.inR, b.inW = io.Pipe()
 	b.outR, b.outW = io.Pipe()
-	go b.init(hang, work)
+	go b.init(hang, work, countless)
 	return b
 }
 
 // init reads messages until a job, answers it, and for a held job waits
 // for stdin to close.
-func (b *fakeBox) init(hang bool, work time.Duration) {
+func (b *fakeBox) init(hang bool, work time.Duration, countless bool) {
 	defer close(b.done)
 	dec := json.NewDecoder(bufio.NewReader(b.inR))
 	for {
@@ -135,7 +143,11 @@ func (b *fakeBox) init(hang bool, work time.Duration) {
 		}
 		_ = frame.Write(b.outW, frame.Stdout, []byte("hello\n"))
 		time.Sleep(work)
-		rep, _ := json.Marshal(frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20, OOMKills: new(int64)})
+		r := frame.Report{ExitCode: 0, HoldUsedBytes: 10, HoldFreeBytes: 1 << 20, OOMKills: new(int64)}
+		if countless {
+			r.OOMKills = nil
+		}
+		rep, _ := json.Marshal(r)
 		_ = frame.Write(b.outW, frame.Result, rep)
 		_, _ = io.Copy(io.Discard, b.inR) // held: until stdin closes
 		_ = b.outW.Close()
@@ -180,6 +192,7 @@ func (b *fakeBox) Kill(context.Context) error {
 }
 
 func (b *fakeBox) End(ctx context.Context) (engine.Ending, error) {
+	b.ends.Add(1)
 	select {
 	case <-b.done:
 	case <-time.After(time.Second):
@@ -207,4 +220,19 @@ var _ engine.UsageReader = (*usageBox)(nil)
 func (b *usageBox) ReadUsage(context.Context) (sandbox.UsageSample, error) {
 	n := b.reads.Add(1)
 	return sandbox.UsageSample{CPU: time.Duration(n) * 100 * time.Millisecond, MemoryBytes: n << 20, Pids: n}, nil
+}
+
+// reportedBox is a fakeBox that ends a reported sandbox at once, and
+// says the memory cgroup killed something.
+type reportedBox struct {
+	*fakeBox
+	endReported atomic.Int32
+}
+
+var _ engine.Reported = (*reportedBox)(nil)
+
+func (b *reportedBox) EndReported(context.Context) (engine.Ending, error) {
+	b.endReported.Add(1)
+	_ = b.outR.Close()
+	return engine.Ending{InitExit: -1, OOMKilled: true}, nil
 }

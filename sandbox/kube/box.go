@@ -240,6 +240,36 @@ func (b *box) End(ctx context.Context) (engine.Ending, error) {
 	return end, nil
 }
 
+// EndReported ends a sandbox whose init reported without the OOM-kill
+// count (a Pod's init is not at the root of its memory cgroup under
+// cgroup v1): the attach ends as init exits, and the Pod's status is read
+// once. The kubelet posts the container's end up to a second later, so a
+// status not yet terminated leaves the exit and the OOM flag unknown (the
+// Result then judges OOM by the peak memory, as before the engine) rather
+// than holding every run that long.
+func (b *box) EndReported(ctx context.Context) (engine.Ending, error) {
+	end := engine.Ending{InitExit: -1, ImageID: b.imageID}
+	if b.sess == nil {
+		return end, nil
+	}
+	_ = b.Settle(ctx)
+	if b.killed {
+		return end, nil
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.k.callTimeout)
+	defer cancel()
+	pod, err := b.k.client.Pods(b.k.namespace).Get(cctx, b.name, metav1.GetOptions{})
+	if err != nil {
+		// How it ended is unknown; the run was answered.
+		return end, nil
+	}
+	st, done, _ := judge(pod, terminated)
+	if t := st.State.Terminated; done && t != nil {
+		end.InitExit, end.OOMKilled = int(t.ExitCode), t.Reason == "OOMKilled"
+	}
+	return end, nil
+}
+
 // Recover streams the container's log, which holds init's frames (with
 // its own stderr mixed in), for a run whose attach stream lost them.
 func (b *box) Recover(ctx context.Context) (io.ReadCloser, error) {
