@@ -43,7 +43,7 @@ current-context: c
 		require.NoError(t, err)
 		e, err := kubeBackend(pol, 3)
 		require.NoError(t, err)
-		k, ok := e.(*kube.Kube)
+		k, ok := e.(*kube.Runner)
 		require.True(t, ok)
 		require.Equal(t, "sbx", k.Namespace())
 		require.Equal(t, sandboxrun.RunnerImage(), k.Image())
@@ -55,11 +55,11 @@ current-context: c
 		require.NoError(t, err)
 		e, err := backends.New(sandboxrun.Config{Policy: pol, Replica: "sbx-1"})
 		require.NoError(t, err)
-		require.Equal(t, "sbx-1", e.(*kube.Kube).Owner()[sandbox.LabelOwnerHost])
+		require.Equal(t, "sbx-1", e.(*kube.Runner).Owner()[sandbox.LabelOwnerHost])
 		e, err = backends.New(sandboxrun.Config{Policy: pol})
 		require.NoError(t, err)
 		host, _ := os.Hostname()
-		require.Equal(t, host, e.(*kube.Kube).Owner()[sandbox.LabelOwnerHost], "a single server: the host's name")
+		require.Equal(t, host, e.(*kube.Runner).Owner()[sandbox.LabelOwnerHost], "a single server: the host's name")
 	})
 	t.Run("claims name folders as the skills' paths will", func(t *testing.T) {
 		dir := t.TempDir()
@@ -71,7 +71,7 @@ current-context: c
 		require.NoError(t, err)
 		e, err := kubeBackend(pol, 0)
 		require.NoError(t, err)
-		require.Equal(t, []kube.Claim{{Name: "s", Path: real}}, e.(*kube.Kube).Claims())
+		require.Equal(t, []kube.Claim{{Name: "s", Path: real}}, e.(*kube.Runner).Claims())
 	})
 	t.Run("a claim's missing folder is named", func(t *testing.T) {
 		pol, err := policy.ParsePolicy("p.yaml", []byte("backend: kubernetes\nkubernetes:\n  kubeconfig: "+kc+

@@ -11,7 +11,7 @@ import (
 )
 
 // The Kubernetes backend gives the Service what it needs.
-var _ sandboxrun.Engine = (*kube.Kube)(nil)
+var _ sandboxrun.Engine = (*kube.Runner)(nil)
 
 // newKube builds the Kubernetes backend the policy's kubernetes section
 // describes. It does not contact the cluster.
@@ -20,7 +20,7 @@ var _ sandboxrun.Engine = (*kube.Kube)(nil)
 // host: replicas may share a host name (the node's, with hostNetwork) and
 // each is PID 1 of its container, so only the name tells one replica's
 // Pods from another's, and Reap leaves a sibling's alone.
-func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica string) (*kube.Kube, error) {
+func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica string) (*kube.Runner, error) {
 	k8s := pol.Kubernetes
 	cfg, err := kube.RESTConfig(k8s.Kubeconfig)
 	if err != nil {

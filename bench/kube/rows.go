@@ -14,7 +14,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
-// poolRunner is what both backends give: runs, pool figures, Close.
+// poolRunner is what the two benched backends give: runs, pool figures, Close.
 type poolRunner interface {
 	sandbox.Runner
 	PoolStats() sandbox.PoolStats

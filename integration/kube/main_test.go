@@ -20,7 +20,7 @@ import (
 	kubebackend "github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
-var runner *kubebackend.Kube
+var runner *kubebackend.Runner
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 

@@ -28,7 +28,7 @@ func TestServiceOnPolicyBackendMatchesDocker(t *testing.T) {
 	require.NoError(t, err)
 	eng, err := backends.New(sandboxrun.Config{Policy: pol, MaxConcurrent: 2})
 	require.NoError(t, err)
-	require.IsType(t, &kubebackend.Kube{}, eng)
+	require.IsType(t, &kubebackend.Runner{}, eng)
 
 	skills, err := filepath.Abs("../../skills")
 	require.NoError(t, err)

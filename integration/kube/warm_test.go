@@ -40,7 +40,7 @@ var warmRunners atomic.Int32
 // as a replica's do (serve --replica), so that its Close, at the end of
 // the test, is seen to leave no warm pod of its own behind while another
 // runner's pool is still up.
-func newWarmRunner(t *testing.T, size int, maxIdle time.Duration) *kubebackend.Kube {
+func newWarmRunner(t *testing.T, size int, maxIdle time.Duration) *kubebackend.Runner {
 	t.Helper()
 	cfg, err := kubebackend.RESTConfig(os.Getenv("SANDBOXRUN_KUBECONFIG"))
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func newWarmRunner(t *testing.T, size int, maxIdle time.Duration) *kubebackend.K
 }
 
 // waitFilled waits until the pool holds size pods, idle or starting.
-func waitFilled(t *testing.T, k *kubebackend.Kube) {
+func waitFilled(t *testing.T, k *kubebackend.Runner) {
 	t.Helper()
 	require.Eventually(t, func() bool { st := k.PoolStats(); return st.Ready == st.Size },
 		time.Minute, 20*time.Millisecond, "the pool refills after a run")

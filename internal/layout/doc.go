@@ -2,5 +2,5 @@
 // each stated once: where things are inside a sandbox, the ids a sandbox
 // runs as, the io.sandboxrun.* label keys, and the names of the images
 // sandboxrun makes. It imports nothing of the project, so policy, sandbox,
-// images and both backends can all depend on it.
+// images and every backend can depend on it.
 package layout

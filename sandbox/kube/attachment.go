@@ -26,7 +26,7 @@ type attachment struct {
 // attach lives until the container closes its streams or stop is called;
 // it does not depend on any caller's context, as a warm Pod's outlives the
 // refill that opened it.
-func (k *Kube) attach(name string) *attachment {
+func (k *Runner) attach(name string) *attachment {
 	ctx, stop := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -25,7 +25,7 @@ import (
 
 // box is one sandbox Pod and its attach.
 type box struct {
-	k       *Kube
+	k       *Runner
 	runID   string
 	name    string
 	created time.Time // before the create call, so its age is never underestimated
@@ -312,7 +312,7 @@ func (b *box) delete(ctx context.Context, grace time.Duration) error {
 }
 
 // podLog streams the sandbox container's log.
-func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
+func (k *Runner) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
 	if k.logSource != nil {
 		return k.logSource(ctx, name)
 	}
@@ -322,7 +322,7 @@ func (k *Kube) podLog(ctx context.Context, name string) (io.ReadCloser, error) {
 // deletePod deletes the Pod without waiting for it to go: the kubelet
 // stops it (after grace) and the API server removes it. A Pod already
 // gone is not an error.
-func (k *Kube) deletePod(ctx context.Context, name string, grace time.Duration) (err error) {
+func (k *Runner) deletePod(ctx context.Context, name string, grace time.Duration) (err error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.callTimeout)
 	defer cancel()
 	cctx, sp := telemetry.Start(cctx, "pod.delete")

@@ -75,7 +75,7 @@ func (c ceiling) host() sandbox.HostCapacity {
 // readCeiling asks the cluster: nodes, then the namespace's LimitRanges.
 // Forbidden is an answer (nothing known from there), other failures are
 // errors.
-func (k *Kube) readCeiling(ctx context.Context) (ceiling, error) {
+func (k *Runner) readCeiling(ctx context.Context) (ceiling, error) {
 	if err := ctx.Err(); err != nil {
 		return ceiling{}, fmt.Errorf("check the run against the cluster: %w", err)
 	}

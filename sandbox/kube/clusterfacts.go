@@ -39,7 +39,7 @@ type ClusterFacts struct {
 }
 
 // ClusterFacts asks the cluster what a run of this runner needs of it.
-func (k *Kube) ClusterFacts(ctx context.Context) ClusterFacts {
+func (k *Runner) ClusterFacts(ctx context.Context) ClusterFacts {
 	f := ClusterFacts{Namespace: k.namespace, RuntimeClass: k.runtimeClass, Image: k.image, Claims: map[string]error{}}
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
@@ -83,7 +83,7 @@ func (k *Kube) ClusterFacts(ctx context.Context) ClusterFacts {
 // dryRunSpec is a run's Spec as the built-in policy decides it, for the
 // dry-run Pod: the skill folder from the first claim when there is one,
 // as runs on such a cluster take it.
-func (k *Kube) dryRunSpec() sandbox.Spec {
+func (k *Runner) dryRunSpec() sandbox.Spec {
 	dir := os.TempDir()
 	if len(k.claims) > 0 {
 		dir = k.claims[0].Path

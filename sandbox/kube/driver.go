@@ -20,7 +20,7 @@ import (
 // driver is the Kubernetes backend as the engine drives it: a Spec becomes
 // a Pod (pod.go), and its sandbox that Pod, created, running and attached,
 // with sandbox-init waiting for its job.
-type driver struct{ k *Kube }
+type driver struct{ k *Runner }
 
 var _ engine.Driver = driver{}
 
@@ -91,7 +91,7 @@ func (p *plan) sized(spec *sandbox.Spec) *sandbox.Spec {
 // hashed. Two specs with equal keys get Pods that differ in nothing else:
 // image, mounts, limits, deadline, security, labels. Whatever podFor comes
 // to read of the Spec is in the key without a change here.
-func (k *Kube) podKey(spec *sandbox.Spec) string {
+func (k *Runner) podKey(spec *sandbox.Spec) string {
 	tmpl := *spec
 	tmpl.RunID = ""
 	p := k.podParams(&tmpl)
@@ -153,7 +153,7 @@ func (d driver) Start(ctx context.Context, tmpl *sandbox.Spec, ep engine.Plan) (
 // run gets, named for runID, with an activeDeadlineSeconds longer by
 // maxIdle, as the deadline counts from the Pod's start and the Pod may
 // wait that long for its job.
-func (k *Kube) warmPodFor(tmpl *sandbox.Spec, runID string, maxIdle time.Duration) *corev1.Pod {
+func (k *Runner) warmPodFor(tmpl *sandbox.Spec, runID string, maxIdle time.Duration) *corev1.Pod {
 	t := *tmpl
 	t.RunID = runID
 	p := k.podParams(&t)
@@ -167,7 +167,7 @@ func (k *Kube) warmPodFor(tmpl *sandbox.Spec, runID string, maxIdle time.Duratio
 // server finishes a create whose client gave up, and a delete by name that
 // came first would find nothing): a caller that left (engine.Left) ends
 // the start once the create has its answer.
-func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
+func (k *Runner) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	cctx, sp := telemetry.Start(cctx, "pod.create")
 	_, err = k.client.Pods(k.namespace).Create(cctx, pod, metav1.CreateOptions{})
@@ -195,7 +195,7 @@ func (k *Kube) startPod(ctx context.Context, pod *corev1.Pod) (imageID string, e
 	return st.ImageID, nil
 }
 
-func (k *Kube) podParams(spec *sandbox.Spec) podParams {
+func (k *Runner) podParams(spec *sandbox.Spec) podParams {
 	return podParams{
 		namespace:    k.namespace,
 		image:        spec.Image,

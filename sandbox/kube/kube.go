@@ -37,9 +37,9 @@ var (
 	ErrPodStart = errors.New("sandbox pod did not start")
 )
 
-// Kube runs each execution in a Pod of its own. It is safe for concurrent
+// Runner runs each execution in a Pod of its own. It is safe for concurrent
 // use; create one and share it.
-type Kube struct {
+type Runner struct {
 	client         Client
 	attacher       Attacher
 	log            *slog.Logger
@@ -69,11 +69,11 @@ type Kube struct {
 	eng *engine.Engine
 }
 
-var _ sandbox.Runner = (*Kube)(nil)
+var _ sandbox.Runner = (*Runner)(nil)
 
-// New returns a Kube runner. It does not contact the cluster; call Ping
+// New returns a Runner. It does not contact the cluster; call Ping
 // (and CheckNetwork) for an early, clear failure.
-func New(opts ...Option) (*Kube, error) {
+func New(opts ...Option) (*Runner, error) {
 	s := defaultSettings()
 	for _, o := range opts {
 		o(&s)
@@ -93,7 +93,7 @@ func New(opts ...Option) (*Kube, error) {
 			s.attacher = &streamAttacher{config: s.restConfig, core: c}
 		}
 	}
-	k := &Kube{
+	k := &Runner{
 		client:         s.client,
 		attacher:       s.attacher,
 		log:            s.Logger,
@@ -140,23 +140,23 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // Image returns the default image.
-func (k *Kube) Image() string { return k.image }
+func (k *Runner) Image() string { return k.image }
 
 // Owner is a copy of the labels that name this runner's process as the
 // owner of its Pods, which Reap reads.
-func (k *Kube) Owner() map[string]string { return maps.Clone(k.owner) }
+func (k *Runner) Owner() map[string]string { return maps.Clone(k.owner) }
 
 // Namespace returns the namespace of the runner's Pods.
-func (k *Kube) Namespace() string { return k.namespace }
+func (k *Runner) Namespace() string { return k.namespace }
 
 // Claims returns the volume claims folders are mounted from (WithClaims).
-func (k *Kube) Claims() []Claim { return append([]Claim(nil), k.claims...) }
+func (k *Runner) Claims() []Claim { return append([]Claim(nil), k.claims...) }
 
 // Client returns the API client, e.g. for tests that list Pods.
-func (k *Kube) Client() Client { return k.client }
+func (k *Runner) Client() Client { return k.client }
 
 // Ping checks that the API server answers.
-func (k *Kube) Ping(ctx context.Context) error {
+func (k *Runner) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
 	// A namespaced read the runner needs anyway: it also proves the
@@ -172,7 +172,7 @@ func (k *Kube) Ping(ctx context.Context) error {
 // node, from the nodes' image lists, and returns the name it is listed
 // under. Without permission to list nodes it cannot know and returns ref:
 // a missing image then fails the run with ErrImageNotFound.
-func (k *Kube) CheckImage(ctx context.Context, ref string) (string, error) {
+func (k *Runner) CheckImage(ctx context.Context, ref string) (string, error) {
 	if ref == "" {
 		ref = k.image
 	}
@@ -217,7 +217,7 @@ func imageNameMatches(name, ref string) bool {
 // ErrBeyondHost, or ErrNetworkNotIsolated), with the cluster unreachable
 // while it was asked about its nodes (CheckSpec), or with ctx ending
 // before the run had a slot.
-func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
+func (k *Runner) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, error) {
 	return k.eng.Run(ctx, spec)
 }
 
@@ -229,22 +229,22 @@ func (k *Kube) Run(ctx context.Context, spec sandbox.Spec) (*sandbox.Result, err
 // The cluster's answer is kept for a minute. Without permission to list
 // nodes (RBAC), only LimitRanges bound it; with neither, nothing is
 // checked (logged once).
-func (k *Kube) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
+func (k *Runner) CheckSpec(ctx context.Context, spec sandbox.Spec) error {
 	return k.eng.CheckSpec(ctx, spec)
 }
 
 // PoolStats returns the warm pool's figures; all zero when it is off.
-func (k *Kube) PoolStats() sandbox.PoolStats { return k.eng.PoolStats() }
+func (k *Runner) PoolStats() sandbox.PoolStats { return k.eng.PoolStats() }
 
 // WaitIdle waits until every finished run's Pod is deleted and the warm
 // pool's starts are done, or ctx ends.
-func (k *Kube) WaitIdle(ctx context.Context) error { return k.eng.WaitIdle(ctx) }
+func (k *Runner) WaitIdle(ctx context.Context) error { return k.eng.WaitIdle(ctx) }
 
 // Close deletes the warm pool's Pods, idle or starting, and the Pods of
 // finished runs, and returns once the deletions are made. Runs must have
 // returned. A process that exits without Close leaves warm Pods for Reap
 // (their owner is gone).
-func (k *Kube) Close() error {
+func (k *Runner) Close() error {
 	return k.eng.Close(context.Background())
 }
 
@@ -274,11 +274,11 @@ type netProof struct {
 	failedAt time.Time
 }
 
-// What the Kube backend offers beyond sandbox.Runner.
+// What the kubernetes Runner offers beyond sandbox.Runner.
 var (
-	_ sandbox.Pinger       = (*Kube)(nil)
-	_ sandbox.ImageChecker = (*Kube)(nil)
-	_ sandbox.Reaper       = (*Kube)(nil)
-	_ sandbox.PoolReporter = (*Kube)(nil)
-	_ sandbox.SpecChecker  = (*Kube)(nil)
+	_ sandbox.Pinger       = (*Runner)(nil)
+	_ sandbox.ImageChecker = (*Runner)(nil)
+	_ sandbox.Reaper       = (*Runner)(nil)
+	_ sandbox.PoolReporter = (*Runner)(nil)
+	_ sandbox.SpecChecker  = (*Runner)(nil)
 )

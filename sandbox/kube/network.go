@@ -39,7 +39,7 @@ var probeLimits = policy.Limits{
 // interface but loopback. A failure is remembered for a while, so a
 // cluster that cannot isolate is not probed by every run; the error
 // matches ErrNetworkNotIsolated when the probe ran and saw more.
-func (k *Kube) CheckNetwork(ctx context.Context) error {
+func (k *Runner) CheckNetwork(ctx context.Context) error {
 	p := &k.net
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -62,7 +62,7 @@ func (k *Kube) CheckNetwork(ctx context.Context) error {
 	return nil
 }
 
-func (k *Kube) probeNetwork(ctx context.Context) error {
+func (k *Runner) probeNetwork(ctx context.Context) error {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return fmt.Errorf("generate probe id: %w", err)
@@ -90,7 +90,7 @@ func (k *Kube) probeNetwork(ctx context.Context) error {
 // probeRun runs the probe in a Pod of its own straight through the
 // driver: it is no run of the engine's (no skill folder, no slot, no warm
 // pool, no proof of its own). The Pod is deleted before it returns.
-func (k *Kube) probeRun(ctx context.Context, spec *sandbox.Spec) (*sandbox.Result, error) {
+func (k *Runner) probeRun(ctx context.Context, spec *sandbox.Spec) (*sandbox.Result, error) {
 	// As a run's, the create is not cut short (driver.startPod).
 	eb, err := driver{k}.Start(context.WithoutCancel(ctx), spec, engine.Plan{Data: &plan{}})
 	if eb != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
-// Option configures a Kube runner.
+// Option configures a Runner.
 type Option func(*settings)
 
 // settings hold every tunable; defaultSettings is the one place where

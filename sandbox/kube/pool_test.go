@@ -20,7 +20,7 @@ import (
 )
 
 // newWarm is a fake runner with a warm pool of size.
-func newWarm(t *testing.T, size int, maxIdle time.Duration) (*Kube, *fake.Clientset, *fakeInit) {
+func newWarm(t *testing.T, size int, maxIdle time.Duration) (*Runner, *fake.Clientset, *fakeInit) {
 	t.Helper()
 	init := &fakeInit{script: reply(`{"ok": true}`, frame.Report{})}
 	k, cs := newFake(t, init, nil, WithWarmPool(size, maxIdle))
@@ -29,11 +29,11 @@ func newWarm(t *testing.T, size int, maxIdle time.Duration) (*Kube, *fake.Client
 }
 
 // idle is the number of warm Pods waiting.
-func idle(k *Kube) int {
+func idle(k *Runner) int {
 	return k.eng.Pool().Snapshot().IdleCount()
 }
 
-func requireIdle(t *testing.T, k *Kube, n int) {
+func requireIdle(t *testing.T, k *Runner, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return idle(k) == n && k.PoolStats().Ready == n },
 		5*time.Second, 5*time.Millisecond, "%d warm pods idle", n)

@@ -16,7 +16,7 @@ import (
 // this host is gone (or, with Grace, that are older than Grace) and
 // deletes them at once. Pods that disappear meanwhile are not errors.
 // Only Pods labelled io.sandboxrun.managed=true are considered.
-func (k *Kube) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
+func (k *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
 	if opts.Host == "" {
 		opts.Host = k.ownerHost
 	}

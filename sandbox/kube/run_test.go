@@ -136,7 +136,7 @@ func writeReport(w io.Writer, rep frame.Report) error {
 
 // newFake is a runner on a fake clientset whose pods get the container
 // status state (running unless changed) as they are created.
-func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState, opts ...Option) (*Kube, *fake.Clientset) {
+func newFake(t *testing.T, init *fakeInit, state func(*corev1.Pod) corev1.ContainerState, opts ...Option) (*Runner, *fake.Clientset) {
 	t.Helper()
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {

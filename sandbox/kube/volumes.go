@@ -56,7 +56,7 @@ func sourceOf(dir string, claims []Claim) folderSource {
 
 // checkSources refuses, before any API call, a folder no claim holds when
 // host paths are off, and a claim that does not exist in the namespace.
-func (k *Kube) checkSources(ctx context.Context, spec *sandbox.Spec) error {
+func (k *Runner) checkSources(ctx context.Context, spec *sandbox.Spec) error {
 	for _, f := range []struct{ what, dir string }{{"skill folder", spec.SkillDir}, {"workspace", spec.Workspace}} {
 		if f.dir == "" || (f.dir == spec.Workspace && spec.WorkspaceWritable) {
 			continue
@@ -91,7 +91,7 @@ func claimPaths(claims []Claim) string {
 // does not exist waits in Pending until the start timeout, so say so at
 // once. Without permission to read claims it cannot know, and the Pod's
 // start says it instead.
-func (k *Kube) checkClaim(ctx context.Context, name string) error {
+func (k *Runner) checkClaim(ctx context.Context, name string) error {
 	if _, ok := k.claimsSeen.Load(name); ok {
 		return nil
 	}

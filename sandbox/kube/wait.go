@@ -42,7 +42,7 @@ var waitingFailures = map[string]bool{
 // the start timeout passes. The watch starts before a read of the current
 // state, so no change between the two is missed. A caller whose ctx ends
 // first gets its own error: its deadline is not the Pod's start timeout.
-func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
+func (k *Runner) waitContainer(ctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
 	wctx, cancel := context.WithTimeout(ctx, k.startTimeout)
 	defer cancel()
 	return k.watchContainer(ctx, wctx, name, cond)
@@ -50,7 +50,7 @@ func (k *Kube) waitContainer(ctx context.Context, name string, cond condition) (
 
 // watchContainer is waitContainer's watch under wctx, the caller's ctx
 // bounded by the start timeout.
-func (k *Kube) watchContainer(ctx, wctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
+func (k *Runner) watchContainer(ctx, wctx context.Context, name string, cond condition) (corev1.ContainerStatus, error) {
 	pods := k.client.Pods(k.namespace)
 	w, err := pods.Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
 	if err != nil {

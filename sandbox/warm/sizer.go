@@ -288,7 +288,7 @@ func (s *Sizer) Plan(key string, held map[string]Count) Plan {
 }
 
 // Held counts what a pool holds by key: its idle entries and the starts
-// under way. Both backends' pools keep these two maps.
+// under way, the two maps warm.Pool keeps.
 func Held[T any](idle map[string][]T, starting map[string]int) map[string]Count {
 	out := make(map[string]Count, len(idle)+len(starting))
 	for k, list := range idle {
