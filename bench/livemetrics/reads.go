@@ -31,7 +31,7 @@ func timeReads(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer func() { _ = cli.Close() }()
 
 	// A stats read may take a second: fewer of them.
 	statsN := min(n, 20)

@@ -184,19 +184,19 @@ func call(url, token, body string) int {
 
 func writeSkill(root string) error {
 	dir := filepath.Join(root, "bench-tenants")
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil { //nolint:gosec // read by the sandbox user
 		return err
 	}
 	md := "---\nname: bench-tenants\ndescription: Sleeps as long as asked. Use it to measure fair share.\n---\nRun scripts/work.py.\n"
-	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil { //nolint:gosec // read by the sandbox user
 		return err
 	}
 	py := "import json, sys, time\ntime.sleep(json.load(sys.stdin).get('sleep', 0))\nprint('done')\n"
-	if err := os.WriteFile(filepath.Join(dir, "scripts", "work.py"), []byte(py), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "work.py"), []byte(py), 0o644); err != nil { //nolint:gosec // read by the sandbox user
 		return err
 	}
 	for _, d := range []string{root, dir, filepath.Join(dir, "scripts")} {
-		if err := os.Chmod(d, 0o755); err != nil {
+		if err := os.Chmod(d, 0o755); err != nil { //nolint:gosec // read by the sandbox user
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -60,16 +61,21 @@ func (d *Runner) statsUsage(ctx context.Context, id string) (sandbox.UsageSample
 // statsSample is what the engine's stats say, memory counted as `docker
 // stats` counts it: without inactive file pages.
 func statsSample(st *container.StatsResponse) sandbox.UsageSample {
-	mem := int64(st.MemoryStats.Usage)
+	mem := st.MemoryStats.Usage
 	for _, k := range []string{"total_inactive_file", "inactive_file"} {
-		if in, ok := st.MemoryStats.Stats[k]; ok && int64(in) < mem {
-			mem -= int64(in)
+		if in, ok := st.MemoryStats.Stats[k]; ok && in < mem {
+			mem -= in
 			break
 		}
 	}
 	return sandbox.UsageSample{
-		CPU:         time.Duration(st.CPUStats.CPUUsage.TotalUsage),
-		MemoryBytes: mem,
-		Pids:        int64(st.PidsStats.Current),
+		CPU:         time.Duration(clampInt64(st.CPUStats.CPUUsage.TotalUsage)),
+		MemoryBytes: clampInt64(mem),
+		Pids:        clampInt64(st.PidsStats.Current),
 	}
+}
+
+// clampInt64 is n as an int64, the largest one when n is larger.
+func clampInt64(n uint64) int64 {
+	return int64(min(n, math.MaxInt64))
 }

@@ -53,23 +53,6 @@ func (s *attachment) alive() bool {
 	}
 }
 
-// send writes the job in the background: the write waits until the attach
-// reads it, and fails once the attach has ended. Then, with then nil, it
-// closes stdin; else it leaves stdin open and calls then, which carries
-// the job's side channel on it.
-func (s *attachment) send(job []byte, then func()) {
-	go func() {
-		if _, err := s.stdin.Write(job); err != nil {
-			return
-		}
-		if then != nil {
-			then()
-			return
-		}
-		_ = s.stdin.Close()
-	}()
-}
-
 // close ends the attach and waits until it has.
 func (s *attachment) close() {
 	s.stop()
