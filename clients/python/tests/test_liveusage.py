@@ -6,7 +6,7 @@ import unittest
 from typing import Any, Dict, Iterator, List, Optional
 
 import _harness
-from sandboxrun import Client, Event, LocalModeError, Result, Usage
+from sandboxrun import Client, Event, LocalModeError, LiveUsage, Result
 from sandboxrun import client as client_mod
 
 
@@ -36,7 +36,7 @@ class LiveUsage(unittest.TestCase):
         ev = got[1]
         assert isinstance(ev, Event)
         self.assertEqual(ev.type, "usage")
-        self.assertEqual(ev.usage, Usage(elapsed_ms=1000, cpu_percent=98.5, memory_bytes=1048576, pids=3))
+        self.assertEqual(ev.usage, LiveUsage(elapsed_ms=1000, cpu_percent=98.5, memory_bytes=1048576, pids=3))
         res = got[2]
         assert isinstance(res, Result)
         self.assertEqual((res.peak_cpu_percent, res.peak_memory_bytes, res.peak_pids), (98.5, 1048576, 3))

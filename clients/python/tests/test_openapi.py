@@ -21,7 +21,7 @@ SCHEMAS = {
     "Result": types.Result,
     "Limits": types.Limits,
     "Event": types.Event,
-    "Usage": types.Usage,
+    "LiveUsage": types.LiveUsage,
     "SkillSummary": types.SkillSummary,
     "Activation": types.Activation,
     "Session": types.SessionInfo,
