@@ -22,7 +22,7 @@ class FakeTransport:
         yield from self.docs
 
 
-class LiveUsage(unittest.TestCase):
+class LiveUsageEvents(unittest.TestCase):
     def test_usage_events_are_yielded_before_the_result(self) -> None:
         fake = FakeTransport([
             {"type": "stdout", "data": "a\n"},
