@@ -102,10 +102,12 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		a.Backstop = true
 		log.Warn("sandbox-init did not report in time; killing the sandbox")
 		killed = box.Kill(ctx)
+		drain(a.decoded)
 	case <-ctx.Done():
 		a.Cancelled = true
 		log.Debug("context ended; killing the sandbox", "cause", context.Cause(ctx))
 		killed = box.Kill(ctx)
+		drain(a.decoded)
 	}
 	if rep != nil {
 		// Every frame of the script's output precedes the report: the
@@ -156,6 +158,22 @@ func (e *Engine) await(ctx context.Context, box Box, run *Run, log *slog.Logger)
 		a.err = errors.Join(killed, handed)
 	}
 	return a
+}
+
+// drainWait bounds how long a killed sandbox's stream is read on before
+// the box closes it: the output written before the kill is still in
+// flight, and a killed sandbox's stream ends on its own in milliseconds.
+const drainWait = time.Second
+
+// drain waits for the frames already sent to be decoded: the stream ends
+// when the killed sandbox does, or drainWait passes.
+func drain(decoded <-chan struct{}) {
+	t := time.NewTimer(drainWait)
+	defer t.Stop()
+	select {
+	case <-decoded:
+	case <-t.C:
+	}
 }
 
 // fromEnd takes what the sandbox's end says.
