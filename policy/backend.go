@@ -86,7 +86,7 @@ func (w *WarmPoolRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain WarmPoolRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: docker.warm_pool: %w", n.Line, err)
+		return inSection(n, "docker.warm_pool", err)
 	}
 	switch {
 	case v.Max != nil && (*v.Max < 0 || *v.Max > MaxWarm):
@@ -124,7 +124,7 @@ func (d *DockerRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain DockerRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: docker: %w", n.Line, err)
+		return inSection(n, "docker", err)
 	}
 	*d = DockerRules(v)
 	d.Line = n.Line
@@ -158,7 +158,7 @@ type Backend struct {
 func (b *Backend) UnmarshalYAML(n *yaml.Node) error {
 	var v string
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: backend: %w", n.Line, err)
+		return inSection(n, "backend", err)
 	}
 	if v != BackendDocker && v != BackendKubernetes && v != BackendOCI {
 		return fmt.Errorf("line %d: backend %q: use %s, %s or %s", n.Line, v, BackendDocker, BackendKubernetes, BackendOCI)
@@ -221,7 +221,7 @@ func (c *ClaimRule) UnmarshalYAML(n *yaml.Node) error {
 	type plain ClaimRule
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: kubernetes.claims: %w", n.Line, err)
+		return inSection(n, "kubernetes.claims", err)
 	}
 	*c = ClaimRule(v)
 	return nil
@@ -263,7 +263,7 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain KubernetesRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: kubernetes: %w", n.Line, err)
+		return inSection(n, "kubernetes", err)
 	}
 	switch {
 	case v.Kubeconfig != "" && !filepath.IsAbs(v.Kubeconfig):

@@ -44,7 +44,7 @@ func TestBackendRules(t *testing.T) {
 		{name: "claim of the root", yaml: "kubernetes:\n  claims: [{name: s, path: /}]\n", err: "other than /"},
 		{name: "claim twice", yaml: "kubernetes:\n  claims: [{name: s, path: /a}, {name: s, path: /b}]\n", err: `both name claim "s"`},
 		{name: "claims overlap", yaml: "kubernetes:\n  claims: [{name: s, path: /srv}, {name: t, path: /srv/skills}]\n", err: "overlap"},
-		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: "line 2: kubernetes:"},
+		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: `line 2: kubernetes.claims: unknown key "mode"`},
 		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
 		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false), Line: 2}}},
 		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes warm_pool])`},

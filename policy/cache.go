@@ -42,7 +42,7 @@ func (r *CacheRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain CacheRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: cache: %w", n.Line, err)
+		return inSection(n, "cache", err)
 	}
 	*r = CacheRules(v)
 	return nil

@@ -56,7 +56,7 @@ func (o *OCIRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain OCIRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: oci: %w", n.Line, err)
+		return inSection(n, "oci", err)
 	}
 	switch {
 	case v.Runtime != "" && !slices.Contains(OCIRuntimes, v.Runtime):

@@ -55,7 +55,7 @@ func (r *SessionRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain SessionRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: sessions: %w", n.Line, err)
+		return inSection(n, "sessions", err)
 	}
 	*r = SessionRules(v)
 	return nil

@@ -57,7 +57,7 @@ func (r *SkillUploadRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain SkillUploadRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: skill_uploads: %w", n.Line, err)
+		return inSection(n, "skill_uploads", err)
 	}
 	*r = SkillUploadRules(v)
 	return nil

@@ -48,7 +48,7 @@ func (r *UploadBuildRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain UploadBuildRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: skill_uploads.builds: %w", n.Line, err)
+		return inSection(n, "skill_uploads.builds", err)
 	}
 	*r = UploadBuildRules(v)
 	return nil

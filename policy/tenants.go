@@ -88,7 +88,7 @@ func (r *TenantRules) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantRules
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: tenants: %w", n.Line, err)
+		return inSection(n, "tenants", err)
 	}
 	*r = TenantRules(v)
 	return nil
@@ -116,7 +116,7 @@ func (q *Quota) UnmarshalYAML(n *yaml.Node) error {
 	type plain Quota
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: quota: %w", n.Line, err)
+		return inSection(n, "quota", err)
 	}
 	*q = Quota(v)
 	return nil

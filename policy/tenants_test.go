@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +56,8 @@ func TestTenantRulesRefuse(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
+	// A nested setting's error names its own line, once.
+	_, err := ParsePolicy("p.yaml", []byte("tenants:\n  default:\n    max_running: -3\n"))
+	require.ErrorContains(t, err, `tenants: line 3: "-3" is not a whole number above 0`)
+	require.Equal(t, 1, strings.Count(err.Error(), "line "), err.Error())
 }
