@@ -380,14 +380,40 @@ class UsageWindow:
 
 
 @dataclass
+class UsageStored:
+    """What a token keeps on the server now (a level, not a window's sum):
+    its sessions' bytes (with what their snapshots alone hold) and its
+    uploads', and its stored_bytes quota (0: none). At or past ``limit`` a
+    new session, file, snapshot, upload or run into a session is refused
+    with 429 and no retry_after: deleting frees room, waiting does not."""
+
+    session_bytes: int = 0
+    upload_bytes: int = 0
+    bytes: int = 0
+    limit: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "UsageStored":
+        return _build(cls, data)
+
+
+@dataclass
 class Usage:
-    """A token's use by its label (never the token): per window and in all."""
+    """A token's use by its label (never the token): per window and in all,
+    and what it stores now (``stored``, None from a server that does not
+    say)."""
 
     label: str
     windows: List[UsageWindow] = field(default_factory=list)
     total: UsageFigures = field(default_factory=UsageFigures)
+    stored: Optional[UsageStored] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> "Usage":
-        return _build(cls, data, {"windows": UsageWindow.from_json, "total": UsageFigures.from_json})
+        return _build(
+            cls,
+            data,
+            {"windows": UsageWindow.from_json, "total": UsageFigures.from_json, "stored": UsageStored.from_json},
+        )

@@ -362,9 +362,22 @@ export interface UsageWindow {
   limits?: UsageLimits;
 }
 
-/** A token's use by its label (never the token): per window and in all. */
+/**
+ * What a token keeps on the server now (a level, not a window's sum), and its stored_bytes quota.
+ * At or past `limit` a new session, file, snapshot, upload or run into a session is refused with
+ * 429 and no retryAfter: deleting frees room, waiting does not.
+ */
+export interface UsageStored {
+  session_bytes: number;
+  upload_bytes: number;
+  bytes: number;
+  limit?: number;
+}
+
+/** A token's use by its label (never the token): per window and in all, and what it stores now. */
 export interface Usage {
   label: string;
   windows: UsageWindow[];
   total: UsageFigures;
+  stored?: UsageStored;
 }
