@@ -327,6 +327,11 @@ export interface LiveUsage {
   memory_bytes: number;
   /** processes and threads */
   pids: number;
+  /**
+   * what the run has written to its writable workspace so far (the bytes on its copy-on-write
+   * view's write layer, in whole pages); absent where not measured (no writable workspace, or one copied in)
+   */
+  workspace_bytes?: number;
 }
 
 /** A chunk of output, as a stream yields it before the Result. */
