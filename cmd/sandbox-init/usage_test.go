@@ -100,4 +100,3 @@ func TestUsageStreamAnswersEachAsk(t *testing.T) {
 	_, err = r.ReadByte()
 	require.ErrorIs(t, err, io.EOF, "init closes its side once the host closed")
 }
-
