@@ -247,7 +247,7 @@ type Event struct {
 }
 
 // LiveUsage is one sample of a running sandbox's resource use, sent every
-// UsageEveryMS on a stream (on backends that can read it: docker, oci).
+// UsageEveryMS on a stream (docker, oci, kubernetes).
 type LiveUsage struct {
 	// ElapsedMS is the time since the job reached the sandbox.
 	ElapsedMS int64 `json:"elapsed_ms"`

@@ -157,7 +157,7 @@ class LiveUsage:
 
     ``cpu_percent`` is over the last interval, as a share of one core (200
     is two cores busy); ``elapsed_ms`` counts from the job reaching the
-    sandbox. Sent on backends that can read it (docker, oci). ``workspace_bytes``
+    sandbox. Sent on docker, oci and kubernetes. ``workspace_bytes``
     is what the run has written to its writable workspace so far (the bytes
     on its copy-on-write view's write layer, in whole pages); None where not
     measured (no writable workspace, or one copied in).

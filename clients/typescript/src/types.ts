@@ -316,7 +316,7 @@ export interface Event {
 
 /**
  * One sample of a running sandbox's resource use (a usage event), on
- * backends that can read it (docker, oci).
+ * docker, oci and kubernetes.
  */
 export interface LiveUsage {
   /** since the job reached the sandbox */
