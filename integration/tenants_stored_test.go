@@ -116,7 +116,7 @@ func TestTenantsEgressBytesQuota(t *testing.T) {
 		"scripts/fetch.py": fetchPy + fmt.Sprintf("print(json.dumps(fetch(%q)))\n", "http://"+host+"/tenant"),
 	})
 	flags := tenantFiles(t, fmt.Sprintf("network: allowlist\nallowed_domains: [%q]\negress:\n  allow_cidrs: [127.0.0.1/32]\n", host)+
-		"tenants:\n  labels:\n    egress: {quotas: [{window: 8s, egress_bytes: 1}]}\n")
+		"tenants:\n  labels:\n    egress: {quotas: [{window: 8s, egress_bytes: 1B}]}\n")
 	env := []string{"TMPDIR=" + shortDir(t), "SANDBOXRUN_RUNNER_IMAGE=" + sandboxrun.RunnerImage()}
 	srv := startServerEnv(t, env, "", root, append(flags, "--warm-pool", "0")...)
 	path := "/v1/skills/" + name + "/run"
