@@ -23,7 +23,7 @@ func newTenantMetrics() tenantMetrics {
 		cpu:     counter("sandboxrun_tenant_cpu_seconds_total", "CPU time of the runs (their Results' cpu_time_ms), by token label.", "tenant"),
 		memory:  counter("sandboxrun_tenant_memory_gib_seconds_total", "Memory limit times wall time of the runs, by token label.", "tenant"),
 		egress:  counter("sandboxrun_tenant_egress_bytes_total", "Bytes the runs' egress proxies carried both ways, by token label.", "tenant"),
-		refused: counter("sandboxrun_tenant_refused_total", "Runs turned away before they started, by token label and reason (busy, or the quota's name: runs, cpu_seconds, memory_gib_seconds, egress_bytes, stored_bytes).", "tenant", "reason"),
+		refused: counter("sandboxrun_tenant_refused_total", "Runs turned away before they started, by token label and reason (busy, or the quota's name: runs, cpu_seconds, memory_gib_seconds, egress_bytes); with stored_bytes also the session and upload operations it refused.", "tenant", "reason"),
 	}
 }
 
