@@ -100,3 +100,13 @@ func TestUsageStreamAnswersEachAsk(t *testing.T) {
 	_, err = r.ReadByte()
 	require.ErrorIs(t, err, io.EOF, "init closes its side once the host closed")
 }
+
+// BenchmarkUsageSample is the cost of one sample from this host's own
+// cgroup files (init's work per ask).
+func BenchmarkUsageSample(b *testing.B) {
+	for b.Loop() {
+		if s := sandboxCgroups.sample(); s.Error != "" {
+			b.Fatal(s.Error)
+		}
+	}
+}

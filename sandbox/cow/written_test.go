@@ -30,3 +30,13 @@ func TestWrittenCountsTheWriteLayer(t *testing.T) {
 	_, err = v.Written()
 	require.Error(t, err)
 }
+
+// BenchmarkWritten is the cost of one workspace_bytes figure per sample.
+func BenchmarkWritten(b *testing.B) {
+	v, _ := mountTest(b, b.TempDir(), 1<<20)
+	for b.Loop() {
+		if _, err := v.Written(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
