@@ -4,6 +4,7 @@ package kube
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,11 @@ func TestLiveUsageFromThePod(t *testing.T) {
 	var mu sync.Mutex
 	var got []sandbox.Usage
 	limits := sandboxtest.DefaultLimits()
+	skillDir, err := filepath.Abs("../../skills/hello")
+	require.NoError(t, err)
 	res, err := runner.Run(ctx, sandbox.Spec{
+		Skill:      "hello",
+		SkillDir:   skillDir,
 		Argv:       []string{"python3", "-c", "import time\nend = time.process_time() + 3\nwhile time.process_time() < end:\n    pass\nprint('burnt')\n"},
 		Runtime:    "python3",
 		Limits:     limits,
