@@ -44,7 +44,10 @@ type Door struct {
 }
 
 // For is the Service's door for c.
-func (s *Service) For(c Caller) *Door { return &Door{svc: s, c: c} }
+func (s *Service) For(c Caller) *Door {
+	s.owners.learn(c.Label, c.Owner)
+	return &Door{svc: s, c: c}
+}
 
 // Caller is who the door answers.
 func (d *Door) Caller() Caller { return d.c }

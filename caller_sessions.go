@@ -47,6 +47,9 @@ func (d *Door) CreateSession(ttl time.Duration) (SessionInfo, error) {
 	if err != nil {
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
+	if err := d.storeMore(0); err != nil {
+		return SessionInfo{}, d.answer(nil, "", err)
+	}
 	info, err := st.Create(d.c.Owner, ttl)
 	d.auditOp(audit.Operation{Op: audit.OpSessionCreate, Session: info.ID}, err)
 	return info, d.answer(nil, "", err)
@@ -57,6 +60,9 @@ func (d *Door) CreateSession(ttl time.Duration) (SessionInfo, error) {
 func (d *Door) ForkSession(from, snap string, ttl time.Duration) (SessionInfo, error) {
 	st, err := d.svc.sessionStore()
 	if err != nil {
+		return SessionInfo{}, d.answer(nil, "", err)
+	}
+	if err := d.storeMore(d.forkBytes(st, from, snap)); err != nil {
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
 	info, err := st.Fork(d.c.Owner, from, snap, ttl)
@@ -100,6 +106,9 @@ func (d *Door) PutFile(id, p string, r io.Reader) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, d.answer(nil, "", err)
 	}
+	if err := d.storeMore(0); err != nil {
+		return FileInfo{}, d.answer(nil, "", err)
+	}
 	fi, err := st.PutFile(d.c.Owner, id, p, r)
 	return fi, d.answer(nil, "", err)
 }
@@ -108,6 +117,9 @@ func (d *Door) PutFile(id, p string, r io.Reader) (FileInfo, error) {
 func (d *Door) PutTar(id string, r io.Reader) ([]FileInfo, error) {
 	st, err := d.svc.sessionStore()
 	if err != nil {
+		return nil, d.answer(nil, "", err)
+	}
+	if err := d.storeMore(0); err != nil {
 		return nil, d.answer(nil, "", err)
 	}
 	fis, err := st.PutTar(d.c.Owner, id, r)
@@ -158,6 +170,9 @@ func (d *Door) Snapshot(id, label string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, d.answer(nil, "", err)
 	}
+	if err := d.storeMore(0); err != nil {
+		return Snapshot{}, d.answer(nil, "", err)
+	}
 	snap, err := st.Snapshot(d.c.Owner, id, label)
 	d.auditOp(audit.Operation{Op: audit.OpSnapshot, Session: id, Snapshot: snap.ID}, err)
 	return snap, d.answer(nil, "", err)
@@ -190,6 +205,9 @@ func (d *Door) Restore(id, snap string) (SessionInfo, error) {
 	if err != nil {
 		return SessionInfo{}, d.answer(nil, "", err)
 	}
+	if err := d.storeMore(0); err != nil {
+		return SessionInfo{}, d.answer(nil, "", err)
+	}
 	info, err := st.Restore(d.c.Owner, id, snap)
 	d.auditOp(audit.Operation{Op: audit.OpRestore, Session: id, Snapshot: snap}, err)
 	return info, d.answer(nil, "", err)
@@ -201,6 +219,9 @@ func (d *Door) Restore(id, snap string) (SessionInfo, error) {
 func (d *Door) UploadSkill(format UploadFormat, r io.Reader) (Upload, error) {
 	st, err := d.svc.skillStore()
 	if err != nil {
+		return Upload{}, d.answer(nil, "", err)
+	}
+	if err := d.storeMore(0); err != nil {
 		return Upload{}, d.answer(nil, "", err)
 	}
 	up, err := st.Put(d.c.Owner, format, r)

@@ -163,6 +163,7 @@ type Service struct {
 	sessions *session.Store     // nil when the Service keeps none
 	cache    *resultcache.Cache // Results of deterministic runs (policy cache)
 	usage    *usage.Store       // each token label's use, against its quotas
+	owners   tenantOwners       // each token label's owner, for its stored bytes
 	sessErr  error              // why sessions are refused, when they are
 
 	stop     chan struct{} // closed by Close: upkeep ends

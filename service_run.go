@@ -44,6 +44,14 @@ type asked struct {
 // turned away before it queues; one that ends counts its Result's use.
 func (s *Service) execute(ctx context.Context, ref string, req Request, a Action, ak asked) *Execution {
 	x := &Execution{svc: s}
+	if req.Session != "" {
+		// a run into a session may grow it: not once its token holds
+		// its stored_bytes quota.
+		if err := s.checkStored(req.owner, req.label, 0); err != nil {
+			x.err = err
+			return x
+		}
+	}
 	counted, err := s.beginUsage(req.label)
 	if err != nil {
 		x.err = err

@@ -130,7 +130,10 @@ func (d *Door) Usage() (TenantUsage, error) {
 	if d.c.Label == "" {
 		return TenantUsage{}, ErrNoTenant
 	}
-	return d.svc.usage.Tenant(d.c.Label), nil
+	u := d.svc.usage.Tenant(d.c.Label)
+	st := d.svc.storedOf(d.c.Owner, d.c.Label)
+	u.Stored = &st
+	return u, nil
 }
 
 // UsageAll is every token's use, by label: for the operator (a local
@@ -140,5 +143,5 @@ func (d *Door) UsageAll() ([]TenantUsage, error) {
 	if d.c.Remote && !d.svc.pol.Tenants.IsOperator(d.c.Label) {
 		return nil, ErrNotOperator
 	}
-	return d.svc.usage.All(), nil
+	return d.svc.withStored(d.svc.usage.All()), nil
 }

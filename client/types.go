@@ -247,7 +247,7 @@ type Event struct {
 }
 
 // LiveUsage is one sample of a running sandbox's resource use, sent every
-// UsageEveryMS on a stream (on backends that can read it: docker, oci).
+// UsageEveryMS on a stream (docker, oci, kubernetes).
 type LiveUsage struct {
 	// ElapsedMS is the time since the job reached the sandbox.
 	ElapsedMS int64 `json:"elapsed_ms"`
@@ -258,6 +258,11 @@ type LiveUsage struct {
 	MemoryBytes int64 `json:"memory_bytes"`
 	// Pids counts its processes and threads.
 	Pids int64 `json:"pids"`
+	// WorkspaceBytes is what the run has written to its writable
+	// workspace so far (the bytes on its copy-on-write view's write
+	// layer, in whole pages); nil where not measured (no writable
+	// workspace, or one copied in).
+	WorkspaceBytes *int64 `json:"workspace_bytes,omitempty"`
 }
 
 // UsageEvery is d as a request's UsageEveryMS: the interval of a run's

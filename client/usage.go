@@ -14,6 +14,21 @@ type Usage struct {
 	Label   string        `json:"label"`
 	Windows []UsageWindow `json:"windows"`
 	Total   UsageFigures  `json:"total"`
+	// Stored is what the token keeps on the server now; nil from a server
+	// that does not say.
+	Stored *UsageStored `json:"stored,omitempty"`
+}
+
+// UsageStored is a level, not a window's sum: the bytes the token's
+// sessions (with what their snapshots alone hold) and uploads take now,
+// and its stored_bytes quota (0: none). At or past Limit, a new session,
+// file, snapshot, upload or run into a session is refused with 429 and no
+// RetryAfter: deleting frees room, waiting does not.
+type UsageStored struct {
+	SessionBytes int64 `json:"session_bytes"`
+	UploadBytes  int64 `json:"upload_bytes"`
+	Bytes        int64 `json:"bytes"`
+	Limit        int64 `json:"limit,omitempty"`
 }
 
 // UsageWindow is a token's use in the current window of one length; End

@@ -208,3 +208,43 @@ func TestServerMCPProgressCarriesUsage(t *testing.T) {
 	require.NotEmpty(t, usage, "a 6 s run reports its usage in its progress")
 	eventuallyNoSkillContainers(t, name)
 }
+
+// TestLiveUsageWorkspaceBytes: a run that writes 4 MiB to its writable
+// workspace, then keeps running, shows them in its samples
+// (workspace_bytes: the copy-on-write view's write layer), on Docker and
+// oci.
+func TestLiveUsageWorkspaceBytes(t *testing.T) {
+	t.Parallel()
+	code := "import time\nwith open('/workspace/out.bin', 'wb') as f:\n    f.write(b'x' * (4 << 20))\nend = time.time() + 3\n" + "while time.time() < end:\n    pass\nprint('done')\n"
+	check := func(t *testing.T, got []sandbox.Usage, res *sandbox.Result) {
+		t.Helper()
+		require.True(t, res.Success, "%s %s", res.Error, res.Stderr)
+		require.NotEmpty(t, got, "a 3 s run sampled every 500 ms shows usage")
+		last := got[len(got)-1]
+		require.NotNil(t, last.WorkspaceBytes, "a writable workspace's view is measured: %+v", last)
+		require.GreaterOrEqual(t, *last.WorkspaceBytes, int64(4<<20), "the file written before the last sample")
+		for _, u := range got {
+			require.NotNil(t, u.WorkspaceBytes, "%+v", u)
+		}
+	}
+	t.Run("docker", func(t *testing.T) {
+		var u usageSamples
+		spec := pySpec(t, code)
+		spec.UsageEvery, spec.Usage = 500*time.Millisecond, u.add
+		writable(t, &spec, t.TempDir())
+		res := run(t, spec)
+		check(t, u.done(), res)
+	})
+	t.Run("oci", func(t *testing.T) {
+		r := ociBackend(t)
+		var u usageSamples
+		spec := pySpec(t, code)
+		spec.UsageEvery, spec.Usage = 500*time.Millisecond, u.add
+		writable(t, &spec, t.TempDir())
+		ctx, cancel := context.WithTimeout(context.Background(), runHangBound)
+		defer cancel()
+		res, err := r.Run(ctx, spec)
+		require.NoError(t, err)
+		check(t, u.done(), res)
+	})
+}

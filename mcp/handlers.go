@@ -199,6 +199,9 @@ func quotaHint(err error) error {
 	if !errors.As(err, &qe) {
 		return fmt.Errorf("quota: %w", err)
 	}
+	if qe.RetryAfterSeconds() == 0 {
+		return fmt.Errorf("quota: %s", qe.Error()) // stored_bytes: no wait frees it
+	}
 	return fmt.Errorf("quota: %s (retry_after_seconds: %d)", qe.Error(), qe.RetryAfterSeconds())
 }
 

@@ -61,6 +61,9 @@ func (h *handlers) watch(ctx context.Context, req *mcpsdk.CallToolRequest, what 
 				u := usage.Load()
 				if u != nil {
 					msg += fmt.Sprintf("; CPU %.0f%%, memory %s, %d processes", u.CPUPercent, size.Format(u.MemoryBytes), u.Pids)
+					if u.WorkspaceBytes != nil {
+						msg += ", " + size.Format(*u.WorkspaceBytes) + " written to the workspace"
+					}
 				}
 				notify(elapsed.Seconds(), msg, u)
 			}
@@ -74,7 +77,8 @@ func (h *handlers) watch(ctx context.Context, req *mcpsdk.CallToolRequest, what 
 
 // UsageMetaKey names, in a progress notification's _meta, the latest
 // sample of the run's resource use (sandbox.Usage: elapsed_ms,
-// cpu_percent, memory_bytes, pids), on backends that can read it.
+// cpu_percent, memory_bytes, pids, and workspace_bytes where measured), on
+// backends that can read it.
 const UsageMetaKey = "sandboxrun/usage"
 
 // counter counts output bytes as they arrive. It never blocks: a live

@@ -21,6 +21,7 @@ import (
 //	    quotas:             # each window a fixed span of the clock
 //	      - {window: 1h, runs: 500, cpu_seconds: 1800, memory_gib_seconds: 3600}
 //	      - {window: 24h, runs: 5000, egress_bytes: 10Gi}
+//	    stored_bytes: 20Gi  # what its sessions and uploads may hold at once
 //	  labels:
 //	    ci: {max_running: 1, quotas: [{window: 1h, runs: 100}]}
 //
@@ -38,6 +39,10 @@ type TenantShare struct {
 	MaxRunning Setting[Count]   `yaml:"max_running" json:"max_running"`
 	MaxQueued  Setting[Count]   `yaml:"max_queued" json:"max_queued"`
 	Quotas     Setting[[]Quota] `yaml:"quotas" json:"quotas"`
+	// StoredBytes bounds a level, not a window: the bytes the token's
+	// sessions (with what their snapshots alone hold) and uploads take at
+	// once. An operation that would store more past it is refused.
+	StoredBytes Setting[Size] `yaml:"stored_bytes" json:"stored_bytes"`
 }
 
 // Quota bounds what one token uses in each window of the clock (a
@@ -58,6 +63,8 @@ type Share struct {
 	MaxRunning int
 	MaxQueued  int
 	Quotas     []Quota
+	// StoredBytes is 0 for no bound.
+	StoredBytes int64
 }
 
 // DefaultUsageWindows are the windows usage is kept for even when no
@@ -66,7 +73,7 @@ var DefaultUsageWindows = []time.Duration{time.Hour, 24 * time.Hour}
 
 var (
 	tenantKeys = []string{"fair_share", "operators", "default", "labels"}
-	shareKeys  = []string{"max_running", "max_queued", "quotas"}
+	shareKeys  = []string{"max_running", "max_queued", "quotas", "stored_bytes"}
 	quotaKeys  = []string{"window", "runs", "cpu_seconds", "memory_gib_seconds", "egress_bytes"}
 	labelRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 )
@@ -146,6 +153,9 @@ func (r *TenantRules) validate() []error {
 
 func (s *TenantShare) validate(where string) []error {
 	var errs []error
+	if s.StoredBytes.Value < 0 {
+		errs = append(errs, fmt.Errorf("line %d: %s.stored_bytes: %s is negative; give a size such as 20Gi, or leave it out for none", s.StoredBytes.Line, where, s.StoredBytes.Value))
+	}
 	var seen []Duration
 	for i, q := range s.Quotas.Value {
 		at := fmt.Sprintf("line %d: %s.quotas[%d]", s.Quotas.Line, where, i)
@@ -181,8 +191,9 @@ func (r *TenantRules) For(label string) Share {
 		s.MaxRunning = l.MaxRunning.or(s.MaxRunning)
 		s.MaxQueued = l.MaxQueued.or(s.MaxQueued)
 		s.Quotas = l.Quotas.or(s.Quotas)
+		s.StoredBytes = l.StoredBytes.or(s.StoredBytes)
 	}
-	return Share{MaxRunning: int(s.MaxRunning.Value), MaxQueued: int(s.MaxQueued.Value), Quotas: s.Quotas.Value}
+	return Share{MaxRunning: int(s.MaxRunning.Value), MaxQueued: int(s.MaxQueued.Value), Quotas: s.Quotas.Value, StoredBytes: int64(s.StoredBytes.Value)}
 }
 
 // UsageWindows are the windows usage is kept for: DefaultUsageWindows and
@@ -221,6 +232,16 @@ func (r *TenantRules) entries() []Entry {
 		count("max_queued", s.MaxQueued)
 		for _, q := range s.Quotas.Value {
 			out = append(out, Entry{prefix + "quotas." + q.Window.String(), q.describe(), s.Quotas.from()})
+		}
+		stored := unset
+		if prefix == "tenants.default." {
+			stored = "none"
+		}
+		if s.StoredBytes.Set {
+			stored = s.StoredBytes.Value.String()
+		}
+		if s.StoredBytes.Set || prefix == "tenants.default." {
+			out = append(out, Entry{prefix + "stored_bytes", stored, s.StoredBytes.from()})
 		}
 	}
 	share("tenants.default.", "the server's", &r.Default)

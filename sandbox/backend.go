@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sandboxrun/sandboxrun/internal/frame"
@@ -173,15 +174,32 @@ func NoReportError(initExit int, initLog string, decodeErr error) error {
 const initLogMax = 4 << 10
 
 // InitLog keeps the start and the end of sandbox-init's own stderr, bounded.
-type InitLog struct{ ht headTail }
+// It is safe for concurrent use: a backend's stderr copy (the Kubernetes
+// attach's) may still write while the engine reads it.
+type InitLog struct {
+	mu sync.Mutex
+	ht headTail
+}
 
 // NewInitLog returns an empty InitLog.
 func NewInitLog() *InitLog { return &InitLog{ht: headTail{max: initLogMax}} }
 
-func (l *InitLog) Write(p []byte) (int, error) { return l.ht.Write(p) }
+func (l *InitLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ht.Write(p)
+}
 
 // FirstLine is the first line kept, which says what went wrong.
-func (l *InitLog) FirstLine() string { return l.ht.firstLine() }
+func (l *InitLog) FirstLine() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ht.firstLine()
+}
 
 // String is all that was kept.
-func (l *InitLog) String() string { return l.ht.String() }
+func (l *InitLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ht.String()
+}

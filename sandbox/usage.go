@@ -21,6 +21,13 @@ type Usage struct {
 	MemoryBytes int64 `json:"memory_bytes"`
 	// Pids is the number of processes and threads in the sandbox.
 	Pids int64 `json:"pids"`
+	// WorkspaceBytes is what the run has written to its writable
+	// workspace so far, where the backend can tell: the bytes in use on
+	// the write layer of the workspace's copy-on-write view (files
+	// created or changed, in whole pages; deleting a file of the folder
+	// counts nothing). Absent for a read-only workspace, none, or one
+	// copied in (Docker where a view cannot reach the engine).
+	WorkspaceBytes *int64 `json:"workspace_bytes,omitempty"`
 }
 
 // UsageSample is what a backend reads of a sandbox at one moment: CPU is
@@ -29,6 +36,8 @@ type UsageSample struct {
 	CPU         time.Duration
 	MemoryBytes int64
 	Pids        int64
+	// WorkspaceBytes is Usage.WorkspaceBytes; nil when not measured.
+	WorkspaceBytes *int64
 }
 
 // Live usage intervals: the default for a streamed run and the least any

@@ -120,6 +120,18 @@ func (t *Tokens) add(label, tok string) {
 	t.labels = append(t.labels, label)
 }
 
+// owners is each token's owner (its digest in hex) by label.
+func (t *Tokens) owners() map[string]string {
+	if t.Empty() {
+		return nil
+	}
+	out := make(map[string]string, len(t.digests))
+	for i, d := range t.digests {
+		out[t.labels[i]] = hex.EncodeToString(d[:])
+	}
+	return out
+}
+
 // Empty reports whether no token is configured.
 func (t *Tokens) Empty() bool { return t == nil || len(t.digests) == 0 }
 

@@ -230,7 +230,9 @@ func finish(w http.ResponseWriter, st *streamer, res *sandbox.Result, err error)
 	if err != nil {
 		switch status {
 		case http.StatusTooManyRequests:
-			w.Header().Set("Retry-After", retryAfterOf(err))
+			if ra := retryAfterOf(err); ra != "" {
+				w.Header().Set("Retry-After", ra)
+			}
 		case http.StatusServiceUnavailable:
 			if errors.Is(err, sandbox.ErrUnavailable) {
 				w.Header().Set("Retry-After", retryEngine)

@@ -71,9 +71,11 @@ func New(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	o.Service.KnowTenants(o.Tokens.owners())
 	if metrics != nil {
 		metrics.watchLoad(o.Service.Load)
 		metrics.watchPool(o.Service.PoolStats)
+		metrics.watchStored(o.Service.StoredByTenant)
 	}
 	s.routes()
 	return s, nil

@@ -36,11 +36,15 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 }
 
 // retryAfterOf is the Retry-After of a 429: when the quota's window ends,
-// or a second for a full queue.
+// or a second for a full queue; "" (none) for stored_bytes, which no wait
+// frees.
 func retryAfterOf(err error) string {
 	var qe *sandboxrun.QuotaError
 	if errors.As(err, &qe) {
-		return strconv.FormatInt(qe.RetryAfterSeconds(), 10)
+		if s := qe.RetryAfterSeconds(); s > 0 {
+			return strconv.FormatInt(s, 10)
+		}
+		return ""
 	}
 	return "1"
 }

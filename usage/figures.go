@@ -66,4 +66,17 @@ type Tenant struct {
 	Label   string   `json:"label"`
 	Windows []Window `json:"windows"`
 	Total   Figures  `json:"total"`
+	// Stored is what the label's sessions and uploads hold now, absent
+	// where the figure is unknown (a reader of the state file alone).
+	Stored *Stored `json:"stored,omitempty"`
+}
+
+// Stored is a level, not a window's sum: the bytes a token's sessions
+// (their workspaces and what their snapshots alone hold) and uploaded
+// skills take now, and its stored_bytes quota (0: none).
+type Stored struct {
+	SessionBytes int64 `json:"session_bytes"`
+	UploadBytes  int64 `json:"upload_bytes"`
+	Bytes        int64 `json:"bytes"`
+	Limit        int64 `json:"limit,omitempty"`
 }

@@ -17,6 +17,9 @@ const (
 	QuotaCPUSeconds  = "cpu_seconds"
 	QuotaMemory      = "memory_gib_seconds"
 	QuotaEgressBytes = "egress_bytes"
+	// QuotaStoredBytes bounds a level, not a window: the bytes a token's
+	// sessions (with their snapshots) and uploads hold now.
+	QuotaStoredBytes = "stored_bytes"
 )
 
 // QuotaError is a run refused by a quota.
@@ -27,11 +30,15 @@ type QuotaError struct {
 	Limit  float64
 	Used   float64
 	// RetryAfter is how long until the window ends and the next one
-	// lets runs in again.
+	// lets runs in again; 0 for stored_bytes, which no clock frees.
 	RetryAfter time.Duration
 }
 
 func (e *QuotaError) Error() string {
+	if e.Quota == QuotaStoredBytes {
+		return fmt.Sprintf("quota stored_bytes reached for token %q: its sessions, snapshots and uploads hold %d bytes of %d; nothing was done; delete sessions, snapshots or uploads to make room",
+			e.Label, int64(e.Used), int64(e.Limit))
+	}
 	return fmt.Sprintf("quota %s per %s reached for token %q: %g used of %g; nothing ran; the next window begins in %s",
 		e.Quota, e.Window, e.Label, e.Used, e.Limit, e.RetryAfter.Round(time.Second))
 }
@@ -39,8 +46,12 @@ func (e *QuotaError) Error() string {
 // Is makes a QuotaError match ErrQuota.
 func (e *QuotaError) Is(target error) bool { return target == ErrQuota }
 
-// RetryAfterSeconds is RetryAfter in whole seconds, at least 1.
+// RetryAfterSeconds is RetryAfter in whole seconds, at least 1; 0 when no
+// wait helps (stored_bytes: only deleting does).
 func (e *QuotaError) RetryAfterSeconds() int64 {
+	if e.Quota == QuotaStoredBytes {
+		return 0
+	}
 	s := int64((e.RetryAfter + time.Second - 1) / time.Second)
 	return max(s, 1)
 }
@@ -59,4 +70,20 @@ func (l Limits) check(used Figures, pending int64) (name string, limit, value fl
 		return QuotaEgressBytes, float64(l.EgressBytes), float64(used.EgressBytes), true
 	}
 	return "", 0, 0, false
+}
+
+// CheckStored refuses an operation of label's that would store more when
+// its stored bytes (used, now) would pass limit: with adding, what the
+// operation is known to add, when used+adding is over limit; with adding
+// 0 (unknown, or nothing), when used has reached limit. limit 0 is none.
+func CheckStored(label string, limit, used, adding int64) error {
+	switch {
+	case limit <= 0:
+		return nil
+	case adding > 0 && used+adding <= limit:
+		return nil
+	case adding <= 0 && used < limit:
+		return nil
+	}
+	return &QuotaError{Label: label, Quota: QuotaStoredBytes, Limit: float64(limit), Used: float64(used)}
 }

@@ -135,3 +135,17 @@ func TestMemoryAndEgressQuotas(t *testing.T) {
 	require.Equal(t, QuotaEgressBytes, qe.Quota)
 	require.Equal(t, int64(100), s.Tenant("egress").Total.EgressBytes)
 }
+
+func TestCheckStored(t *testing.T) {
+	require.NoError(t, CheckStored("a", 0, 1<<40, 1), "no limit")
+	require.NoError(t, CheckStored("a", 100, 99, 0), "below the limit")
+	require.NoError(t, CheckStored("a", 100, 60, 40), "a known size that fits")
+	err := CheckStored("a", 100, 60, 41)
+	var qe *QuotaError
+	require.ErrorAs(t, err, &qe, "a known size past the limit")
+	require.True(t, errors.Is(err, ErrQuota))
+	require.Equal(t, QuotaStoredBytes, qe.Quota)
+	require.Equal(t, int64(0), qe.RetryAfterSeconds(), "no clock frees stored bytes")
+	require.Contains(t, qe.Error(), "delete sessions, snapshots or uploads")
+	require.ErrorAs(t, CheckStored("a", 100, 100, 0), &qe, "at the limit, an unknown size is refused")
+}

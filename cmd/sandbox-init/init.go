@@ -127,6 +127,7 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 		return failed(err), job, side
 	}
 	defer relay.close()
+	serveUsage(side.ch, side.ws, log)
 	// Counted from here: a kill while a warm container waited is not the job's.
 	oomBase = sandboxCgroups.oomKills()
 	c := pre.take(job)

@@ -15,7 +15,34 @@ const (
 	// after the Result frame; the host answers with one byte, ChangesTaken
 	// or ChangesRefused, once it has dealt with them.
 	StreamWorkspaceOut byte = 'O'
+	// StreamUsage offers the sandbox's resource use: init opens it before
+	// the child starts; the host writes UsageAsk for each sample it wants
+	// and init answers with one UsageSample as a JSON line. A host that
+	// does not know the kind closes the stream, and init stops serving it.
+	StreamUsage byte = 'U'
 )
+
+// UsageAsk is the host's request for one UsageSample on a StreamUsage
+// stream.
+const UsageAsk byte = '?'
+
+// MaxUsageLine bounds a UsageSample's line: a longer one did not come
+// from init.
+const MaxUsageLine = 512
+
+// UsageSample is the sandbox's use as init reads it from its own cgroup
+// (the Pod's container's) and its workspace: CPU cumulative, the rest now.
+type UsageSample struct {
+	CPUNS       int64 `json:"cpu_ns"`
+	MemoryBytes int64 `json:"memory_bytes"`
+	Pids        int64 `json:"pids"`
+	// WorkspaceBytes is what the writable workspace's tmpfs holds beyond
+	// the files fetched into it; nil without a writable workspace.
+	WorkspaceBytes *int64 `json:"workspace_bytes,omitempty"`
+	// Error says why no sample could be read (the cgroup's files are not
+	// where init looks).
+	Error string `json:"error,omitempty"`
+}
 
 // The host's answer on a StreamWorkspaceOut stream.
 const (

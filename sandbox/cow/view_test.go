@@ -17,7 +17,7 @@ const testUID, testGID = 65532, 65532
 
 // walkableDir is a temporary folder the sandbox user can walk through
 // (t.TempDir's parent is root's alone).
-func walkableDir(t *testing.T) string {
+func walkableDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "cow-test-")
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func walkableDir(t *testing.T) string {
 
 // mountTest mounts a view of lower with room bytes and closes it at the
 // end of the test.
-func mountTest(t *testing.T, lower string, room int64) (*View, string) {
+func mountTest(t testing.TB, lower string, room int64) (*View, string) {
 	t.Helper()
 	require.Zero(t, os.Geteuid(), "run as root, as the backends do: the view is mounted")
 	base := walkableDir(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/cgroup"
+	"github.com/sandboxrun/sandboxrun/sandbox/cow"
 	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
 
@@ -30,10 +31,27 @@ func (b *box) ReadUsage(ctx context.Context) (sandbox.UsageSample, error) {
 		b.usageFound = true
 		b.cgroup, _ = cgroup.Find(cgroup.Root, containerCgroups(b.id)...)
 	}
+	var s sandbox.UsageSample
+	var err error
 	if b.cgroup != nil {
-		return b.cgroup.Read()
+		s, err = b.cgroup.Read()
+	} else {
+		s, err = b.d.statsUsage(ctx, b.id)
 	}
-	return b.d.statsUsage(ctx, b.id)
+	if err == nil && b.vol != nil && b.vol.view != nil {
+		s.WorkspaceBytes = written(b.vol.view)
+	}
+	return s, err
+}
+
+// written is what the run wrote to its workspace view, nil when it
+// cannot be read (the sample keeps its other figures).
+func written(v *cow.View) *int64 {
+	n, err := v.Written()
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // containerCgroups are where the engine puts a container's cgroup, below

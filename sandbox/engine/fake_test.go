@@ -209,7 +209,8 @@ func (b *fakeBox) Remove(context.Context) error {
 }
 
 // usageBox is a fakeBox that reads its usage: each read finds 100 ms of
-// CPU more, 1 MiB of memory more and one more pid.
+// CPU more, 1 MiB of memory more, one more pid and 4 KiB more written to
+// the workspace.
 type usageBox struct {
 	*fakeBox
 	reads atomic.Int64
@@ -219,7 +220,8 @@ var _ engine.UsageReader = (*usageBox)(nil)
 
 func (b *usageBox) ReadUsage(context.Context) (sandbox.UsageSample, error) {
 	n := b.reads.Add(1)
-	return sandbox.UsageSample{CPU: time.Duration(n) * 100 * time.Millisecond, MemoryBytes: n << 20, Pids: n}, nil
+	written := n << 12
+	return sandbox.UsageSample{CPU: time.Duration(n) * 100 * time.Millisecond, MemoryBytes: n << 20, Pids: n, WorkspaceBytes: &written}, nil
 }
 
 // reportedBox is a fakeBox that ends a reported sandbox at once, and

@@ -86,7 +86,7 @@ func (w *usageWatch) run(ctx context.Context, r UsageReader, every time.Duration
 		}
 		ok := failed == 0 // prev is a real sample
 		failed = 0
-		u := sandbox.Usage{ElapsedMS: at.Sub(began).Milliseconds(), MemoryBytes: s.MemoryBytes, Pids: s.Pids}
+		u := sandbox.Usage{ElapsedMS: at.Sub(began).Milliseconds(), MemoryBytes: s.MemoryBytes, Pids: s.Pids, WorkspaceBytes: s.WorkspaceBytes}
 		if ok && at.After(prevAt) && s.CPU >= prev.CPU {
 			u.CPUPercent = cpuPercent(s.CPU-prev.CPU, at.Sub(prevAt))
 		}

@@ -54,6 +54,8 @@ func TestUsageIsSampledWhileTheScriptRuns(t *testing.T) {
 		peaks.Add(u)
 		require.Positive(t, u.MemoryBytes)
 		require.Positive(t, u.Pids)
+		require.NotNil(t, u.WorkspaceBytes, "the box's workspace bytes reach the sample")
+		require.Equal(t, u.MemoryBytes>>8, *u.WorkspaceBytes, "from the same read")
 		// Each read finds 100 ms more CPU, a tick (about 250 ms) apart.
 		require.Greater(t, u.CPUPercent, 0.0, "sample %d", i)
 		require.LessOrEqual(t, u.CPUPercent, 100.0, "sample %d", i)

@@ -60,7 +60,8 @@ func (b *box) Alive() bool {
 }
 
 // Bind claims a warm Pod for the run, and gives the run a side channel
-// when it has an egress proxy or a writable workspace: what the Docker
+// when it has an egress proxy, a writable workspace or asks for live
+// usage (usage.go): what the Docker
 // backend mounts goes over the attach instead (channel.go). A writable
 // workspace is a tmpfs filled over the channel, and handed back over it
 // after the report, not held: the job has no HoldDir.
@@ -74,7 +75,7 @@ func (b *box) Bind(ctx context.Context, run *engine.Run) error {
 		}
 	}
 	run.Job.HoldDir = ""
-	if spec.EgressSocket == "" && !spec.WorkspaceWritable {
+	if spec.EgressSocket == "" && !spec.WorkspaceWritable && spec.UsageEvery <= 0 {
 		return nil
 	}
 	job := &run.Job

@@ -52,6 +52,9 @@ type hostChannel struct {
 	wg         sync.WaitGroup
 	egress     chan struct{}
 
+	// usage is init's usage stream, once opened (usage.go).
+	usage usageStream
+
 	mu       sync.Mutex
 	sess     *yamux.Session
 	fetched  bool // the workspace was asked for
@@ -67,7 +70,7 @@ type hostChannel struct {
 func newHostChannel(spec *sandbox.Spec, wsSize int64, log *slog.Logger) *hostChannel {
 	pr, pw := io.Pipe()
 	return &hostChannel{spec: spec, wsSize: wsSize, log: log, in: pr, inW: pw, reported: make(chan struct{}),
-		handedBack: make(chan struct{}), egress: make(chan struct{}, maxEgressStreams)}
+		handedBack: make(chan struct{}), egress: make(chan struct{}, maxEgressStreams), usage: newUsageStream()}
 }
 
 // channelConn joins the frames from init and the attach's stdin.
@@ -127,6 +130,8 @@ func (c *hostChannel) serve(s net.Conn) {
 		c.sendWorkspace(s)
 	case frame.StreamWorkspaceOut:
 		c.takeChanges(s)
+	case frame.StreamUsage:
+		c.offerUsage(s)
 	default:
 		c.log.Warn("side channel: unknown stream kind; closing it", "kind", kind[0])
 	}
@@ -263,6 +268,7 @@ func (c *hostChannel) close() ([]sandbox.FileChange, error) {
 	c.closed = true
 	sess := c.sess
 	c.mu.Unlock()
+	c.usage.end()
 	_ = c.inW.CloseWithError(io.EOF)
 	_ = c.in.CloseWithError(io.ErrClosedPipe) // a Decode still writing stops
 	if sess != nil {

@@ -141,5 +141,11 @@ func (b *box) ReadUsage(context.Context) (sandbox.UsageSample, error) {
 		}
 		b.usage = r
 	}
-	return b.usage.Read()
+	s, err := b.usage.Read()
+	if err == nil && b.b.view != nil {
+		if n, werr := b.b.view.Written(); werr == nil {
+			s.WorkspaceBytes = &n
+		}
+	}
+	return s, err
 }

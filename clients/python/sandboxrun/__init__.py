@@ -44,6 +44,7 @@ from .types import (
     Usage,
     UsageFigures,
     UsageLimits,
+    UsageStored,
     UsageWindow,
 )
 
@@ -86,5 +87,6 @@ __all__ = [
     "Usage",
     "UsageFigures",
     "UsageLimits",
+    "UsageStored",
     "UsageWindow",
 ]

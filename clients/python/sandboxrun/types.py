@@ -157,13 +157,17 @@ class LiveUsage:
 
     ``cpu_percent`` is over the last interval, as a share of one core (200
     is two cores busy); ``elapsed_ms`` counts from the job reaching the
-    sandbox. Sent on backends that can read it (docker, oci).
+    sandbox. Sent on docker, oci and kubernetes. ``workspace_bytes``
+    is what the run has written to its writable workspace so far (the bytes
+    on its copy-on-write view's write layer, in whole pages); None where not
+    measured (no writable workspace, or one copied in).
     """
 
     elapsed_ms: int = 0
     cpu_percent: float = 0.0
     memory_bytes: int = 0
     pids: int = 0
+    workspace_bytes: Optional[int] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -380,14 +384,40 @@ class UsageWindow:
 
 
 @dataclass
+class UsageStored:
+    """What a token keeps on the server now (a level, not a window's sum):
+    its sessions' bytes (with what their snapshots alone hold) and its
+    uploads', and its stored_bytes quota (0: none). At or past ``limit`` a
+    new session, file, snapshot, upload or run into a session is refused
+    with 429 and no retry_after: deleting frees room, waiting does not."""
+
+    session_bytes: int = 0
+    upload_bytes: int = 0
+    bytes: int = 0
+    limit: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "UsageStored":
+        return _build(cls, data)
+
+
+@dataclass
 class Usage:
-    """A token's use by its label (never the token): per window and in all."""
+    """A token's use by its label (never the token): per window and in all,
+    and what it stores now (``stored``, None from a server that does not
+    say)."""
 
     label: str
     windows: List[UsageWindow] = field(default_factory=list)
     total: UsageFigures = field(default_factory=UsageFigures)
+    stored: Optional[UsageStored] = None
     extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> "Usage":
-        return _build(cls, data, {"windows": UsageWindow.from_json, "total": UsageFigures.from_json})
+        return _build(
+            cls,
+            data,
+            {"windows": UsageWindow.from_json, "total": UsageFigures.from_json, "stored": UsageStored.from_json},
+        )

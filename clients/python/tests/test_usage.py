@@ -38,6 +38,9 @@ class Usage(unittest.TestCase):
         self.assertTrue(u.label.startswith("token-"), u.label)
         self.assertNotIn(TOKEN, u.label)
         self.assertEqual(u.total.runs, 1)
+        assert u.stored is not None
+        self.assertEqual(u.stored.bytes, u.stored.session_bytes + u.stored.upload_bytes)
+        self.assertEqual(u.stored.limit, 0, "no stored_bytes quota")
         self.assertEqual(u.total.cpu_time_ms, res.cpu_time_ms)
         day = u.windows[-1]
         self.assertEqual(day.window, "24h0m0s")

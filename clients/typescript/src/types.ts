@@ -316,7 +316,7 @@ export interface Event {
 
 /**
  * One sample of a running sandbox's resource use (a usage event), on
- * backends that can read it (docker, oci).
+ * docker, oci and kubernetes.
  */
 export interface LiveUsage {
   /** since the job reached the sandbox */
@@ -327,6 +327,11 @@ export interface LiveUsage {
   memory_bytes: number;
   /** processes and threads */
   pids: number;
+  /**
+   * what the run has written to its writable workspace so far (the bytes on its copy-on-write
+   * view's write layer, in whole pages); absent where not measured (no writable workspace, or one copied in)
+   */
+  workspace_bytes?: number;
 }
 
 /** A chunk of output, as a stream yields it before the Result. */
@@ -362,9 +367,22 @@ export interface UsageWindow {
   limits?: UsageLimits;
 }
 
-/** A token's use by its label (never the token): per window and in all. */
+/**
+ * What a token keeps on the server now (a level, not a window's sum), and its stored_bytes quota.
+ * At or past `limit` a new session, file, snapshot, upload or run into a session is refused with
+ * 429 and no retryAfter: deleting frees room, waiting does not.
+ */
+export interface UsageStored {
+  session_bytes: number;
+  upload_bytes: number;
+  bytes: number;
+  limit?: number;
+}
+
+/** A token's use by its label (never the token): per window and in all, and what it stores now. */
 export interface Usage {
   label: string;
   windows: UsageWindow[];
   total: UsageFigures;
+  stored?: UsageStored;
 }
