@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,7 +74,9 @@ func TestUploadsOnEveryReplica(t *testing.T) {
 	r0, r1 := rs.srv[0], rs.srv[1]
 
 	v1 := r0.uploadSkill(t, sayTar(t, "one"), http.StatusCreated)
-	require.Equal(t, []string{"1"}, r1.uploadedVersions(t), "r-1 lists what r-0 took")
+	answered := time.Now()
+	require.Equal(t, []string{"1"}, r1.uploadedVersions(t), "r-1 lists what r-0 took, at the first ask after the 201")
+	t.Logf("upload 201 on r-0 to its listing on r-1: %s (the first list asked)", time.Since(answered).Round(time.Microsecond))
 	c, res := r1.runUpload(t, "up-say")
 	require.Equal(t, http.StatusOK, c.status, c.String())
 	require.Equal(t, "one\n", res.Stdout)
