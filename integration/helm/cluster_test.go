@@ -111,7 +111,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "sbx-helm-uploads", "--wait=false")
 	})
 
-	values := append([]string{"-f", "testdata/hostnetwork-values.yaml"}, uploadsValues...)
+	values := append(append([]string{"-f", "testdata/hostnetwork-values.yaml"}, uploadsValues...), serverImage()...)
 	c.helm(append(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...), runnerImage()...)...)
 	api := &client{t: t, token: token}
 	for i := range 2 {
@@ -362,6 +362,18 @@ func runnerImage() []string {
 		return []string{"--set", "runnerImage=" + ref}
 	}
 	return nil
+}
+
+// serverImage passes $SANDBOXRUN_SERVER_IMAGE (repository:tag, a server
+// image loaded into the cluster under a tag of its own) to the chart when
+// it is set; else the chart's default, sandboxrun/server:<appVersion>.
+func serverImage() []string {
+	ref := os.Getenv("SANDBOXRUN_SERVER_IMAGE")
+	i := strings.LastIndex(ref, ":")
+	if ref == "" || i < 0 || strings.Contains(ref[i:], "/") {
+		return nil
+	}
+	return []string{"--set", "image.repository=" + ref[:i], "--set", "image.tag=" + ref[i+1:]}
 }
 
 func randomBytes(t *testing.T, n int) []byte {
