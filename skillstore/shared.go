@@ -27,17 +27,19 @@ import (
 //     version named, under it, whichever process does it.
 //   - ROOT/.staging/p-RANDOM is one process's staging folder (uploads being
 //     written, what is being deleted), and its file "lock" is locked for
-//     as long as the process keeps the store open. A staging folder whose
-//     lock nobody holds is a crashed process's: any process removes it.
+//     as long as the process keeps the store open (the folder is made as
+//     n-RANDOM, locked, and renamed). A p- folder whose lock nobody holds
+//     is a crashed process's: any process removes it at once.
 
 const (
 	locksDir = ".locks"
-	// procPrefix starts the name of a process's staging folder.
+	// procPrefix starts the name of a process's staging folder, newPrefix
+	// the name it has until its lock is taken.
 	procPrefix = "p-"
+	newPrefix  = "n-"
 	procLock   = "lock"
-	// claimGrace is how old a process's staging folder must be before
-	// another process may take its free lock as a sign of a crash: the
-	// moment between making the folder and locking it.
+	// claimGrace is how old a staging folder not yet locked must be before
+	// another process removes it: its process died before it could lock.
 	claimGrace = time.Minute
 	// legacyGrace is how old an entry of the staging folder written by a
 	// version that kept one staging folder per store must be before it is
@@ -54,20 +56,30 @@ func (s *Store) openStaging() error {
 			return fmt.Errorf("skill store: %w", err)
 		}
 	}
-	dir, err := os.MkdirTemp(staging, procPrefix)
+	// Made under another prefix, locked, then renamed: a folder named
+	// procPrefix is locked from its first moment for as long as its
+	// process lives.
+	tmp, err := os.MkdirTemp(staging, newPrefix)
 	if err != nil {
 		return fmt.Errorf("skill store: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, procLock), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	dir := filepath.Join(staging, procPrefix+strings.TrimPrefix(filepath.Base(tmp), newPrefix))
+	f, err := os.OpenFile(filepath.Join(tmp, procLock), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			err = where.Errorf("skill store %s: locking its staging folder (%w): the store's file system must support flock, as NFSv4 and CephFS do", where.Path(s.root), err)
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, dir)
 	}
 	if err != nil {
 		if f != nil {
 			_ = f.Close()
 		}
-		_ = os.RemoveAll(dir)
-		return where.Errorf("skill store %s: locking its staging folder (%w): the store's file system must support flock, as NFSv4 and CephFS do", where.Path(s.root), err)
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("skill store: %w", err)
 	}
 	s.stage, s.stageLock = dir, f
 	s.sweep()
@@ -106,14 +118,11 @@ func (s *Store) sweep() {
 			continue
 		}
 		age := now.Sub(fi.ModTime())
-		if !strings.HasPrefix(e.Name(), procPrefix) {
-			if age > legacyGrace {
-				_ = os.RemoveAll(p)
-			}
-			continue
-		}
-		if age > claimGrace {
+		switch {
+		case strings.HasPrefix(e.Name(), procPrefix):
 			s.reclaim(p)
+		case strings.HasPrefix(e.Name(), newPrefix) && age > claimGrace, age > legacyGrace:
+			_ = os.RemoveAll(p)
 		}
 	}
 }
@@ -121,12 +130,8 @@ func (s *Store) sweep() {
 // reclaim removes the staging folder dir when no process holds its lock.
 func (s *Store) reclaim(dir string) {
 	f, err := os.OpenFile(filepath.Join(dir, procLock), os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		_ = os.RemoveAll(dir) // made and never locked: its process died at once
-		return
-	}
 	if err != nil {
-		return
+		return // renamed in locked: a folder without its lock is being removed
 	}
 	defer func() { _ = f.Close() }()
 	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {

@@ -13,13 +13,11 @@ import (
 )
 
 // crash lets go of s's staging lock and leaves its staging folder, as a
-// killed process does, backdated past the grace a new folder gets.
+// killed process does.
 func crash(t *testing.T, s *Store) {
 	t.Helper()
 	require.NoError(t, s.stageLock.Close())
 	s.stageLock = nil
-	old := time.Now().Add(-2 * claimGrace)
-	require.NoError(t, os.Chtimes(s.stage, old, old))
 }
 
 // twoStores opens two stores on one folder, as two replicas do.
@@ -168,12 +166,15 @@ func TestSweepSparesLiveStaging(t *testing.T) {
 	old := time.Now().Add(-2 * legacyGrace)
 	require.NoError(t, os.Chtimes(a.stage, old, old))
 	// Entries of a server that kept one staging folder per store: an old
-	// one is left over, a recent one may be an upload in flight.
+	// one is left over, a recent one may be an upload in flight. A folder
+	// of a process that died before it locked it: old, it goes; recent, it
+	// may be a process starting.
 	staging := filepath.Join(root, stagingDir)
-	for _, n := range []string{"up-old", "up-new"} {
+	for _, n := range []string{"up-old", "up-new", newPrefix + "old", newPrefix + "new"} {
 		require.NoError(t, os.Mkdir(filepath.Join(staging, n), 0o700))
 	}
 	require.NoError(t, os.Chtimes(filepath.Join(staging, "up-old"), old, old))
+	require.NoError(t, os.Chtimes(filepath.Join(staging, newPrefix+"old"), old, old))
 
 	b, err := Open(root, Limits{})
 	require.NoError(t, err)
@@ -181,6 +182,8 @@ func TestSweepSparesLiveStaging(t *testing.T) {
 	require.DirExists(t, inflight, "a live store's upload in flight is left alone")
 	require.NoDirExists(t, filepath.Join(staging, "up-old"))
 	require.DirExists(t, filepath.Join(staging, "up-new"))
+	require.NoDirExists(t, filepath.Join(staging, newPrefix+"old"))
+	require.DirExists(t, filepath.Join(staging, newPrefix+"new"))
 
 	crash(t, a)
 	// Any later upload through a live store sweeps, not only a restart.
@@ -188,5 +191,6 @@ func TestSweepSparesLiveStaging(t *testing.T) {
 	require.NoError(t, err)
 	require.NoDirExists(t, a.stage, "a crashed store's staging folder is removed")
 	require.NoError(t, os.Remove(filepath.Join(staging, "up-new")))
+	require.NoError(t, os.Remove(filepath.Join(staging, newPrefix+"new")))
 	requireNothingKept(t, root, ownerA)
 }
