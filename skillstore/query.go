@@ -166,7 +166,11 @@ func (s *Store) DeleteVersion(owner, name, version string) error {
 // remove moves dir into the staging folder (one rename: a crash leaves it
 // whole or gone) and deletes it there.
 func (s *Store) remove(dir string) error {
-	trash := filepath.Join(s.stage, "rm-"+randName())
+	own, err := s.stagingFolder()
+	if err != nil {
+		return fmt.Errorf("removing the skill: %w", err)
+	}
+	trash := filepath.Join(own, "rm-"+randName())
 	if err := os.Rename(dir, trash); err != nil {
 		return fmt.Errorf("removing the skill: %w", err)
 	}

@@ -81,19 +81,56 @@ func (s *Store) openStaging() error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("skill store: %w", err)
 	}
+	s.stageMu.Lock()
+	old := s.stageLock
 	s.stage, s.stageLock = dir, f
+	s.stageMu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
 	s.sweep()
 	return nil
+}
+
+// stagingFolder is this process's staging folder, made again when it is
+// gone: a server of a version before this layout removes the whole
+// .staging folder when it starts, as it may during a rolling upgrade.
+func (s *Store) stagingFolder() (string, error) {
+	s.stageMu.Lock()
+	dir := s.stage
+	s.stageMu.Unlock()
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return dir, nil
+	}
+	s.restageMu.Lock()
+	defer s.restageMu.Unlock()
+	s.stageMu.Lock()
+	again := s.stage != dir
+	dir = s.stage
+	s.stageMu.Unlock()
+	if again {
+		return dir, nil // another goroutine made it anew
+	}
+	if err := s.openStaging(); err != nil {
+		return "", err
+	}
+	s.stageMu.Lock()
+	defer s.stageMu.Unlock()
+	return s.stage, nil
 }
 
 // Close releases this process's staging folder. The store is not used
 // after.
 func (s *Store) Close() error {
+	s.stageMu.Lock()
+	defer s.stageMu.Unlock()
 	if s.stageLock == nil {
 		return nil
 	}
 	err := os.RemoveAll(s.stage)
-	return errors.Join(err, s.stageLock.Close())
+	err = errors.Join(err, s.stageLock.Close())
+	s.stageLock = nil
+	return err
 }
 
 // sweep removes the staging folders of processes that are gone: their
@@ -108,9 +145,12 @@ func (s *Store) sweep() {
 		return
 	}
 	now := time.Now() // not s.now: the file times are the real clock's
+	s.stageMu.Lock()
+	own := s.stage
+	s.stageMu.Unlock()
 	for _, e := range ents {
 		p := filepath.Join(staging, e.Name())
-		if p == s.stage {
+		if p == own {
 			continue
 		}
 		fi, err := e.Info()

@@ -16,6 +16,8 @@ import (
 // killed process does.
 func crash(t *testing.T, s *Store) {
 	t.Helper()
+	s.stageMu.Lock()
+	defer s.stageMu.Unlock()
 	require.NoError(t, s.stageLock.Close())
 	s.stageLock = nil
 }
@@ -192,5 +194,30 @@ func TestSweepSparesLiveStaging(t *testing.T) {
 	require.NoDirExists(t, a.stage, "a crashed store's staging folder is removed")
 	require.NoError(t, os.Remove(filepath.Join(staging, "up-new")))
 	require.NoError(t, os.Remove(filepath.Join(staging, newPrefix+"new")))
+	requireNothingKept(t, root, ownerA)
+}
+
+// TestStagingMadeAgain: a server of the layout before this one removes the
+// whole staging folder when it starts (a rolling upgrade); the stores
+// running make theirs again at their next upload or delete.
+func TestStagingMadeAgain(t *testing.T) {
+	a, b, root := twoStores(t, Limits{})
+	require.NoError(t, os.RemoveAll(filepath.Join(root, stagingDir)))
+	var wg sync.WaitGroup
+	for i, s := range []*Store{a, b, a, b} {
+		data := tarOf(t, demo("", fmt.Sprintf("s%d", i), ""))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := put(t, s, ownerA, FormatTar, data)
+			require.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, os.RemoveAll(filepath.Join(root, stagingDir)))
+	require.NoError(t, b.Delete(ownerA, "s0"))
+	procs, err := os.ReadDir(filepath.Join(root, stagingDir))
+	require.NoError(t, err)
+	require.Len(t, procs, 1, "b's folder, made again; a makes its own at its next call")
 	requireNothingKept(t, root, ownerA)
 }

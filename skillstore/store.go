@@ -65,8 +65,10 @@ type Store struct {
 	// owner's file lock: it orders this process's goroutines whatever the
 	// file system makes of two locks taken by one process.
 	mu        sync.Mutex
-	stage     string   // this process's staging folder
-	stageLock *os.File // holds the flock on stage/lock while the store is open
+	stageMu   sync.Mutex // guards stage and stageLock
+	restageMu sync.Mutex // held while the staging folder is made anew
+	stage     string     // this process's staging folder
+	stageLock *os.File   // holds the flock on stage/lock while the store is open
 }
 
 // Option configures a Store.
@@ -127,7 +129,11 @@ func (s *Store) Put(owner string, format Format, r io.Reader) (Upload, error) {
 		return Upload{}, err
 	}
 	s.sweep()
-	stage, err := os.MkdirTemp(s.stage, "up-")
+	own, err := s.stagingFolder()
+	if err != nil {
+		return Upload{}, err
+	}
+	stage, err := os.MkdirTemp(own, "up-")
 	if err != nil {
 		return Upload{}, fmt.Errorf("staging the upload: %w", err)
 	}
