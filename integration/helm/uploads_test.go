@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -66,6 +67,7 @@ func uploadsAcrossReplicas(api *client) {
 		Name, Version, Digest string
 	}
 	api.json(api.doMedia("POST", replicaURL(0)+"/v1/skills", "application/x-tar", uploadedSkill(t, "shared"), 201), &up)
+	answered := time.Now()
 	require.Equal(t, "up-hello", up.Name)
 
 	var list struct {
@@ -82,7 +84,8 @@ func uploadsAcrossReplicas(api *client) {
 			require.Equal(t, up.Digest, s.Digest)
 		}
 	}
-	require.True(t, found, "replica 1 lists the upload replica 0 took: %+v", list.Skills)
+	require.True(t, found, "replica 1 lists the upload replica 0 took, at the first ask: %+v", list.Skills)
+	t.Logf("upload 201 on replica 0 to its listing on replica 1: %s (the first list asked)", time.Since(answered).Round(time.Microsecond))
 
 	var res struct {
 		ExitCode    int    `json:"exit_code"`
@@ -90,7 +93,9 @@ func uploadsAcrossReplicas(api *client) {
 		Error       string `json:"error"`
 		SkillDigest string `json:"skill_digest"`
 	}
+	ran := time.Now()
 	api.json(api.do("POST", replicaURL(1)+"/v1/skills/up-hello@"+up.Digest+"/run", `{"script": "scripts/say.py"}`, 200), &res)
+	t.Logf("first run of the upload through replica 1, in a sandbox Pod: %s", time.Since(ran).Round(time.Millisecond))
 	require.Equal(t, 0, res.ExitCode, res.Error)
 	require.Equal(t, "shared\n", res.Stdout)
 	require.Equal(t, up.Digest, res.SkillDigest)
