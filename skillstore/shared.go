@@ -171,7 +171,7 @@ func (s *Store) sweep() {
 func (s *Store) reclaim(dir string) {
 	f, err := os.OpenFile(filepath.Join(dir, procLock), os.O_RDWR, 0)
 	if err != nil {
-		return // renamed in locked: a folder without its lock is being removed
+		return // no lock file: another process is removing the folder
 	}
 	defer func() { _ = f.Close() }()
 	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
@@ -183,7 +183,13 @@ func (s *Store) reclaim(dir string) {
 // lockOwner takes the lock of owner's folder od, blocking until no other
 // process or goroutine holds it; the function returned releases it.
 func (s *Store) lockOwner(od string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.root, locksDir, od), os.O_RDWR|os.O_CREATE, 0o600)
+	p := filepath.Join(s.root, locksDir, od)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) { // the locks folder removed by hand: made again
+		if err = os.Mkdir(filepath.Dir(p), 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+			f, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("skill store: locking the token's skills: %w", err)
 	}
