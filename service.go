@@ -318,6 +318,9 @@ func (s *Service) Close() error {
 		if s.sessions != nil {
 			err = s.sessions.Close()
 		}
+		if st, serr := s.cat.Uploads(); serr == nil {
+			err = errors.Join(err, st.Close())
+		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()

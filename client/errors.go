@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -22,7 +23,27 @@ var (
 	ErrServer           = errors.New("the server or the sandbox failed")          // 5xx
 	ErrUnavailable      = errors.New("the engine or an image is unavailable")     // 503
 	ErrDiskFull         = errors.New("the server's disk is full")                 // 507
+	// ErrPartialList is matched by *PartialListError.
+	ErrPartialList = errors.New("the list may lack items: not every replica answered")
 )
+
+// PartialListError comes with a list that may lack items: the replicas in
+// Unreachable did not answer (none named: the server does not know its
+// peers, serve without --replicas). The items that came are returned
+// beside it.
+type PartialListError struct {
+	Unreachable []string
+}
+
+func (e *PartialListError) Error() string {
+	if len(e.Unreachable) == 0 {
+		return "sandboxrun server: the list holds one replica's items: the server was started without --replicas"
+	}
+	return fmt.Sprintf("sandboxrun server: the list lacks the items of replicas %s, which did not answer: retry in a few seconds", strings.Join(e.Unreachable, ", "))
+}
+
+// Unwrap matches ErrPartialList.
+func (e *PartialListError) Unwrap() error { return ErrPartialList }
 
 // Error is an answer other than success: the status and what the server
 // said. For a denied command Part, Reason and Suggest say which part was

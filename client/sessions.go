@@ -43,12 +43,22 @@ func (c *Client) WithSession(ctx context.Context, ttl time.Duration, fn func(*Se
 	return fn(s)
 }
 
-// Sessions lists the caller's sessions.
+// Sessions lists the caller's sessions on every replica. When the list
+// may lack some (a replica did not answer) it returns the sessions it got
+// and a *PartialListError naming the replicas that did not answer.
 func (c *Client) Sessions(ctx context.Context) ([]Session, error) {
 	var out struct {
-		Sessions []Session `json:"sessions"`
+		Sessions    []Session `json:"sessions"`
+		Partial     bool      `json:"partial"`
+		Unreachable []string  `json:"unreachable"`
 	}
-	return out.Sessions, c.do(ctx, call{op: "listSessions"}, &out)
+	if err := c.do(ctx, call{op: "listSessions"}, &out); err != nil {
+		return nil, err
+	}
+	if out.Partial {
+		return out.Sessions, &PartialListError{Unreachable: out.Unreachable}
+	}
+	return out.Sessions, nil
 }
 
 // Session returns one session.

@@ -46,12 +46,13 @@ type replicaSet struct {
 	tokens string
 	dir    [2]string
 	srv    [2]*sessServer
+	args   []string // given to every replica
 }
 
-func startReplicas(t *testing.T) *replicaSet {
+func startReplicas(t *testing.T, args ...string) *replicaSet {
 	t.Helper()
 	skill := sessSkill(t)
-	rs := &replicaSet{port: replicaPort(t), root: sessSkillRoot(t, skill), skill: skill, tokens: filepath.Join(t.TempDir(), "tokens")}
+	rs := &replicaSet{port: replicaPort(t), root: sessSkillRoot(t, skill), skill: skill, tokens: filepath.Join(t.TempDir(), "tokens"), args: args}
 	require.NoError(t, os.WriteFile(rs.tokens, []byte(replicaTokenA+"\n"+replicaTokenB+"\n"), 0o600))
 	for i := range rs.dir {
 		rs.dir[i] = filepath.Join(t.TempDir(), "sessions")
@@ -64,8 +65,8 @@ func startReplicas(t *testing.T) *replicaSet {
 func (rs *replicaSet) start(t *testing.T, i int) *sessServer {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1%d:%d", i, rs.port)
-	srv := startServerAt(t, addr, rs.root, "--tokens", rs.tokens, "--sessions", rs.dir[i], "--warm-pool", "0",
-		"--replica", fmt.Sprintf("r-%d", i), "--peer-url", fmt.Sprintf("http://127.0.0.1{ordinal}:%d", rs.port))
+	srv := startServerAt(t, addr, rs.root, append([]string{"--tokens", rs.tokens, "--sessions", rs.dir[i], "--warm-pool", "0",
+		"--replica", fmt.Sprintf("r-%d", i), "--replicas", "2", "--peer-url", fmt.Sprintf("http://127.0.0.1{ordinal}:%d", rs.port)}, rs.args...)...)
 	srv.token = replicaTokenA
 	rs.srv[i] = &sessServer{liveServer: srv, dir: rs.dir[i], skill: rs.skill}
 	return rs.srv[i]

@@ -192,7 +192,7 @@ func TestSessionTTLExpiry(t *testing.T) {
 	_, err := os.Lstat(filepath.Join(srv.dir, "meta", s.ID+".json"))
 	require.ErrorIs(t, err, os.ErrNotExist, "and its metadata")
 	c = srv.do(t, "GET", "/v1/sessions", nil)
-	require.JSONEq(t, `{"sessions": []}`, string(c.body))
+	require.JSONEq(t, `{"sessions": [], "partial": false, "unreachable": []}`, string(c.body))
 }
 
 // TestSessionDeleteCancelsItsRun: deleting a session with a run in it

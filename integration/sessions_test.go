@@ -267,7 +267,7 @@ func TestSessionOfAnotherTokenIs404(t *testing.T) {
 	}
 	c := srv.doAs(t, tokenB, "GET", "/v1/sessions", nil)
 	require.Equal(t, http.StatusOK, c.status, c.String())
-	require.JSONEq(t, `{"sessions": []}`, string(c.body))
+	require.JSONEq(t, `{"sessions": [], "partial": false, "unreachable": []}`, string(c.body))
 
 	require.Equal(t, before, treeDigest(t, srv.workspace(s.ID)), "nothing B did reached A's folder")
 	require.Equal(t, []byte("A's data\n"), srv.get(t, s.ID, "secret.txt"))

@@ -226,10 +226,13 @@ func TestSkillUploadRefusalsKeepNothing(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	require.ElementsMatch(t, []string{".staging", skill.UploadStoreMarker}, names, "only the staging folder and the store's marker")
-	staged, err := os.ReadDir(filepath.Join(srv.store, ".staging"))
+	require.ElementsMatch(t, []string{".staging", ".locks", skill.UploadStoreMarker}, names, "only the staging folder, the locks and the store's marker")
+	procs, err := os.ReadDir(filepath.Join(srv.store, ".staging"))
 	require.NoError(t, err)
-	require.Empty(t, staged)
+	require.Len(t, procs, 1, "the server's own staging folder")
+	staged, err := os.ReadDir(filepath.Join(srv.store, ".staging", procs[0].Name()))
+	require.NoError(t, err)
+	require.Len(t, staged, 1, "only the staging folder's lock: %v", staged)
 }
 
 func TestSkillUploadSurvivesSIGKILL(t *testing.T) {

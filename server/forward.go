@@ -58,6 +58,7 @@ var (
 type forwarder struct {
 	c     Replicas
 	proxy *httputil.ReverseProxy
+	peers *http.Client // asks peers for lists (GET /v1/sessions)
 	log   *slog.Logger
 	count *prometheus.CounterVec
 }
@@ -96,6 +97,8 @@ func newForwarder(c Replicas, m *Metrics, log *slog.Logger) (*forwarder, error) 
 	if m != nil {
 		m.reg.MustRegister(f.count)
 	}
+	f.peers = &http.Client{Transport: otelhttp.NewTransport(rt), Timeout: listTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			t := pr.In.Context().Value(targetKey{}).(target)

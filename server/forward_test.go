@@ -61,7 +61,7 @@ func startPair(t testing.TB) *replicaPair {
 		p.log[i] = &testlog.Buffer{}
 		srv, err := server.New(server.Options{Service: svc, Tokens: server.NewTokens(tokenA, tokenB),
 			Logger:   slog.New(slog.NewTextHandler(p.log[i], nil)),
-			Replicas: &server.Replicas{Self: name, PeerURL: "http://{replica}.peer", Transport: transport}})
+			Replicas: &server.Replicas{Self: name, PeerURL: "http://{replica}.peer", Count: 2, Transport: transport}})
 		require.NoError(t, err)
 		p.ts[i] = httptest.NewUnstartedServer(srv.Handler())
 		p.ts[i].Listener.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -23,6 +24,12 @@ type Replicas struct {
 	// (rel-sandboxrun-1 → 1), e.g.
 	// http://{replica}.sandboxrun-headless.ns.svc.cluster.local:8080.
 	PeerURL string
+	// Count is how many replicas the set has, named as Self with its
+	// number replaced by 0 … Count-1 (a StatefulSet's Pods): GET
+	// /v1/sessions asks each of them for the caller's sessions. 0: the
+	// set is unknown, and a list answers this replica's sessions marked
+	// partial.
+	Count int
 	// Transport carries forwarded requests; nil: a transport of its own
 	// that never goes through an HTTP proxy and gives up connecting after
 	// ConnectTimeout.
@@ -69,7 +76,39 @@ func (c Replicas) Validate() error {
 	if _, err := c.peer(c.Self); err != nil {
 		return fmt.Errorf("%w: peer URL %q: %w", errBadReplicas, t, err)
 	}
+	return c.validCount()
+}
+
+// maxReplicas bounds Count: a list asks every replica at once.
+const maxReplicas = 256
+
+// validCount checks Count against Self: a set that is counted is numbered,
+// and Self is one of its numbers.
+func (c Replicas) validCount() error {
+	n := ordinal(c.Self)
+	switch {
+	case c.Count == 0:
+		return nil
+	case c.Count < 0 || c.Count > maxReplicas:
+		return fmt.Errorf("%w: %d replicas: give 1 to %d", errBadReplicas, c.Count, maxReplicas)
+	case n == "":
+		return fmt.Errorf("%w: a count of replicas needs names that end in their number (sandboxrun-0 … sandboxrun-%d), and %q does not", errBadReplicas, c.Count-1, c.Self)
+	}
+	if i, err := strconv.Atoi(n); err != nil || i >= c.Count || (n != "0" && n[0] == '0') {
+		return fmt.Errorf("%w: replica %q is not one of %d numbered 0 to %d: give the set's size (the StatefulSet's replicas)", errBadReplicas, c.Self, c.Count, c.Count-1)
+	}
 	return nil
+}
+
+// names are the replicas of a counted set, Self among them, in the order
+// of their numbers.
+func (c Replicas) names() []string {
+	stem := c.Self[:len(c.Self)-len(ordinal(c.Self))]
+	out := make([]string, c.Count)
+	for i := range out {
+		out[i] = stem + strconv.Itoa(i)
+	}
+	return out
 }
 
 // peer is the base URL of the replica named owner.

@@ -21,25 +21,33 @@ var random = sandboxrun.NewSessionID("")
 func TestReplicasValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name, self, peer, err string
+		count                 int
 	}{
-		{"cluster", "rel-sandboxrun-1", "http://{replica}.rel-sandboxrun-headless.ns.svc.cluster.local:8080", ""},
-		{"loopback ordinal", "r-0", "http://127.0.0.1:1808{ordinal}", ""},
-		{"https with slash", "r-0", "https://{replica}.example:8443/", ""},
-		{"bad name", "R_0", "http://{replica}:8080", "bad replica name"},
-		{"no peer", "r-0", "", "no peer URL"},
-		{"names nobody", "r-0", "http://peer:8080", "names no replica"},
-		{"unknown placeholder", "r-0", "http://{replica}.{ns}:8080", "only {replica} and {ordinal}"},
-		{"ordinal without number", "alpha", "http://10.0.0.{ordinal}:8080", "does not end in a number"},
-		{"names without numbers, under a domain", "alpha", "http://{replica}.sandboxrun-headless.ns.svc:8080", ""},
-		{"names without numbers, bare host", "alpha", "http://{replica}:8080", "under a domain of yours"},
-		{"numbered names, bare host", "sandboxrun-0", "http://{replica}:8080", ""},
-		{"not http", "r-0", "unix:/run/{replica}.sock", "not an http or https URL"},
-		{"path", "r-0", "http://{replica}:8080/api", "no path, query or credentials"},
-		{"credentials", "r-0", "http://u:p@{replica}:8080", "no path, query or credentials"},
-		{"query", "r-0", "http://{replica}:8080?x=1", "no path, query or credentials"},
+		{"cluster", "rel-sandboxrun-1", "http://{replica}.rel-sandboxrun-headless.ns.svc.cluster.local:8080", "", 0},
+		{"loopback ordinal", "r-0", "http://127.0.0.1:1808{ordinal}", "", 0},
+		{"https with slash", "r-0", "https://{replica}.example:8443/", "", 0},
+		{"bad name", "R_0", "http://{replica}:8080", "bad replica name", 0},
+		{"no peer", "r-0", "", "no peer URL", 0},
+		{"names nobody", "r-0", "http://peer:8080", "names no replica", 0},
+		{"unknown placeholder", "r-0", "http://{replica}.{ns}:8080", "only {replica} and {ordinal}", 0},
+		{"ordinal without number", "alpha", "http://10.0.0.{ordinal}:8080", "does not end in a number", 0},
+		{"names without numbers, under a domain", "alpha", "http://{replica}.sandboxrun-headless.ns.svc:8080", "", 0},
+		{"names without numbers, bare host", "alpha", "http://{replica}:8080", "under a domain of yours", 0},
+		{"numbered names, bare host", "sandboxrun-0", "http://{replica}:8080", "", 0},
+		{"not http", "r-0", "unix:/run/{replica}.sock", "not an http or https URL", 0},
+		{"path", "r-0", "http://{replica}:8080/api", "no path, query or credentials", 0},
+		{"credentials", "r-0", "http://u:p@{replica}:8080", "no path, query or credentials", 0},
+		{"query", "r-0", "http://{replica}:8080?x=1", "no path, query or credentials", 0},
+		{"counted", "r-1", "http://{replica}.h:8080", "", 2},
+		{"counted, one", "r-0", "http://{replica}.h:8080", "", 1},
+		{"counted, beyond the set", "r-2", "http://{replica}.h:8080", "not one of 2 numbered 0 to 1", 2},
+		{"counted, leading zero", "r-01", "http://{replica}.h:8080", "not one of", 2},
+		{"counted, names without numbers", "alpha", "http://{replica}.h:8080", "end in their number", 2},
+		{"counted, negative", "r-0", "http://{replica}.h:8080", "give 1 to", -1},
+		{"counted, too many", "r-0", "http://{replica}.h:8080", "give 1 to", maxReplicas + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Replicas{Self: tc.self, PeerURL: tc.peer}.Validate()
+			err := Replicas{Self: tc.self, PeerURL: tc.peer, Count: tc.count}.Validate()
 			if tc.err == "" {
 				require.NoError(t, err)
 				return
@@ -47,6 +55,10 @@ func TestReplicasValidate(t *testing.T) {
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
+}
+
+func TestReplicasNames(t *testing.T) {
+	require.Equal(t, []string{"rel-sandboxrun-0", "rel-sandboxrun-1", "rel-sandboxrun-2"}, Replicas{Self: "rel-sandboxrun-1", Count: 3}.names())
 }
 
 func TestReplicasPeer(t *testing.T) {

@@ -138,7 +138,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, d *sandbox
 		writeError(w, sessionStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(list)})
+	writeJSON(w, http.StatusOK, s.fwd.gather(r, list))
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request, d *sandboxrun.Door) {

@@ -139,7 +139,7 @@ func TestSessionsAreTheirOwners(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, r.status, string(r.body))
 	require.Empty(t, eng.workspaces)
 	r = call(t, "GET", url+"/v1/sessions", "", as(tokenB)...)
-	require.JSONEq(t, `{"sessions": []}`, string(r.body))
+	require.JSONEq(t, `{"sessions": [], "partial": false, "unreachable": []}`, string(r.body))
 	r = call(t, "GET", url+"/v1/sessions", "", as(tokenA)...)
 	requireSchema(t, "SessionList", r.body)
 	r = call(t, "GET", base, "", as(tokenB)...)

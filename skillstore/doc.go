@@ -5,7 +5,10 @@
 // digest). Versions are never changed in place, so a run that pins one
 // always gets the same bytes; everything is written to a staging folder,
 // fsynced and renamed in, so an upload survives a crash whole or not at
-// all, and a refusal leaves nothing.
+// all, and a refusal leaves nothing. The replicas of a server may share
+// one store on a volume they all mount: nothing is kept in memory between
+// calls, and the steps that must not interleave take file locks
+// (shared.go).
 //
 // # The digest of a skill
 //

@@ -101,11 +101,13 @@ func openStore(t testing.TB, lim Limits, opts ...Option) (*Store, string) {
 	root := filepath.Join(t.TempDir(), "store")
 	s, err := Open(root, lim, opts...)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
 	return s, root
 }
 
-// requireNothingKept fails when the store holds anything but its empty
-// staging folder and its marker (and the owner folders in keep).
+// requireNothingKept fails when the store holds anything but its staging
+// folder, its locks and its marker (and the owner folders in keep), and
+// the staging folder anything but the open stores' empty folders.
 func requireNothingKept(t testing.TB, root string, keep ...string) {
 	t.Helper()
 	ents, err := os.ReadDir(root)
@@ -114,10 +116,16 @@ func requireNothingKept(t testing.TB, root string, keep ...string) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	require.ElementsMatch(t, append([]string{stagingDir, skill.UploadStoreMarker}, keep...), names)
-	staged, err := os.ReadDir(filepath.Join(root, stagingDir))
+	require.ElementsMatch(t, append([]string{stagingDir, locksDir, skill.UploadStoreMarker}, keep...), names)
+	procs, err := os.ReadDir(filepath.Join(root, stagingDir))
 	require.NoError(t, err)
-	require.Empty(t, staged, "the staging folder keeps %v", staged)
+	for _, p := range procs {
+		require.True(t, strings.HasPrefix(p.Name(), procPrefix), "the staging folder keeps %s", p.Name())
+		staged, err := os.ReadDir(filepath.Join(root, stagingDir, p.Name()))
+		require.NoError(t, err)
+		require.Len(t, staged, 1, "%s keeps %v", p.Name(), staged)
+		require.Equal(t, procLock, staged[0].Name())
+	}
 }
 
 func put(t testing.TB, s *Store, owner string, f Format, data []byte) (Upload, error) {

@@ -1,7 +1,9 @@
 package skillstore
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -19,7 +21,16 @@ func writeMarker(root string) error {
 	if _, err := os.Lstat(p); err == nil {
 		return nil
 	}
-	if err := os.WriteFile(p, []byte(markerText), 0o600); err != nil {
+	// O_EXCL: another replica opening the same folder may be writing it.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err == nil {
+		_, err = f.WriteString(markerText)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("skill store: marking the folder: %w", err)
 	}
 	return nil

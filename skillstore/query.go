@@ -34,8 +34,6 @@ func (s *Store) List(owner string) ([]Skill, error) {
 	if err != nil {
 		return nil, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	ents, err := os.ReadDir(filepath.Join(s.root, od))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -69,8 +67,6 @@ func (s *Store) Versions(owner, name string) ([]Meta, error) {
 	if !policy.ValidSandboxName(name) {
 		return nil, notFound(name)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	vs, err := s.versions(filepath.Join(s.root, od, name))
 	if err == nil && len(vs) == 0 {
 		err = notFound(name)
@@ -129,8 +125,11 @@ func (s *Store) Delete(owner, name string) error {
 	if !policy.ValidSandboxName(name) {
 		return notFound(name)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock(od)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	dir := filepath.Join(s.root, od, name)
 	if vs, err := s.versions(dir); err != nil || len(vs) == 0 {
 		return errors.Join(err, notFound(name))
@@ -141,12 +140,19 @@ func (s *Store) Delete(owner, name string) error {
 // DeleteVersion removes one version (a version name or a digest) of
 // owner's skill name; the last one gone, the skill is gone.
 func (s *Store) DeleteVersion(owner, name, version string) error {
+	od, err := ownerDir(owner)
+	if err != nil {
+		return notFound(name)
+	}
+	unlock, err := s.lock(od)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	r, err := s.Resolve(owner, name+"@"+version)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.remove(filepath.Dir(r.Dir)); err != nil {
 		return err
 	}
@@ -160,7 +166,11 @@ func (s *Store) DeleteVersion(owner, name, version string) error {
 // remove moves dir into the staging folder (one rename: a crash leaves it
 // whole or gone) and deletes it there.
 func (s *Store) remove(dir string) error {
-	trash := filepath.Join(s.root, stagingDir, "rm-"+randName())
+	own, err := s.stagingFolder()
+	if err != nil {
+		return fmt.Errorf("removing the skill: %w", err)
+	}
+	trash := filepath.Join(own, "rm-"+randName())
 	if err := os.Rename(dir, trash); err != nil {
 		return fmt.Errorf("removing the skill: %w", err)
 	}

@@ -45,13 +45,15 @@ type Upload struct {
 }
 
 // Store is the uploaded skills under one folder. It is safe for
-// concurrent use by one process; two processes must not share a folder.
+// concurrent use, by goroutines and by processes sharing the folder (the
+// replicas of a server on one shared volume: see shared.go).
 //
 // Layout: ROOT/OWNER/NAME/HEX/meta.json and ROOT/OWNER/NAME/HEX/NAME/ (the
 // skill folder, named as the skill so it mounts at /skills/NAME), HEX the
-// digest's hex; ROOT/.staging holds uploads being written and what is
-// being deleted, emptied at Open; ROOT/.sandboxrun-upload-store
-// (skill.UploadStoreMarker) keeps operator skill discovery out.
+// digest's hex; ROOT/.staging/p-RANDOM holds one process's uploads being
+// written and what it is deleting; ROOT/.locks/OWNER is an owner's lock;
+// ROOT/.sandboxrun-upload-store (skill.UploadStoreMarker) keeps operator
+// skill discovery out.
 type Store struct {
 	root     string
 	lim      Limits
@@ -59,7 +61,14 @@ type Store struct {
 	packages func(name string, deps skill.Deps) error // nil: any
 	now      func() time.Time
 
-	mu sync.Mutex // held while a version is committed or removed
+	// mu is held while a version is committed or removed, with the
+	// owner's file lock: it orders this process's goroutines whatever the
+	// file system makes of two locks taken by one process.
+	mu        sync.Mutex
+	stageMu   sync.Mutex // guards stage and stageLock
+	restageMu sync.Mutex // held while the staging folder is made anew
+	stage     string     // this process's staging folder
+	stageLock *os.File   // holds the flock on stage/lock while the store is open
 }
 
 // Option configures a Store.
@@ -83,8 +92,8 @@ const (
 )
 
 // Open opens (creating) the store in root, an absolute folder, marks it
-// as a store (skill.UploadStoreMarker), and removes what an interrupted
-// upload or delete left in its staging folder.
+// as a store (skill.UploadStoreMarker), makes this process's staging
+// folder, and removes what crashed processes left in theirs.
 func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if !filepath.IsAbs(root) {
 		return nil, where.Errorf("skill store %q: not an absolute path", where.Path(root))
@@ -101,12 +110,8 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if err := writeMarker(root); err != nil {
 		return nil, err
 	}
-	staging := filepath.Join(root, stagingDir)
-	if err := os.RemoveAll(staging); err != nil {
-		return nil, fmt.Errorf("skill store: clearing %s: %w", staging, err)
-	}
-	if err := os.Mkdir(staging, 0o700); err != nil {
-		return nil, fmt.Errorf("skill store: %w", err)
+	if err := s.openStaging(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -123,7 +128,12 @@ func (s *Store) Put(owner string, format Format, r io.Reader) (Upload, error) {
 	if err != nil {
 		return Upload{}, err
 	}
-	stage, err := os.MkdirTemp(filepath.Join(s.root, stagingDir), "up-")
+	s.sweep()
+	own, err := s.stagingFolder()
+	if err != nil {
+		return Upload{}, err
+	}
+	stage, err := os.MkdirTemp(own, "up-")
 	if err != nil {
 		return Upload{}, fmt.Errorf("staging the upload: %w", err)
 	}
@@ -207,8 +217,11 @@ func uploadNames(dir, shown string) where.Namer {
 // commit moves a checked skill in as a new version, unless the owner has
 // the same content already.
 func (s *Store) commit(od, stage, dir, declared string, v Meta) (Upload, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	unlock, err := s.lock(od)
+	if err != nil {
+		return Upload{}, err
+	}
+	defer unlock()
 	nameDir := filepath.Join(s.root, od, v.Name)
 	final := filepath.Join(nameDir, hexOf(v.Digest))
 	if old, err := readMeta(final); err == nil {

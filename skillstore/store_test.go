@@ -200,11 +200,13 @@ func TestReopenKeepsVersionsAndClearsStaging(t *testing.T) {
 	require.NoError(t, err)
 	up, err := put(t, s, "", FormatTar, tarOf(t, demo("", "hello", "")))
 	require.NoError(t, err)
-	// What a killed upload leaves: a half-written stage.
-	require.NoError(t, os.MkdirAll(filepath.Join(root, stagingDir, "up-1", "raw"), 0o700))
+	// What a killed server leaves: a half-written stage, its lock let go.
+	require.NoError(t, os.MkdirAll(filepath.Join(s.stage, "up-1", "raw"), 0o700))
+	crash(t, s)
 
 	s2, err := Open(root, Limits{})
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = s2.Close() })
 	r, err := s2.Resolve("", "hello@1")
 	require.NoError(t, err)
 	require.Equal(t, up.Digest, r.Digest)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/mcp"
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/server"
 )
 
@@ -33,6 +35,7 @@ type serveFlags struct {
 	ociRuntime string
 	replica    string
 	peerURL    string
+	replicas   string // how many: a number, or "" when not told
 	// usageEveryMin is the Service's UsageEveryMin.
 	usageEveryMin time.Duration
 	state         string
@@ -41,7 +44,7 @@ type serveFlags struct {
 func newServeCmd(g *globals, s streams) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--sessions DIR] [--drain D] [--replica NAME --peer-url URL]",
+		Use:   "serve [--listen ADDR] [--tokens FILE] [--max-running N] [--max-queued N] [--warm-pool N] [--sessions DIR] [--drain D] [--replica NAME --peer-url URL --replicas N]",
 		Short: "Serve the HTTP API agent hosts call (JSON, NDJSON or SSE streams, Prometheus metrics)",
 		Long: `serve runs sandboxrun as a long-lived server: the skills under --skills by name,
 run, exec and python as HTTP endpoints (see /v1/openapi.json), a bounded
@@ -78,12 +81,17 @@ Several replicas (a StatefulSet): --replica NAME names this server and
 {ordinal} for the number ending it (both, or neither). Session ids then name
 the replica that made them; any replica accepts any request and forwards one
 for another replica's session to it, streaming. An owner that cannot be
-reached answers 503 with Retry-After. Warm pools, limits and admission are
-each replica's own.`,
+reached answers 503 with Retry-After. --replicas N, the size of the set
+(replicas named NAME-0 … NAME-N-1), lets GET /v1/sessions list a token's
+sessions on every replica; without it a list is this replica's, marked
+partial. Warm pools, limits and admission are each replica's own. Skill
+uploads (skill_uploads in the policy) then need skill_uploads.store on a
+volume every replica shares: serve refuses the default store, beside each
+replica's own sessions root, unless --replicas is 1.`,
 		Example: `  sandboxrun serve --skills ./skills
   sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions
   sandboxrun serve --listen 0.0.0.0:8080 --tokens /etc/sandboxrun/tokens --sessions /var/lib/sandboxrun/sessions \
-    --replica sandboxrun-0 --peer-url 'http://{replica}.sandboxrun-headless.default.svc.cluster.local:8080'
+    --replica sandboxrun-0 --replicas 2 --peer-url 'http://{replica}.sandboxrun-headless.default.svc.cluster.local:8080'
   curl -s localhost:8080/v1/skills/hello/run -d '{"script": "scripts/echo.py", "args": {"x": 1}}'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -104,6 +112,7 @@ each replica's own.`,
 	fs.StringVar(&f.auditLog, "audit-log", os.Getenv("SANDBOXRUN_AUDIT_LOG"), "append one JSON line per request to this file (default $SANDBOXRUN_AUDIT_LOG)")
 	fs.StringVar(&f.replica, "replica", os.Getenv("SANDBOXRUN_REPLICA"), "this server's name among several (a DNS label, e.g. the StatefulSet Pod's); session ids name it (default $SANDBOXRUN_REPLICA)")
 	fs.StringVar(&f.peerURL, "peer-url", os.Getenv("SANDBOXRUN_PEER_URL"), "base URL of another replica, {replica} its name, {ordinal} the number ending it (default $SANDBOXRUN_PEER_URL)")
+	fs.StringVar(&f.replicas, "replicas", os.Getenv("SANDBOXRUN_REPLICAS"), "how many replicas the set has, numbered from 0 (a StatefulSet's replicas): lists of sessions ask each (default $SANDBOXRUN_REPLICAS)")
 	fs.DurationVar(&f.usageEveryMin, "usage-every-min", sandboxrun.DefaultUsageEveryMin, "shortest interval between a run's live usage samples a caller may ask (usage_every_ms); shorter asks are raised to it")
 	fs.StringVar(&f.state, "state", os.Getenv("SANDBOXRUN_STATE"), "folder for the server's state: each token's usage, so quotas hold across a restart (default $SANDBOXRUN_STATE; none: kept in memory)")
 	fs.StringVar(&f.ociRuntime, "oci-runtime", os.Getenv("SANDBOXRUN_OCI_RUNTIME"), "engine runtime for sandboxes, e.g. runsc (default $SANDBOXRUN_OCI_RUNTIME)")
@@ -124,8 +133,11 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	if f.workspaces != "" {
 		return usageError("--workspaces is replaced by sessions: start with --sessions DIR, and have callers create a session (POST /v1/sessions) and pass \"session\": ID")
 	}
-	replicas, err := f.replicas()
+	replicas, err := f.replicaSet()
 	if err != nil {
+		return err
+	}
+	if err := sharedUploads(g.pol, replicas); err != nil {
 		return err
 	}
 	warmMax, warmIdle, err := f.warm.resolve(g.pol)
@@ -220,9 +232,12 @@ func serve(ctx context.Context, g *globals, s streams, f *serveFlags) error {
 	return nil
 }
 
-// replicas checks --replica and --peer-url: both or neither.
-func (f *serveFlags) replicas() (*server.Replicas, error) {
+// replicaSet checks --replica and --peer-url (both or neither) and
+// --replicas (only with them).
+func (f *serveFlags) replicaSet() (*server.Replicas, error) {
 	switch {
+	case f.replica == "" && f.peerURL == "" && f.replicas != "":
+		return nil, usageError("--replicas %s needs --replica and --peer-url (or SANDBOXRUN_REPLICA and SANDBOXRUN_PEER_URL)", f.replicas)
 	case f.replica == "" && f.peerURL == "":
 		return nil, nil
 	case f.peerURL == "":
@@ -231,10 +246,33 @@ func (f *serveFlags) replicas() (*server.Replicas, error) {
 		return nil, usageError("--peer-url needs --replica (or SANDBOXRUN_REPLICA): this server's name among the replicas, e.g. sandboxrun-0")
 	}
 	r := &server.Replicas{Self: f.replica, PeerURL: f.peerURL}
+	if f.replicas != "" {
+		n, err := strconv.Atoi(f.replicas)
+		if err != nil || n < 1 {
+			return nil, usageError("--replicas %q: give the number of replicas, 1 or more (a StatefulSet's replicas)", f.replicas)
+		}
+		r.Count = n
+	}
 	if err := r.Validate(); err != nil {
-		return nil, usageError("--replica/--peer-url: %v", err)
+		return nil, usageError("--replica/--peer-url/--replicas: %v", err)
 	}
 	return r, nil
+}
+
+// sharedUploads refuses skill uploads kept in the default store with
+// several replicas (or a number not told): that store lies beside each
+// replica's own sessions root, so an upload would exist on the replica
+// that took it alone. A store the policy names is taken to be shared;
+// docs/deploy.md says it must be.
+func sharedUploads(pol *policy.Operator, r *server.Replicas) error {
+	if r == nil || r.Count == 1 || !pol.SkillUploads.Enabled() || pol.SkillUploads.Store.Value != "" {
+		return nil
+	}
+	many := "several replicas"
+	if r.Count == 0 {
+		many = "replicas (--replica) and no --replicas 1"
+	}
+	return usageError("skill uploads with %s need a store every replica shares: set skill_uploads.store in the policy to a folder on a volume all replicas mount read-write (ReadWriteMany: NFS, CephFS, EFS); the default store, beside each replica's sessions root, keeps an upload on the replica that took it (docs/deploy.md, \"Uploads on every replica\")", many)
 }
 
 // usageState is the usage state file under --state, the folder made when

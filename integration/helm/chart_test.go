@@ -144,6 +144,7 @@ func TestChartTemplateDefaults(t *testing.T) {
 		}
 		require.Equal(t, "metadata.name", env["SANDBOXRUN_REPLICA"].ValueFrom.FieldRef.FieldPath)
 		require.Equal(t, "http://{replica}.rel-sandboxrun-headless.agents.svc.cluster.local:8080", env["SANDBOXRUN_PEER_URL"].Value)
+		require.Equal(t, "2", env["SANDBOXRUN_REPLICAS"].Value, "a list of sessions asks every replica")
 		require.Contains(t, c.Args, "--tokens=/etc/sandboxrun/tokens/tokens")
 		require.Contains(t, c.Args, "--policy=/etc/sandboxrun/policy/$(POD_NAME).yaml")
 	})
@@ -206,6 +207,66 @@ func TestChartTemplateDefaults(t *testing.T) {
 	})
 }
 
+// TestChartUploads: with uploads on, every replica mounts one
+// ReadWriteMany claim read-write as its upload store, and the backend
+// gets the claim, so sandbox Pods mount an upload's folder from it
+// read-only; one replica may keep its uploads beside its sessions.
+func TestChartUploads(t *testing.T) {
+	objs := render(t, "--set", "uploads.enabled=true", "--set", "policy.skill_uploads.max_versions=3")
+	var pvc corev1.PersistentVolumeClaim
+	objs.one(t, "PersistentVolumeClaim", &pvc)
+	require.Equal(t, "rel-sandboxrun-uploads", pvc.Name)
+	require.Equal(t, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, pvc.Spec.AccessModes)
+	require.Equal(t, "keep", pvc.Annotations["helm.sh/resource-policy"], "uploads outlive an uninstall unless told")
+	var sts appsv1.StatefulSet
+	objs.one(t, "StatefulSet", &sts)
+	pod := sts.Spec.Template.Spec
+	var claim string
+	for _, v := range pod.Volumes {
+		if v.Name == "uploads" {
+			claim = v.PersistentVolumeClaim.ClaimName
+			require.False(t, v.PersistentVolumeClaim.ReadOnly)
+		}
+	}
+	require.Equal(t, "rel-sandboxrun-uploads", claim)
+	mounted := false
+	for _, m := range pod.Containers[0].VolumeMounts {
+		if m.Name == "uploads" {
+			mounted = true
+			require.Equal(t, "/var/lib/sandboxrun/uploads", m.MountPath)
+			require.False(t, m.ReadOnly, "the server writes uploads")
+		}
+	}
+	require.True(t, mounted)
+	var cm corev1.ConfigMap
+	objs.one(t, "ConfigMap", &cm)
+	for _, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+		pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+		require.NoError(t, err, cm.Data[name+".yaml"])
+		require.True(t, pol.SkillUploads.Enabled())
+		require.Equal(t, "/var/lib/sandboxrun/uploads", pol.SkillUploads.Store.Value, "every replica's store is the shared claim")
+		require.EqualValues(t, 3, pol.SkillUploads.MaxVersions.Value, "the user's skill_uploads keys are kept")
+		require.Equal(t, []policy.ClaimRule{
+			{Name: "sandboxrun-skills", Path: "/srv/sandboxrun/skills"},
+			{Name: "rel-sandboxrun-uploads", Path: "/var/lib/sandboxrun/uploads"},
+		}, pol.Kubernetes.Claims, "sandbox Pods mount uploads from the claim, never a node path")
+	}
+
+	t.Run("an existing claim", func(t *testing.T) {
+		objs := render(t, "--set", "uploads.enabled=true", "--set", "uploads.existingClaim=shared", "--set", "sandbox.namespace=sbx")
+		require.Empty(t, objs["PersistentVolumeClaim"])
+		var cm corev1.ConfigMap
+		objs.one(t, "ConfigMap", &cm)
+		pol, err := policy.ParsePolicy("p.yaml", []byte(cm.Data["rel-sandboxrun-0.yaml"]))
+		require.NoError(t, err)
+		require.Equal(t, "shared", pol.Kubernetes.Claims[1].Name)
+	})
+	t.Run("one replica keeps uploads beside its sessions", func(t *testing.T) {
+		objs := render(t, "--set", "replicas=1", "--set", "policy.skill_uploads.allow=tokens")
+		require.Empty(t, objs["PersistentVolumeClaim"])
+	})
+}
+
 func TestChartTemplateFull(t *testing.T) {
 	objs := render(t, "-f", "testdata/full-values.yaml")
 	var ns corev1.Namespace
@@ -253,6 +314,12 @@ func TestChartRefusesBadValues(t *testing.T) {
 		"zero replicas":     {[]string{"--set", "replicas=0"}, "replicas"},
 		"a relative path":   {[]string{"--set", "sessions.path=sessions"}, "path"},
 		"a bad pull policy": {[]string{"--set", "image.pullPolicy=Sometimes"}, "pullPolicy"},
+		"uploads on each replica's own disk": {[]string{"--set", "policy.skill_uploads.allow=tokens"},
+			"policy.skill_uploads allows uploads with 2 replicas, and uploads.enabled is false"},
+		"an uploads claim only one node mounts": {[]string{"--set", "uploads.enabled=true", "--set", "uploads.accessModes={ReadWriteOnce}"},
+			"must be ReadWriteMany"},
+		"a created uploads claim out of the sandboxes' namespace": {[]string{"--set", "uploads.enabled=true", "--set", "sandbox.namespace=sbx"},
+			"uploads.existingClaim"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := helm(t, append([]string{"template", "rel", chartDir}, c.args...)...)

@@ -104,17 +104,20 @@ func TestClusterTwoReplicas(t *testing.T) {
 	c := newCluster(t)
 	token := hex.EncodeToString(randomBytes(t, 24))
 	c.prepare(token, "privileged") // hostNetwork (the test values) is beyond the restricted level
+	c.prepareUploads()
 	t.Cleanup(func() {
 		_, _, _ = c.exec("", helmBin(t), "uninstall", release, "-n", namespace, "--wait", "--timeout", "2m")
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "namespace", namespace, "--wait=false")
-		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "--wait=false")
+		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "sbx-helm-uploads", "--wait=false")
 	})
 
-	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml", "--wait", "--timeout", "4m"}, runnerImage()...)...)
+	values := append(append([]string{"-f", "testdata/hostnetwork-values.yaml"}, uploadsValues...), serverImage()...)
+	c.helm(append(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...), runnerImage()...)...)
 	api := &client{t: t, token: token}
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
 	}
+	uploadsAcrossReplicas(api)
 
 	// A session made through replica 0, used through replica 1, read
 	// back through replica 0.
@@ -145,6 +148,18 @@ func TestClusterTwoReplicas(t *testing.T) {
 	require.Equal(t, "created", res.Files[0].Change)
 	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
 	require.Equal(t, strings.ToUpper(content), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/out.txt", "", 200)))
+	// Replica 1 lists the session replica 0 holds.
+	var list struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+		Partial     bool     `json:"partial"`
+		Unreachable []string `json:"unreachable"`
+	}
+	api.json(api.do("GET", replicaURL(1)+"/v1/sessions", "", 200), &list)
+	require.False(t, list.Partial, "%+v", list)
+	require.Len(t, list.Sessions, 1)
+	require.Equal(t, sess.ID, list.Sessions[0].ID)
 
 	// The owner goes: its sessions answer 503 with Retry-After through
 	// the other replica (never 404), and are all there once it is back.
@@ -178,8 +193,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 
 	// An upgrade that changes a value rolls both replicas; the session is
 	// still there through either.
-	c.helm(append([]string{"upgrade", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml",
-		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"}, runnerImage()...)...)
+	c.helm(append(append([]string{"upgrade", release, chartDir, "-n", namespace, "--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"},
+		values...), runnerImage()...)...)
 	c.kubectl("-n", namespace, "rollout", "status", "statefulset/"+fullname, "--timeout=3m")
 	args := c.kubectl("-n", namespace, "get", "pod", fullname+"-0", "-o", "jsonpath={.spec.containers[0].args}")
 	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
@@ -284,9 +299,17 @@ type client struct {
 
 func (a *client) try(method, url, body string) (int, http.Header, []byte) {
 	a.t.Helper()
+	return a.tryMedia(method, url, "", body)
+}
+
+func (a *client) tryMedia(method, url, media, body string) (int, http.Header, []byte) {
+	a.t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(a.t, err)
 	req.Header.Set("Authorization", "Bearer "+a.token)
+	if media != "" {
+		req.Header.Set("Content-Type", media)
+	}
 	hc := &http.Client{Timeout: 2 * time.Minute}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -301,7 +324,13 @@ func (a *client) try(method, url, body string) (int, http.Header, []byte) {
 // do calls url and requires status.
 func (a *client) do(method, url, body string, status int) []byte {
 	a.t.Helper()
-	got, _, b := a.try(method, url, body)
+	return a.doMedia(method, url, "", body, status)
+}
+
+// doMedia is do with a Content-Type.
+func (a *client) doMedia(method, url, media, body string, status int) []byte {
+	a.t.Helper()
+	got, _, b := a.tryMedia(method, url, media, body)
 	require.Equal(a.t, status, got, "%s %s: %s", method, url, b)
 	return b
 }
@@ -333,6 +362,18 @@ func runnerImage() []string {
 		return []string{"--set", "runnerImage=" + ref}
 	}
 	return nil
+}
+
+// serverImage passes $SANDBOXRUN_SERVER_IMAGE (repository:tag, a server
+// image loaded into the cluster under a tag of its own) to the chart when
+// it is set; else the chart's default, sandboxrun/server:<appVersion>.
+func serverImage() []string {
+	ref := os.Getenv("SANDBOXRUN_SERVER_IMAGE")
+	i := strings.LastIndex(ref, ":")
+	if ref == "" || i < 0 || strings.Contains(ref[i:], "/") {
+		return nil
+	}
+	return []string{"--set", "image.repository=" + ref[:i], "--set", "image.tag=" + ref[i+1:]}
 }
 
 func randomBytes(t *testing.T, n int) []byte {

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from ._local import Local, find_binary
 from ._transport import Transport
-from .errors import BadParamError, LocalModeError, SandboxrunError, error_for_status
+from .errors import BadParamError, LocalModeError, PartialListError, SandboxrunError, error_for_status
 from .session import Session
 from .types import (
     Activation,
@@ -390,8 +390,16 @@ class Client:
         return Session(self, SessionInfo.from_json(doc))
 
     def list_sessions(self) -> List[SessionInfo]:
+        """The caller's sessions on every replica. Raises PartialListError,
+        with the sessions that came in ``items``, when a replica did not answer."""
         doc = self._server("sessions").json("GET", "/v1/sessions")
-        return [SessionInfo.from_json(s) for s in doc.get("sessions", [])]
+        items = [SessionInfo.from_json(s) for s in doc.get("sessions", [])]
+        if doc.get("partial"):
+            unreachable = doc.get("unreachable") or []
+            msg = ("the list lacks the sessions of replicas " + ", ".join(unreachable) + ", which did not answer: retry in a few seconds"
+                   if unreachable else "the list holds one replica's sessions: the server was started without --replicas")
+            raise PartialListError(msg, items=items, unreachable=unreachable, status=200, body=doc)
+        return items
 
     def get_session(self, session_id: str) -> SessionInfo:
         return SessionInfo.from_json(self._server("sessions").json("GET", "/v1/sessions/" + _seg(session_id, 'session id')))

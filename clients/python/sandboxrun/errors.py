@@ -100,6 +100,17 @@ class RefusedError(SandboxrunError):
         return Explanation.from_json(doc) if isinstance(doc, dict) else None
 
 
+class PartialListError(SandboxrunError):
+    """A list that may lack items: the replicas in ``unreachable`` did not
+    answer (none named: the server was started without --replicas). The
+    items that came are in ``items``."""
+
+    def __init__(self, message: str, *, items: Any, unreachable: Any, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.items = items
+        self.unreachable = list(unreachable or [])
+
+
 class NotFoundError(SandboxrunError):
     """404: no such skill, session or file."""
 

@@ -1,6 +1,6 @@
 // The client: every endpoint of the HTTP API, or the local CLI when no URL
 // is configured.
-import { LocalModeError, SandboxrunError, ServerError } from './errors.js';
+import { LocalModeError, PartialListError, SandboxrunError, ServerError } from './errors.js';
 import { Local, type Decision, type Kind } from './local.js';
 import { OPERATIONS, pathOf } from './operations.js';
 import { Transport, lines, readAll, readJSON, type Reply } from './transport.js';
@@ -337,9 +337,20 @@ export class Client {
     }
   }
 
-  /** The caller's sessions. */
+  /**
+   * The caller's sessions on every replica. Throws PartialListError, with
+   * the sessions that came in `items`, when a replica did not answer.
+   */
   async listSessions(): Promise<SessionInfo[]> {
-    return (await this.json<{ sessions: SessionInfo[] }>('listSessions')).sessions;
+    const doc = await this.json<{ sessions: SessionInfo[]; partial?: boolean; unreachable?: string[] }>('listSessions');
+    if (doc.partial) {
+      const away = doc.unreachable ?? [];
+      const msg = away.length > 0
+        ? `the list lacks the sessions of replicas ${away.join(', ')}, which did not answer: retry in a few seconds`
+        : "the list holds one replica's sessions: the server was started without --replicas";
+      throw new PartialListError<SessionInfo>(msg, doc.sessions, away);
+    }
+    return doc.sessions;
   }
 
   getSession(id: string): Promise<SessionInfo> {

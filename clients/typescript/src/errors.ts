@@ -77,6 +77,22 @@ export class RefusedError extends SandboxrunError {
 /** 404: no such skill, session or file. */
 export class NotFoundError extends SandboxrunError {}
 
+/**
+ * A list that may lack items: the replicas in `unreachable` did not answer
+ * (none named: the server was started without --replicas). The items that
+ * came are in `items`.
+ */
+export class PartialListError<T = unknown> extends SandboxrunError {
+  readonly items: T[];
+  readonly unreachable: string[];
+
+  constructor(message: string, items: T[], unreachable: string[]) {
+    super(message, { status: 200 });
+    this.items = items;
+    this.unreachable = unreachable;
+  }
+}
+
 /** 409: a folder or a link is where a file is needed. */
 export class ConflictError extends SandboxrunError {}
 

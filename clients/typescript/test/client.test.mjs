@@ -107,7 +107,7 @@ describe('the spec', () => {
     }
     const names = { Error: 'ErrorBody', Session: 'SessionInfo' };
     const wrapped = {
-      SkillList: ['skills'], SessionList: ['sessions'], StoredFiles: ['files'], FileList: ['files'], SessionCreate: ['from', 'ttl'],
+      SkillList: ['skills'], SessionList: ['partial', 'sessions', 'unreachable'], StoredFiles: ['files'], FileList: ['files'], SessionCreate: ['from', 'ttl'],
       SnapshotList: ['snapshots'], SnapshotCreate: ['label'], RestoreRequest: ['snapshot'], UsageAll: ['tenants'],
     };
     for (const [name, schema] of Object.entries(spec.components.schemas)) {

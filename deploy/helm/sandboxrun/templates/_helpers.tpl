@@ -77,6 +77,12 @@ they name.
 {{- end -}}
 {{- $_ := set $pol "sessions" $sessions -}}
 {{- end -}}
+{{- if $v.uploads.enabled -}}
+{{- $claims = append $claims (dict "name" (include "sandboxrun.uploadsClaim" .root) "path" $v.uploads.path) -}}
+{{- $up := merge (dict "store" $v.uploads.path) (omit (default dict $pol.skill_uploads) "store") -}}
+{{- if not (hasKey $up "allow") }}{{ $_ := set $up "allow" "tokens" }}{{ end -}}
+{{- $_ := set $pol "skill_uploads" $up -}}
+{{- end -}}
 {{- $kube := dict "namespace" (include "sandboxrun.sandboxNamespace" .root) "claims" $claims "host_paths" false -}}
 {{- with $v.sandbox.runtimeClass }}{{ $_ := set $kube "runtime_class" . }}{{ end -}}
 {{- with $v.sandbox.imagePullPolicy }}{{ $_ := set $kube "image_pull_policy" . }}{{ end -}}
@@ -84,4 +90,33 @@ they name.
 {{- $_ := set $pol "backend" "kubernetes" -}}
 {{- $_ := set $pol "kubernetes" $kube -}}
 {{- toYaml $pol -}}
+{{- end -}}
+
+
+{{/* The claim that holds the uploaded skills. */}}
+{{- define "sandboxrun.uploadsClaim" -}}
+{{- default (printf "%s-uploads" (include "sandboxrun.fullname" .)) .Values.uploads.existingClaim -}}
+{{- end -}}
+
+{{/*
+Refuses upload settings that would keep an upload on one replica, or out
+of the sandbox Pods' reach: uploads allowed by the policy with several
+replicas and no shared claim; a created claim that is not ReadWriteMany
+with several replicas; a created claim with sandbox Pods in another
+namespace (a claim lives in one namespace).
+*/}}
+{{- define "sandboxrun.checkUploads" -}}
+{{- $v := .Values -}}
+{{- $allowed := eq (toString (dig "skill_uploads" "allow" "" (default dict $v.policy))) "tokens" -}}
+{{- if and $allowed (not $v.uploads.enabled) (gt (int $v.replicas) 1) -}}
+{{- fail (printf "policy.skill_uploads allows uploads with %d replicas, and uploads.enabled is false: each replica would keep the uploads it took (a run through another answers 404). Set uploads.enabled=true with a ReadWriteMany claim (uploads.existingClaim, or uploads.storageClass of a class that offers ReadWriteMany), or replicas=1 (docs/deploy.md, \"Uploads on every replica\")" (int $v.replicas)) -}}
+{{- end -}}
+{{- if and $v.uploads.enabled (not $v.uploads.existingClaim) -}}
+{{- if and (gt (int $v.replicas) 1) (not (has "ReadWriteMany" $v.uploads.accessModes)) -}}
+{{- fail (printf "uploads.accessModes %v with %d replicas: every replica mounts the uploads claim read-write, so it must be ReadWriteMany (NFS, CephFS, EFS, Filestore…); or give uploads.existingClaim" $v.uploads.accessModes (int $v.replicas)) -}}
+{{- end -}}
+{{- if include "sandboxrun.separateSandbox" . -}}
+{{- fail (printf "uploads: sandbox Pods run in namespace %s and a claim the chart creates lives in %s alone: make a ReadWriteMany claim bound to the same volume in both namespaces and name it in uploads.existingClaim" (include "sandboxrun.sandboxNamespace" .) .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
