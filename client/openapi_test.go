@@ -67,7 +67,7 @@ func TestEveryField(t *testing.T) {
 		"Session": Session{}, "StoredFile": StoredFile{}, "FileEntry": FileEntry{}, "FileChange": FileChange{},
 		"Snapshot":     Snapshot{},
 		"SkillVersion": SkillVersion{}, "SkillUpload": SkillUpload{}, "SkillVersions": SkillVersions{}, "SkillInvalid": SkillInvalid{},
-		"Usage": Usage{}, "UsageWindow": UsageWindow{}, "UsageFigures": UsageFigures{}, "UsageLimits": UsageLimits{},
+		"Usage": Usage{}, "UsageWindow": UsageWindow{}, "UsageFigures": UsageFigures{}, "UsageLimits": UsageLimits{}, "UsageStored": UsageStored{},
 	}
 	// Lists and the session body are wrapped inline by the methods.
 	wrapped := map[string][]string{"SkillList": {"skills"}, "SessionList": {"partial", "sessions", "unreachable"}, "StoredFiles": {"files"}, "FileList": {"files"},
