@@ -40,7 +40,7 @@ var probeLimits = policy.Limits{
 // proveIsolation makes one proof: the interfaces first, then, when the
 // Pod sees more than loopback, the connect probe.
 func (k *Runner) proveIsolation(ctx context.Context) (Isolation, error) {
-	spec := k.probeSpec("netprobe", []string{"ls", "-1", "/sys/class/net"}, probeLimits)
+	spec := k.probeSpec("netprobe-ifaces", []string{"ls", "-1", "/sys/class/net"}, probeLimits)
 	res, err := k.probeRun(ctx, spec, false)
 	if err != nil {
 		return Isolation{}, fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
