@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -232,8 +233,8 @@ func (s *settings) validate() error {
 		}
 	}
 	for _, t := range s.isoTargets {
-		if err := ParseTarget(t); err != nil {
-			errs = append(errs, err)
+		if err := policy.CheckTarget(t); err != nil {
+			errs = append(errs, fmt.Errorf("isolation target %w", err))
 		}
 	}
 	for i, c := range s.claims {

@@ -34,23 +34,6 @@ const (
 	dnsService   = "kube-dns"
 )
 
-// ParseTarget checks one isolation target, host:port (an IPv6 address in
-// brackets); the host may be a DNS name, resolved where the runner runs
-// when the probe is made.
-func ParseTarget(s string) error {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("isolation target %q: %w: write host:port, e.g. 10.96.0.10:53 or [fd00::a]:53", s, err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("isolation target %q: port %q: use 1 to 65535", s, port)
-	}
-	if host == "" {
-		return fmt.Errorf("isolation target %q: no host: name an address or a DNS name", s)
-	}
-	return nil
-}
-
 // isolationTargets are the addresses the connect probe tries: the
 // operator's (WithIsolationTargets, names resolved here), and the cluster
 // DNS Service's address on TCP 53 when the API shows one and lets it be
