@@ -278,9 +278,10 @@ func apiError(doing string, err error) error {
 
 // What the kubernetes Runner offers beyond sandbox.Runner.
 var (
-	_ sandbox.Pinger       = (*Runner)(nil)
-	_ sandbox.ImageChecker = (*Runner)(nil)
-	_ sandbox.Reaper       = (*Runner)(nil)
-	_ sandbox.PoolReporter = (*Runner)(nil)
-	_ sandbox.SpecChecker  = (*Runner)(nil)
+	_ sandbox.Pinger            = (*Runner)(nil)
+	_ sandbox.ImageChecker      = (*Runner)(nil)
+	_ sandbox.Reaper            = (*Runner)(nil)
+	_ sandbox.PoolReporter      = (*Runner)(nil)
+	_ sandbox.SpecChecker       = (*Runner)(nil)
+	_ sandbox.IsolationReporter = (*Runner)(nil)
 )

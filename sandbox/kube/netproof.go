@@ -90,6 +90,9 @@ func (k *Runner) Isolation() Isolation {
 	return st
 }
 
+// IsolationReport is Isolation in a line (sandbox.IsolationReporter).
+func (k *Runner) IsolationReport() string { return k.Isolation().String() }
+
 // CheckNetwork returns nil when a proof that sandbox Pods have no network
 // holds (network.go says how one is made), probing first when none does.
 // The error matches ErrNetworkNotIsolated when the probe ran and did not
