@@ -99,7 +99,9 @@ func TestJudgeCluster(t *testing.T) {
 		{"rbac_create", Fail, func(f *kube.ClusterFacts) { f.Create = denied }},
 		{"rbac_delete", Fail, func(f *kube.ClusterFacts) { f.Delete = denied }},
 		{"runner_image", Warn, func(f *kube.ClusterFacts) { f.ImageOnNode = errors.New("on no node") }},
-		{"network_isolation", Fail, func(f *kube.ClusterFacts) { f.Network = kube.Isolation{Err: errors.New("a probe pod reached 10.96.0.10:53")} }},
+		{"network_isolation", Fail, func(f *kube.ClusterFacts) {
+			f.Network = kube.Isolation{Err: errors.New("a probe pod reached 10.96.0.10:53")}
+		}},
 		{"network_isolation", Warn, func(f *kube.ClusterFacts) { f.Network = kube.Isolation{} }},
 		{"claim_skills", Fail, func(f *kube.ClusterFacts) { f.Claims["skills"] = errors.New("does not exist") }},
 	} {

@@ -38,7 +38,7 @@ type ClusterFacts struct {
 	NodeKernel string
 	// Network is the proof that a sandbox Pod without network has none,
 	// made (CheckNetwork) when none holds: which mechanism proved it and
-	// when, or why it failed.
+	// when, or why it failed. Zero when Create failed.
 	Network Isolation
 }
 
@@ -82,6 +82,9 @@ func (k *Runner) ClusterFacts(ctx context.Context) ClusterFacts {
 		f.Claims[c.Name] = k.checkClaim(cctx, c.Name)
 	}
 	cancel()
+	if f.Create != nil {
+		return f // a probe pod would be refused as well
+	}
 	if err := k.CheckNetwork(ctx); err != nil && k.Isolation().Err == nil {
 		f.Network.Err = err // the doctor gave up waiting
 	} else {
