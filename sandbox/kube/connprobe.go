@@ -120,8 +120,8 @@ func (k *Runner) provePolicy(ctx context.Context, seen []string) (Isolation, err
 		}
 	}
 	if len(reached) > 0 {
-		return Isolation{}, fmt.Errorf("%w: a probe pod made like a sandbox pod (interfaces %v) reached %s: no deny-all NetworkPolicy selecting %s=true is enforced in namespace %s (the policy is missing, or the CNI does not enforce NetworkPolicy): install the chart's policy (sandbox.networkPolicy) on a CNI that enforces it, or run sandbox pods on a loopback-only CNI or gVisor with --network=none",
-			ErrNetworkNotIsolated, seen, strings.Join(reached, ", "), sandbox.LabelManaged, k.namespace)
+		return Isolation{}, fmt.Errorf("%w: a probe pod made like a sandbox pod (interfaces %v) reached %s%s: no deny-all NetworkPolicy selecting %s=true is enforced in namespace %s (the policy is missing, or the CNI does not enforce NetworkPolicy): install the chart's policy (sandbox.networkPolicy) on a CNI that enforces it, or run sandbox pods on a loopback-only CNI or gVisor with --network=none",
+			ErrNetworkNotIsolated, seen, strings.Join(reached, ", "), controlSaw(c.open, c.err, names), sandbox.LabelManaged, k.namespace)
 	}
 	if c.err != nil {
 		return Isolation{}, fmt.Errorf("%w: the connect probe's control pod: %w", ErrNetworkNotIsolated, c.err)
@@ -166,4 +166,22 @@ func parseConn(res *sandbox.Result, targets []target) (map[string]string, error)
 		}
 	}
 	return got, nil
+}
+
+// controlSaw says what the control Pod reached, for a refusal that does
+// not need it.
+func controlSaw(open map[string]string, err error, names []string) string {
+	if err != nil {
+		return ""
+	}
+	var got []string
+	for _, n := range names {
+		if open[n] == "" {
+			got = append(got, n)
+		}
+	}
+	if len(got) == 0 {
+		return " (the control pod reached none)"
+	}
+	return " (the control pod reached " + strings.Join(got, ", ") + ")"
 }

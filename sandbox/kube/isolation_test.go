@@ -165,7 +165,7 @@ func TestIsolationProbeRefuses(t *testing.T) {
 		want  []string
 	}{
 		{name: "policy not enforced", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.10:53": true}},
-			want: []string{"reached 10.96.0.10:53", "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace sbx", "CNI does not enforce"}},
+			want: []string{"reached 10.96.0.10:53 (the control pod reached 10.96.0.10:53)", "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace sbx", "CNI does not enforce"}},
 		{name: "control unreached", c: &cluster{ifaces: "eth0\nlo\n", ctrlNo: map[string]bool{"10.96.0.10:53": true}},
 			want: []string{"proved nothing", "10.96.0.10:53 (TimeoutError: timed out)", "kubernetes.isolation_targets"}},
 		{name: "no targets", c: &cluster{ifaces: "eth0\nlo\n"}, nodns: true,
