@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	kubebackend "github.com/sandboxrun/sandboxrun/sandbox/kube"
 	"github.com/sandboxrun/sandboxrun/sandboxtest"
 )
 
