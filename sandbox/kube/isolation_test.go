@@ -49,7 +49,7 @@ func (c *cluster) script(ctx context.Context, job frame.Job, w, _ io.Writer) err
 	if c.probes == nil {
 		c.probes = map[string]int{}
 	}
-	if job.Argv[0] == "ls" {
+	if isIfacesProbe(job) {
 		c.probes["ls"]++
 		_ = frame.Write(w, frame.Stdout, []byte(c.ifaces))
 		return writeReport(w, frame.Report{})

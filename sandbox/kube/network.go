@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ import (
 // that lacks the label the deny-all policy selects. Anything else refuses
 // runs without network.
 
-// probeLimits are enough for `ls` and little else.
+// probeLimits are enough for listing the interfaces and little else.
 var probeLimits = policy.Limits{
 	Timeout:     20 * time.Second,
 	MemoryBytes: 32 << 20,
@@ -37,15 +38,21 @@ var probeLimits = policy.Limits{
 	TmpBytes:    1 << 20,
 }
 
+// ifacesArgv lists the Pod's network interfaces, one a line: from
+// /sys/class/net, or from /proc/net/dev where sysfs has no class/net
+// (gVisor).
+var ifacesArgv = []string{"sh", "-c", `ls -1 /sys/class/net 2>/dev/null | grep . || sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev`}
+
 // proveIsolation makes one proof: the interfaces first, then, when the
 // Pod sees more than loopback, the connect probe.
 func (k *Runner) proveIsolation(ctx context.Context) (Isolation, error) {
-	spec := k.probeSpec("netprobe-ifaces", []string{"ls", "-1", "/sys/class/net"}, probeLimits)
+	spec := k.probeSpec("netprobe-ifaces", ifacesArgv, probeLimits)
 	res, err := k.probeRun(ctx, spec, false)
 	if err != nil {
 		return Isolation{}, fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
 	}
 	seen := strings.Fields(res.Stdout)
+	slices.Sort(seen)
 	if !res.Success || len(seen) == 0 {
 		return Isolation{}, fmt.Errorf("%w: a probe pod in namespace %s could not list its interfaces (exit %d, %s): runs without network are refused",
 			ErrNetworkNotIsolated, k.namespace, res.ExitCode, strings.TrimSpace(res.Error))
