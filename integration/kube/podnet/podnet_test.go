@@ -241,18 +241,18 @@ func waitEndpoint(t *testing.T, c *kubernetes.Clientset, ns, service string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		slices, err := c.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
+		list, err := c.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
 			LabelSelector: "kubernetes.io/service-name=" + service,
 		})
 		require.NoError(t, err)
-		for _, s := range slices.Items {
+		for _, s := range list.Items {
 			for _, e := range s.Endpoints {
 				if e.Conditions.Ready != nil && *e.Conditions.Ready {
 					return
 				}
 			}
 		}
-		require.True(t, time.Now().Before(deadline), "service %s has no ready endpoint: %+v", service, slices.Items)
+		require.True(t, time.Now().Before(deadline), "service %s has no ready endpoint: %+v", service, list.Items)
 		time.Sleep(300 * time.Millisecond)
 	}
 }
