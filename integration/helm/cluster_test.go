@@ -110,7 +110,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "--wait=false")
 	})
 
-	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml", "--wait", "--timeout", "4m"}, runnerImage()...)...)
+	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml", "--wait", "--timeout", "4m"}, images()...)...)
 	api := &client{t: t, token: token}
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
@@ -179,7 +179,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	// An upgrade that changes a value rolls both replicas; the session is
 	// still there through either.
 	c.helm(append([]string{"upgrade", release, chartDir, "-n", namespace, "-f", "testdata/hostnetwork-values.yaml",
-		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"}, runnerImage()...)...)
+		"--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"}, images()...)...)
 	c.kubectl("-n", namespace, "rollout", "status", "statefulset/"+fullname, "--timeout=3m")
 	args := c.kubectl("-n", namespace, "get", "pod", fullname+"-0", "-o", "jsonpath={.spec.containers[0].args}")
 	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
@@ -326,13 +326,19 @@ func (a *client) waitReady(base string) {
 	}
 }
 
-// runnerImage passes $SANDBOXRUN_RUNNER_IMAGE (the image the cluster was
-// loaded with) to the chart when it is set.
-func runnerImage() []string {
+// images passes $SANDBOXRUN_RUNNER_IMAGE and $SANDBOXRUN_SERVER_IMAGE
+// (the images the cluster was loaded with, repository:tag) to the chart
+// when they are set.
+func images() []string {
+	var sets []string
 	if ref := os.Getenv("SANDBOXRUN_RUNNER_IMAGE"); ref != "" {
-		return []string{"--set", "runnerImage=" + ref}
+		sets = append(sets, "--set", "runnerImage="+ref)
 	}
-	return nil
+	if ref := os.Getenv("SANDBOXRUN_SERVER_IMAGE"); ref != "" {
+		i := strings.LastIndex(ref, ":")
+		sets = append(sets, "--set", "image.repository="+ref[:i], "--set", "image.tag="+ref[i+1:])
+	}
+	return sets
 }
 
 func randomBytes(t *testing.T, n int) []byte {

@@ -35,7 +35,7 @@ func TestPodnetProductionValues(t *testing.T) {
 
 	// --wait: both replicas Ready, which only the kubelet's readiness
 	// probe on each Pod's address can make them.
-	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/podnet-values.yaml", "--wait", "--timeout", "4m"}, runnerImage()...)...)
+	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/podnet-values.yaml", "--wait", "--timeout", "4m"}, images()...)...)
 	podRange := netip.MustParsePrefix("10.244.0.0/24")
 	urls := make([]string, 2)
 	for i := range urls {
