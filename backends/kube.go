@@ -37,6 +37,7 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica 
 		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
 		kube.WithIsolationTargets(k8s.IsolationTargets...),
 		kube.WithIsolationRecheck(time.Duration(k8s.IsolationRecheck)),
+		kube.WithClusterDNSTarget(k8s.IsolationClusterDNS == nil || *k8s.IsolationClusterDNS),
 	}
 	claims, err := resolveClaims(k8s.Claims)
 	if err != nil {

@@ -33,6 +33,7 @@ const (
 //	  host_paths: false                        # folders under no claim are refused; default true
 //	  isolation_targets: [10.96.0.10:53]       # listening addresses the isolation probe tries (host:port)
 //	  isolation_recheck: 5m                    # how long a proof of isolation holds; default 5m
+//	  isolation_cluster_dns: false             # the cluster DNS is no target; default true
 //	docker:
 //	  usr_volumes: false                       # default true (sandbox/docker WithUsrVolumes)
 //	  warm_pool:                               # serve and mcp: warm containers sized by demand
@@ -215,7 +216,11 @@ type KubernetesRules struct {
 	// IsolationRecheck is how long a proof of isolation holds; zero means
 	// sandbox/kube's default (5m).
 	IsolationRecheck Duration `yaml:"isolation_recheck" json:"isolation_recheck,omitempty"`
-	Line             int      `yaml:"-" json:"-"`
+	// IsolationClusterDNS, when false, keeps the cluster DNS Service out
+	// of the isolation probe's targets (sandbox/kube
+	// WithClusterDNSTarget); nil means true.
+	IsolationClusterDNS *bool `yaml:"isolation_cluster_dns" json:"isolation_cluster_dns,omitempty"`
+	Line                int   `yaml:"-" json:"-"`
 }
 
 // ClaimRule is one entry of kubernetes.claims.
@@ -289,7 +294,7 @@ var (
 )
 
 var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths",
-	"isolation_targets", "isolation_recheck"}
+	"isolation_targets", "isolation_recheck", "isolation_cluster_dns"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.

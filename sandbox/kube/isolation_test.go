@@ -170,6 +170,8 @@ func TestIsolationProbeRefuses(t *testing.T) {
 			want: []string{"proved nothing", "10.96.0.10:53 (TimeoutError: timed out)", "kubernetes.isolation_targets"}},
 		{name: "no targets", c: &cluster{ifaces: "eth0\nlo\n"}, nodns: true,
 			want: []string{"saw interfaces [eth0 lo]", "no target to try", "kubernetes.isolation_targets"}},
+		{name: "cluster DNS off", c: &cluster{ifaces: "eth0\nlo\n"}, opts: []Option{WithClusterDNSTarget(false)},
+			want: []string{"no target to try"}},
 		{name: "target name unresolved", c: &cluster{ifaces: "eth0\nlo\n"}, opts: []Option{WithIsolationTargets("nowhere.example:80")},
 			want: []string{`target "nowhere.example:80": resolve nowhere.example here`}},
 		{name: "probe script fails", c: &cluster{ifaces: "eth0\nlo\n", modeErr: true},

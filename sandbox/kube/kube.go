@@ -61,6 +61,7 @@ type Runner struct {
 	now            func() time.Time
 	net            netProof
 	isoTargets     []string // the operator's isolation targets (targets.go)
+	clusterDNS     bool     // the cluster DNS is a target too
 	// resolve looks a target's name up (tests replace it).
 	resolve func(ctx context.Context, host string) ([]string, error)
 	// life ends with Close: a probe under way stops.
@@ -121,6 +122,7 @@ func New(opts ...Option) (*Runner, error) {
 		now:            time.Now,
 		net:            netProof{retry: s.probeRetry, valid: s.probeValid},
 		isoTargets:     s.isoTargets,
+		clusterDNS:     s.clusterDNS,
 		resolve:        net.DefaultResolver.LookupHost,
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,

@@ -33,6 +33,7 @@ type settings struct {
 	probeRetry      time.Duration
 	probeValid      time.Duration
 	isoTargets      []string
+	clusterDNS      bool
 	claims          []Claim
 	hostPaths       bool
 }
@@ -47,6 +48,7 @@ func defaultSettings() settings {
 		deleteGrace:  time.Second,
 		probeRetry:   30 * time.Second,
 		probeValid:   5 * time.Minute,
+		clusterDNS:   true,
 		hostPaths:    true,
 	}
 }
@@ -200,6 +202,14 @@ func WithHostPaths(on bool) Option { return func(s *settings) { s.hostPaths = on
 func WithIsolationTargets(targets ...string) Option {
 	return func(s *settings) { s.isoTargets = append([]string(nil), targets...) }
 }
+
+// WithClusterDNSTarget says whether the isolation probe also tries the
+// cluster DNS Service (kube-system/kube-dns, TCP 53). Turn it off where
+// the cluster DNS listens on a node's own address, which an enforcer of
+// forwarded traffic does not filter (the test cluster's podnet profile):
+// there a sandbox-like Pod reaches it under the deny-all policy and the
+// proof fails. Default: on.
+func WithClusterDNSTarget(on bool) Option { return func(s *settings) { s.clusterDNS = on } }
 
 // WithIsolationRecheck sets how long a proof that sandbox Pods have no
 // network holds; from half way, the next run without network starts a new

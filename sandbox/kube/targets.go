@@ -37,7 +37,7 @@ const (
 // isolationTargets are the addresses the connect probe tries: the
 // operator's (WithIsolationTargets, names resolved here), and the cluster
 // DNS Service's address on TCP 53 when the API shows one and lets it be
-// read. None at all is an error that says how to name some.
+// read (unless WithClusterDNSTarget(false)). None at all is an error that says how to name some.
 func (k *Runner) isolationTargets(ctx context.Context) ([]target, error) {
 	var out []target
 	var errs []error
@@ -52,7 +52,7 @@ func (k *Runner) isolationTargets(ctx context.Context) ([]target, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("isolation targets: %w", errors.Join(errs...))
 	}
-	dns, err := k.clusterDNS(ctx)
+	dns, err := k.clusterDNSTargets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,10 @@ func (k *Runner) resolveTarget(ctx context.Context, s string) ([]target, error) 
 // clusterDNS is the kube-dns Service's cluster address on TCP 53, or
 // nothing when the Service is missing, has no such port or address, or
 // may not be read.
-func (k *Runner) clusterDNS(ctx context.Context) ([]target, error) {
+func (k *Runner) clusterDNSTargets(ctx context.Context) ([]target, error) {
+	if !k.clusterDNS {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
 	svc, err := k.client.Services(dnsNamespace).Get(ctx, dnsService, metav1.GetOptions{})

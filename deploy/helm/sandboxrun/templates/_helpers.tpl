@@ -91,6 +91,7 @@ which a NetworkPolicy may not filter). */ -}}
 {{- end -}}
 {{- with $targets }}{{ $_ := set $kube "isolation_targets" . }}{{ end -}}
 {{- with $iso.recheck }}{{ $_ := set $kube "isolation_recheck" . }}{{ end -}}
+{{- if not $iso.clusterDNS }}{{ $_ := set $kube "isolation_cluster_dns" false }}{{ end -}}
 {{- $_ := set $pol "backend" "kubernetes" -}}
 {{- $_ := set $pol "kubernetes" $kube -}}
 {{- toYaml $pol -}}
