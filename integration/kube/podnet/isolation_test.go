@@ -89,8 +89,8 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	res, err = run(newRunner(true))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)
-	require.Contains(t, err.Error(), "reached 10.97.0.10:53 (the control pod reached ")
-	require.NotContains(t, err.Error(), "reached "+ip+":8080", "the policy stops the listening Pod")
+	require.Contains(t, err.Error(), "sandbox pod (interfaces [eth0 lo]) reached 10.97.0.10:53 (the control pod reached "+ip+":8080, 10.97.0.10:53)",
+		"the sandbox-like Pod reached the node-local DNS alone: the policy stops the listening Pod")
 
 	// The chart's policy with a Pod as the target: proven by the connect
 	// probe, and the run runs.
