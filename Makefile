@@ -125,7 +125,7 @@ test-k8s: images
 test-podnet: images server-image
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) K8S_PROFILE=podnet \
 	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
-	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" SANDBOXRUN_SERVER_IMAGE=$(SERVER_IMAGE) \
 		hack/with-k8s.sh sh -c '$(GO) test -tags podnet -count=1 -timeout 10m -v ./integration/kube/podnet/ && \
 			$(GO) test -tags helm -count=1 -timeout 10m -run "^TestPodnet" -v ./integration/helm/'
 
@@ -144,7 +144,7 @@ lint-helm:
 test-helm: images server-image lint-helm verify-unit
 	SANDBOXRUN_HELM=$$(hack/helm-build.sh | tail -n 1) \
 	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
-	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" K8S_PROFILE=loopback \
+	K8S_IMAGES="$(RUNNER_IMAGE) $(SERVER_IMAGE)" SANDBOXRUN_SERVER_IMAGE=$(SERVER_IMAGE) K8S_PROFILE=loopback \
 		hack/with-k8s.sh $(GO) test -tags helm -count=1 -timeout 20m -run '^TestCluster' -v ./integration/helm/
 	$(MAKE) test-podnet
 

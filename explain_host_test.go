@@ -104,3 +104,30 @@ func TestExplainAsksTheEnginesHost(t *testing.T) {
 		require.Contains(t, e.Host.Reason, "no backend")
 	})
 }
+
+// isolationEngine proves its isolation, as the Kubernetes backend does,
+// and tells how the proof stands.
+type isolationEngine struct{ *fakeEngine }
+
+func (isolationEngine) IsolationReport() string {
+	return "proven 2026-11-29T07:00:00Z: an enforced deny-all NetworkPolicy (interfaces eth0, lo; 10.96.0.10:53 refused ...)"
+}
+
+// An explanation of a run without network tells the operator how its
+// isolation was proven; a remote caller is not told the cluster's
+// addresses.
+func TestExplainTellsTheIsolationProof(t *testing.T) {
+	ctx := context.Background()
+	sk := tempSkill(t, "quiet", nil, map[string]string{"scripts/q.py": "print(1)\n"})
+	cfg := sandboxrun.Config{SkillRoots: []string{filepath.Dir(sk.Dir)}, Runner: isolationEngine{&fakeEngine{}}}
+	svc, err := sandboxrun.New(cfg)
+	require.NoError(t, err)
+	script := sandboxrun.Action{Script: "scripts/q.py"}
+	e, err := svc.Explain(ctx, "quiet", script, sandboxrun.Request{})
+	require.NoError(t, err)
+	require.True(t, e.Host.Checked)
+	require.Contains(t, e.Host.Isolation, "an enforced deny-all NetworkPolicy")
+	r, err := svc.For(sandboxrun.Caller{Remote: true}).Explain(ctx, "quiet", script, sandboxrun.Request{})
+	require.NoError(t, err)
+	require.Empty(t, r.Host.Isolation)
+}

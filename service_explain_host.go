@@ -20,6 +20,11 @@ type HostCheck struct {
 	// Err is why the engine could not be asked, for the operator (the CLI);
 	// a remote caller is told Reason only.
 	Err error `json:"-"`
+	// Isolation says, for a run without network on a backend that proves
+	// it has none (Kubernetes), how the proof stands: which mechanism
+	// proved it and when, or why runs without network are refused. It
+	// does not probe. For the operator: a remote caller is not told it.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // hostCheckTimeout bounds asking the engine for an explanation: an engine
@@ -55,7 +60,11 @@ func (s *Service) checkHost(ctx context.Context, spec sandbox.Spec) (HostCheck, 
 	err = c.CheckSpec(ctx, spec)
 	switch {
 	case err == nil:
-		return HostCheck{Checked: true}, nil
+		h := HostCheck{Checked: true}
+		if r, ok := eng.(sandbox.IsolationReporter); ok && !spec.Limits.Network {
+			h.Isolation = r.IsolationReport()
+		}
+		return h, nil
 	case errors.Is(err, sandbox.ErrBeyondHost):
 		return HostCheck{Checked: true}, err
 	case errors.Is(err, sandbox.ErrUnavailable):

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/sandboxrun/sandboxrun"
 	"github.com/sandboxrun/sandboxrun/policy"
@@ -34,6 +35,9 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica 
 		kube.WithRuntimeClass(k8s.RuntimeClass),
 		kube.WithImagePullPolicy(k8s.ImagePullPolicy),
 		kube.WithWarmPool(k8s.Warm, k8s.WarmIdleOrDefault()),
+		kube.WithIsolationTargets(k8s.IsolationTargets...),
+		kube.WithIsolationRecheck(time.Duration(k8s.IsolationRecheck)),
+		kube.WithClusterDNSTarget(k8s.IsolationClusterDNS == nil || *k8s.IsolationClusterDNS),
 	}
 	claims, err := resolveClaims(k8s.Claims)
 	if err != nil {

@@ -42,6 +42,7 @@ func judgeClusterFacts(f kube.ClusterFacts, pol *policy.Operator) []Check {
 	} else {
 		checks = append(checks, pass(AreaHost, "runner_image", f.Image+" is on a node"))
 	}
+	checks = append(checks, judgeIsolationProof(f.Network))
 	names := make([]string, 0, len(f.Claims))
 	for n := range f.Claims {
 		names = append(names, n)
@@ -55,4 +56,18 @@ func judgeClusterFacts(f kube.ClusterFacts, pol *policy.Operator) []Check {
 		}
 	}
 	return checks
+}
+
+// judgeIsolationProof says how the backend proved that a sandbox Pod
+// without network has none, or why it could not: then runs without
+// network are refused.
+func judgeIsolationProof(iso kube.Isolation) Check {
+	switch {
+	case iso.Mechanism != "":
+		return pass(AreaHost, "network_isolation", iso.String())
+	case iso.Err != nil:
+		return fail(AreaHost, "network_isolation", oneLine(iso.Err),
+			"runs without network are refused until it is proven: on a CNI that enforces NetworkPolicy, install the chart's deny-all policy (sandbox.networkPolicy) and name targets pods reach (kubernetes.isolation_targets); or run sandbox pods on a loopback-only CNI, or gVisor with --network=none (docs/kubernetes.md, \"No network\")")
+	}
+	return warn(AreaHost, "network_isolation", iso.String(), "run doctor again")
 }

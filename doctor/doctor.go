@@ -13,6 +13,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/backends"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox/docker"
+	"github.com/sandboxrun/sandboxrun/sandbox/kube"
 )
 
 // Options say which setup to check. The zero value checks the built-in
@@ -92,6 +93,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, nil
 	}
 	var hostKernel string
+	var policyIsolated bool
 	places := []place{{"temp", os.TempDir()}}
 	if r := pol.Sessions.Root.Value; r != "" {
 		places = append(places, place{"sessions", r})
@@ -119,6 +121,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	case clusterHost:
 		f := e.ClusterFacts(ctx)
 		hostKernel = f.NodeKernel
+		policyIsolated = f.Network.Mechanism == kube.IsolationPolicy
 		for _, c := range judgeClusterFacts(f, pol) {
 			rep.add(c)
 		}
@@ -126,7 +129,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, c := range judgeDisk(places, freeBytes) {
 		rep.add(c)
 	}
-	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel, PodPids: onCluster})
+	probe(ctx, svc, rep, tmp, write, Expect{Runtime: runtime, HostKernel: hostKernel, PodPids: onCluster, PolicyIsolated: policyIsolated})
 	return rep, nil
 }
 

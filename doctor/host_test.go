@@ -84,7 +84,8 @@ func TestJudgeDisk(t *testing.T) {
 
 func TestJudgeCluster(t *testing.T) {
 	pol := policy.BuiltinPolicy()
-	good := kube.ClusterFacts{Namespace: "sbx", RuntimeClass: "gvisor", Image: "sandboxrun/runner:1", Claims: map[string]error{"skills": nil}}
+	good := kube.ClusterFacts{Namespace: "sbx", RuntimeClass: "gvisor", Image: "sandboxrun/runner:1", Claims: map[string]error{"skills": nil},
+		Network: kube.Isolation{Mechanism: kube.IsolationPolicy, Interfaces: []string{"eth0", "lo"}, Targets: []string{"10.96.0.10:53"}}}
 	for _, c := range judgeClusterFacts(good, pol) {
 		require.Equal(t, Pass, c.Status, "%s: %s", c.Name, c.Reason)
 	}
@@ -98,6 +99,10 @@ func TestJudgeCluster(t *testing.T) {
 		{"rbac_create", Fail, func(f *kube.ClusterFacts) { f.Create = denied }},
 		{"rbac_delete", Fail, func(f *kube.ClusterFacts) { f.Delete = denied }},
 		{"runner_image", Warn, func(f *kube.ClusterFacts) { f.ImageOnNode = errors.New("on no node") }},
+		{"network_isolation", Fail, func(f *kube.ClusterFacts) {
+			f.Network = kube.Isolation{Err: errors.New("a probe pod reached 10.96.0.10:53")}
+		}},
+		{"network_isolation", Warn, func(f *kube.ClusterFacts) { f.Network = kube.Isolation{} }},
 		{"claim_skills", Fail, func(f *kube.ClusterFacts) { f.Claims["skills"] = errors.New("does not exist") }},
 	} {
 		t.Run(tc.check, func(t *testing.T) {

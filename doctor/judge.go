@@ -26,6 +26,10 @@ type Expect struct {
 	// kubelet's podPidsLimit bounds the pod's cgroup, above the one the
 	// probe can see.
 	PodPids bool
+	// PolicyIsolated is set when the backend proved that an enforced
+	// deny-all NetworkPolicy stops a sandbox without network
+	// (sandbox/kube IsolationPolicy): it has eth0, filtered.
+	PolicyIsolated bool
 }
 
 // judge turns the probe's output into isolation checks, in a fixed order.
@@ -168,6 +172,8 @@ func judgeInterfaces(p probeOutput, e Expect) Check {
 			"check the engine's default bridge network")
 	case len(ifs) == 1 && ifs[0] == "lo":
 		return pass(AreaIsolation, "interfaces", "only lo"+from)
+	case e.PolicyIsolated:
+		return pass(AreaIsolation, "interfaces", seen+": every connection refused by an enforced deny-all NetworkPolicy, as the backend's probe proved (host check network_isolation)")
 	}
 	return fail(AreaIsolation, "interfaces", seen+", where the plan gives no network",
 		"create sandboxes with no network (NetworkMode none); egress goes through the proxy only")

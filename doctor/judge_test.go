@@ -147,6 +147,15 @@ func TestJudgeFollowsThePlan(t *testing.T) {
 		c := statusOf(t, judge(parseProbe(goodProbe), e), "interfaces")
 		require.Equal(t, Fail, c.Status, "a plan with network but only lo is not what was promised")
 	})
+	t.Run("network filtered by an enforced policy", func(t *testing.T) {
+		e := goodExpect()
+		e.PolicyIsolated = true
+		c := statusOf(t, judge(with("interfaces", "eth0,lo"), e), "interfaces")
+		require.Equal(t, Pass, c.Status, c.Reason)
+		require.Contains(t, c.Reason, "enforced deny-all NetworkPolicy")
+		require.Equal(t, Fail, statusOf(t, judge(with("interfaces", "eth0,lo", "dns_lookup", "resolved"), e), "dns").Status,
+			"a name that resolves is a leak, filtered interface or not")
+	})
 	t.Run("writable workspace", func(t *testing.T) {
 		e := goodExpect()
 		e.WorkspaceWritable = true

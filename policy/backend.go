@@ -2,9 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -29,6 +31,9 @@ const (
 //	  claims:                                  # volume claims holding skills or workspaces
 //	    - {name: sandbox-skills, path: /srv/skills}
 //	  host_paths: false                        # folders under no claim are refused; default true
+//	  isolation_targets: [10.96.0.10:53]       # listening addresses the isolation probe tries (host:port)
+//	  isolation_recheck: 5m                    # how long a proof of isolation holds; default 5m
+//	  isolation_cluster_dns: false             # the cluster DNS is no target; default true
 //	docker:
 //	  usr_volumes: false                       # default true (sandbox/docker WithUsrVolumes)
 //	  warm_pool:                               # serve and mcp: warm containers sized by demand
@@ -201,7 +206,21 @@ type KubernetesRules struct {
 	// HostPaths, when false, refuses a skill folder or workspace under no
 	// claim instead of mounting it from the node; nil means true.
 	HostPaths *bool `yaml:"host_paths" json:"host_paths,omitempty"`
-	Line      int   `yaml:"-" json:"-"`
+	// IsolationTargets are addresses (host:port, the host a DNS name or
+	// an address) that listen and that Pods reach: where a sandbox Pod has
+	// more than loopback, runs without network need connections to them
+	// to fail from a Pod made like a sandbox Pod and open from a control
+	// Pod (sandbox/kube WithIsolationTargets). They add to the cluster
+	// DNS Service.
+	IsolationTargets []string `yaml:"isolation_targets" json:"isolation_targets,omitempty"`
+	// IsolationRecheck is how long a proof of isolation holds; zero means
+	// sandbox/kube's default (5m).
+	IsolationRecheck Duration `yaml:"isolation_recheck" json:"isolation_recheck,omitempty"`
+	// IsolationClusterDNS, when false, keeps the cluster DNS Service out
+	// of the isolation probe's targets (sandbox/kube
+	// WithClusterDNSTarget); nil means true.
+	IsolationClusterDNS *bool `yaml:"isolation_cluster_dns" json:"isolation_cluster_dns,omitempty"`
+	Line                int   `yaml:"-" json:"-"`
 }
 
 // ClaimRule is one entry of kubernetes.claims.
@@ -239,6 +258,28 @@ const (
 	MaxWarmIdle     = time.Hour
 )
 
+// Bounds of the isolation probe's settings: a proof made every few
+// seconds would be a Pod every few seconds; one kept for a day would miss
+// a policy deleted in the morning.
+const (
+	MinIsolationRecheck = 30 * time.Second
+	MaxIsolationRecheck = time.Hour
+	MaxIsolationTargets = 16
+)
+
+// CheckTarget refuses an isolation target that is not host:port with a
+// port from 1 to 65535 (sandbox/kube checks its option with it).
+func CheckTarget(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q: %w: write host:port, e.g. 10.96.0.10:53 or [fd00::a]:53", s, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+		return fmt.Errorf("%q: write host:port with a host and a port from 1 to 65535", s)
+	}
+	return nil
+}
+
 // WarmIdleOrDefault is WarmIdle, or DefaultWarmIdle when it was not set.
 func (k KubernetesRules) WarmIdleOrDefault() time.Duration {
 	if k.WarmIdle == 0 {
@@ -252,7 +293,8 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths"}
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths",
+	"isolation_targets", "isolation_recheck", "isolation_cluster_dns"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.
@@ -278,6 +320,15 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: kubernetes.warm %d: use 0 (off) to %d pods", n.Line, v.Warm, MaxWarm)
 	case time.Duration(v.WarmIdle) > MaxWarmIdle:
 		return fmt.Errorf("line %d: kubernetes.warm_idle %s: use at most %s", n.Line, v.WarmIdle, MaxWarmIdle)
+	case v.IsolationRecheck < 0 || (v.IsolationRecheck > 0 && time.Duration(v.IsolationRecheck) < MinIsolationRecheck) || time.Duration(v.IsolationRecheck) > MaxIsolationRecheck:
+		return fmt.Errorf("line %d: kubernetes.isolation_recheck %s: use %s to %s", n.Line, v.IsolationRecheck, MinIsolationRecheck, MaxIsolationRecheck)
+	case len(v.IsolationTargets) > MaxIsolationTargets:
+		return fmt.Errorf("line %d: kubernetes.isolation_targets: %d targets: name at most %d", n.Line, len(v.IsolationTargets), MaxIsolationTargets)
+	}
+	for i, t := range v.IsolationTargets {
+		if err := CheckTarget(t); err != nil {
+			return fmt.Errorf("line %d: kubernetes.isolation_targets[%d]: %w", n.Line, i, err)
+		}
 	}
 	if err := checkClaims(v.Claims, n.Line); err != nil {
 		return err

@@ -45,6 +45,13 @@ func TestBackendRules(t *testing.T) {
 		{name: "claim twice", yaml: "kubernetes:\n  claims: [{name: s, path: /a}, {name: s, path: /b}]\n", err: `both name claim "s"`},
 		{name: "claims overlap", yaml: "kubernetes:\n  claims: [{name: s, path: /srv}, {name: t, path: /srv/skills}]\n", err: "overlap"},
 		{name: "claim unknown key", yaml: "kubernetes:\n  claims: [{name: s, path: /a, mode: rw}]\n", err: `line 2: kubernetes.claims: unknown key "mode"`},
+		{name: "isolation targets", yaml: "backend: kubernetes\nkubernetes:\n  isolation_targets: [10.96.0.10:53, '[fd00::a]:53', sandboxrun-0.sandboxrun-headless.sbx.svc:8080]\n  isolation_recheck: 2m\n",
+			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
+				IsolationTargets: []string{"10.96.0.10:53", "[fd00::a]:53", "sandboxrun-0.sandboxrun-headless.sbx.svc:8080"},
+				IsolationRecheck: Duration(2 * time.Minute), Line: 3}}},
+		{name: "isolation target without port", yaml: "kubernetes:\n  isolation_targets: [10.96.0.10]\n", err: `line 2: kubernetes.isolation_targets[0]: "10.96.0.10": address 10.96.0.10: missing port`},
+		{name: "isolation target bad port", yaml: "kubernetes:\n  isolation_targets: ['a:0']\n", err: "a port from 1 to 65535"},
+		{name: "isolation recheck too short", yaml: "kubernetes:\n  isolation_recheck: 5s\n", err: "kubernetes.isolation_recheck 5s: use 30s to 1h0m0s"},
 		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
 		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false), Line: 2}}},
 		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes warm_pool])`},

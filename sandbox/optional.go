@@ -46,3 +46,11 @@ type ImagePreparer interface {
 type SpecChecker interface {
 	CheckSpec(ctx context.Context, spec Spec) error
 }
+
+// IsolationReporter is a backend that proves, rather than sets up, that a
+// sandbox without network has none (sandbox/kube), and tells how the proof
+// stands, without probing: which mechanism proved it and when, or why none
+// holds. For the operator's eyes (explain, doctor).
+type IsolationReporter interface {
+	IsolationReport() string
+}

@@ -121,6 +121,9 @@ func reportDecision(s streams, asJSON bool, e *sandboxrun.Explanation, err error
 	} else if d.Allowed {
 		fmt.Fprintf(s.out, "allowed: %s\n", command)
 		fmt.Fprintf(s.out, "host: %s\n", hostLine(d.Host))
+		if d.Host.Isolation != "" {
+			fmt.Fprintf(s.out, "network isolation: %s\n", d.Host.Isolation)
+		}
 	} else {
 		fmt.Fprintf(s.out, "denied: %v\n", err)
 	}

@@ -183,6 +183,9 @@ func printCheck(s streams, c skillCheck) {
 	}
 	fmt.Fprintf(s.out, "  runner: %s\n", c.Runner)
 	fmt.Fprintf(s.out, "  host: %s\n", hostLine(c.Host))
+	if c.Host.Isolation != "" {
+		fmt.Fprintf(s.out, "  network isolation: %s\n", c.Host.Isolation)
+	}
 	fmt.Fprintf(s.out, "  workspace: %s\n", c.Workspace)
 	fmt.Fprintf(s.out, "  allowed-tools: %s\n", orNone(c.AllowedTools))
 	if c.GrantedTools != "" {

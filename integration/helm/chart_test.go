@@ -106,6 +106,19 @@ func (o objects) one(t *testing.T, kind string, out any) {
 	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(o[kind][0], out))
 }
 
+// in converts the only object of kind in namespace ns into out.
+func (o objects) in(t *testing.T, kind, ns string, out any) {
+	t.Helper()
+	var found []map[string]any
+	for _, obj := range o[kind] {
+		if md, _ := obj["metadata"].(map[string]any); md["namespace"] == ns {
+			found = append(found, obj)
+		}
+	}
+	require.Len(t, found, 1, "one %s in %s", kind, ns)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(found[0], out))
+}
+
 func TestChartTemplateDefaults(t *testing.T) {
 	objs := render(t)
 	kinds := []string{}
@@ -151,8 +164,7 @@ func TestChartTemplateDefaults(t *testing.T) {
 
 	t.Run("the role is what the backend needs", func(t *testing.T) {
 		var role rbacv1.Role
-		objs.one(t, "Role", &role)
-		require.Equal(t, "agents", role.Namespace)
+		objs.in(t, "Role", "agents", &role)
 		require.Equal(t, []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/attach"}, Verbs: []string{"get", "create"}},
@@ -163,6 +175,16 @@ func TestChartTemplateDefaults(t *testing.T) {
 		var cr rbacv1.ClusterRole
 		objs.one(t, "ClusterRole", &cr)
 		require.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}}}, cr.Rules)
+		// The isolation probe reads the cluster DNS Service, and no other.
+		var dns rbacv1.Role
+		objs.in(t, "Role", "kube-system", &dns)
+		require.Equal(t, []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"kube-dns"}, Verbs: []string{"get"}},
+		}, dns.Rules)
+		var b rbacv1.RoleBinding
+		objs.in(t, "RoleBinding", "kube-system", &b)
+		require.Equal(t, dns.Name, b.RoleRef.Name)
+		require.Empty(t, render(t, "--set", "sandbox.isolation.clusterDNS=false")["RoleBinding"][1:], "clusterDNS off: no Role in kube-system")
 	})
 
 	t.Run("sandbox pods get no traffic", func(t *testing.T) {
@@ -189,6 +211,19 @@ func TestChartTemplateDefaults(t *testing.T) {
 			require.Equal(t, "/var/lib/sandboxrun/sessions/sessions", pol.Sessions.Root.Value)
 			require.True(t, pol.Sessions.Write.Value)
 			require.Equal(t, "none", pol.Network.Value, "the chart's default policy gives no sandbox a network")
+			require.Equal(t, []string{name + ".rel-sandboxrun-headless.agents.svc.cluster.local:8080"}, pol.Kubernetes.IsolationTargets,
+				"the isolation probe tries the replica's own address")
+			require.Equal(t, 5*time.Minute, time.Duration(pol.Kubernetes.IsolationRecheck))
+		}
+	})
+
+	t.Run("no self target on the node's network", func(t *testing.T) {
+		var cm corev1.ConfigMap
+		render(t, "-f", "testdata/hostnetwork-values.yaml").one(t, "ConfigMap", &cm)
+		for name, text := range cm.Data {
+			pol, err := policy.ParsePolicy(name, []byte(text))
+			require.NoError(t, err)
+			require.Empty(t, pol.Kubernetes.IsolationTargets, "a replica's address is the node's, which a NetworkPolicy may not filter")
 		}
 	})
 
@@ -274,8 +309,7 @@ func TestChartTemplateFull(t *testing.T) {
 	require.Equal(t, "sandboxrun-sandboxes", ns.Name)
 	require.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
 	var role rbacv1.Role
-	objs.one(t, "Role", &role)
-	require.Equal(t, "sandboxrun-sandboxes", role.Namespace)
+	objs.in(t, "Role", "sandboxrun-sandboxes", &role)
 	require.Contains(t, role.Rules[0].Verbs, "patch", "warm Pods are claimed with a patch")
 	require.Empty(t, objs["ClusterRole"], "rbac.listNodes: false")
 	require.Len(t, objs["Ingress"], 1)

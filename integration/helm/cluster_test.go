@@ -111,8 +111,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "sbx-helm-uploads", "--wait=false")
 	})
 
-	values := append(append([]string{"-f", "testdata/hostnetwork-values.yaml"}, uploadsValues...), serverImage()...)
-	c.helm(append(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...), runnerImage()...)...)
+	values := append(append([]string{"-f", "testdata/hostnetwork-values.yaml"}, uploadsValues...), images()...)
+	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...)...)
 	api := &client{t: t, token: token}
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
@@ -193,8 +193,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 
 	// An upgrade that changes a value rolls both replicas; the session is
 	// still there through either.
-	c.helm(append(append([]string{"upgrade", release, chartDir, "-n", namespace, "--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"},
-		values...), runnerImage()...)...)
+	c.helm(append([]string{"upgrade", release, chartDir, "-n", namespace, "--set", "serve.maxRunning=3", "--wait", "--timeout", "4m"},
+		values...)...)
 	c.kubectl("-n", namespace, "rollout", "status", "statefulset/"+fullname, "--timeout=3m")
 	args := c.kubectl("-n", namespace, "get", "pod", fullname+"-0", "-o", "jsonpath={.spec.containers[0].args}")
 	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
@@ -355,25 +355,22 @@ func (a *client) waitReady(base string) {
 	}
 }
 
-// runnerImage passes $SANDBOXRUN_RUNNER_IMAGE (the image the cluster was
-// loaded with) to the chart when it is set.
-func runnerImage() []string {
+// images passes $SANDBOXRUN_RUNNER_IMAGE and $SANDBOXRUN_SERVER_IMAGE
+// (the images the cluster was loaded with, repository:tag) to the chart
+// when they are set.
+func images() []string {
+	var sets []string
 	if ref := os.Getenv("SANDBOXRUN_RUNNER_IMAGE"); ref != "" {
-		return []string{"--set", "runnerImage=" + ref}
+		sets = append(sets, "--set", "runnerImage="+ref)
 	}
-	return nil
-}
-
-// serverImage passes $SANDBOXRUN_SERVER_IMAGE (repository:tag, a server
-// image loaded into the cluster under a tag of its own) to the chart when
-// it is set; else the chart's default, sandboxrun/server:<appVersion>.
-func serverImage() []string {
-	ref := os.Getenv("SANDBOXRUN_SERVER_IMAGE")
-	i := strings.LastIndex(ref, ":")
-	if ref == "" || i < 0 || strings.Contains(ref[i:], "/") {
-		return nil
+	if ref := os.Getenv("SANDBOXRUN_SERVER_IMAGE"); ref != "" {
+		i := strings.LastIndex(ref, ":")
+		if i < 0 || strings.Contains(ref[i:], "/") {
+			panic("SANDBOXRUN_SERVER_IMAGE " + ref + " has no tag: give repository:tag")
+		}
+		sets = append(sets, "--set", "image.repository="+ref[:i], "--set", "image.tag="+ref[i+1:])
 	}
-	return []string{"--set", "image.repository=" + ref[:i], "--set", "image.tag=" + ref[i+1:]}
+	return sets
 }
 
 func randomBytes(t *testing.T, n int) []byte {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
+	kubebackend "github.com/sandboxrun/sandboxrun/sandbox/kube"
 	"github.com/sandboxrun/sandboxrun/sandboxtest"
 )
 
@@ -32,9 +33,13 @@ func TestConformance(t *testing.T) {
 }
 
 // The probe pod proved that pods here have loopback only before the
-// first run without network.
+// first run without network: on this profile no connect probe is needed.
 func TestNoNetworkIsProven(t *testing.T) {
 	require.NoError(t, runner.CheckNetwork(context.Background()))
+	iso := runner.Isolation()
+	require.Equal(t, kubebackend.IsolationLoopback, iso.Mechanism, "%v", iso)
+	require.Equal(t, []string{"lo"}, iso.Interfaces)
+	require.Empty(t, iso.Targets)
 }
 
 func TestSkillFromTheRepository(t *testing.T) {

@@ -31,7 +31,7 @@ func TestDoctorOnTheCluster(t *testing.T) {
 	for _, c := range rep.Checks {
 		names[c.Name] = c.Status
 	}
-	for _, n := range []string{"cluster", "rbac_create", "rbac_delete", "user", "capabilities", "interfaces", "rootfs_read_only", "workspace", "memory", "cpu", "runtime"} {
+	for _, n := range []string{"cluster", "rbac_create", "rbac_delete", "network_isolation", "user", "capabilities", "interfaces", "rootfs_read_only", "workspace", "memory", "cpu", "runtime"} {
 		require.Equal(t, doctor.Pass, names[n], n)
 	}
 	require.Equal(t, doctor.Warn, names["pids"])

@@ -36,6 +36,10 @@ type ClusterFacts struct {
 	// differ or cannot be listed: a sandbox on another kernel is in a VM
 	// or on gVisor.
 	NodeKernel string
+	// Network is the proof that a sandbox Pod without network has none,
+	// made (CheckNetwork) when none holds: which mechanism proved it and
+	// when, or why it failed. Zero when Create failed.
+	Network Isolation
 }
 
 // ClusterFacts asks the cluster what a run of this runner needs of it.
@@ -76,6 +80,15 @@ func (k *Runner) ClusterFacts(ctx context.Context) ClusterFacts {
 	}
 	for _, c := range k.claims {
 		f.Claims[c.Name] = k.checkClaim(cctx, c.Name)
+	}
+	cancel()
+	if f.Create != nil {
+		return f // a probe pod would be refused as well
+	}
+	if err := k.CheckNetwork(ctx); err != nil && k.Isolation().Err == nil {
+		f.Network.Err = err // the doctor gave up waiting
+	} else {
+		f.Network = k.Isolation()
 	}
 	return f
 }

@@ -10,15 +10,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
 func TestClusterFacts(t *testing.T) {
 	t.Run("a cluster that allows a run", func(t *testing.T) {
-		k, cs := newFake(t, &fakeInit{}, nil, WithRuntimeClass("gvisor"))
+		k, cs := newFake(t, &fakeInit{script: reply("", frame.Report{})}, nil, WithRuntimeClass("gvisor"))
 		var dryRun []string
 		var pod *corev1.Pod
 		cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 			c := a.(k8stesting.CreateActionImpl)
+			if len(c.GetCreateOptions().DryRun) == 0 {
+				return false, nil, nil // the isolation probe's pods
+			}
 			dryRun, pod = c.GetCreateOptions().DryRun, c.GetObject().(*corev1.Pod)
 			return true, pod, nil // a dry run keeps nothing
 		})
@@ -34,9 +39,8 @@ func TestClusterFacts(t *testing.T) {
 		require.Equal(t, "gvisor", *pod.Spec.RuntimeClassName, "the dry run is the pod a run makes")
 		require.True(t, *pod.Spec.SecurityContext.RunAsNonRoot)
 		require.Equal(t, "sbx", f.Namespace)
-		pods, err := cs.CoreV1().Pods("sbx").List(t.Context(), metav1.ListOptions{})
-		require.NoError(t, err)
-		require.Empty(t, pods.Items)
+		require.Equal(t, IsolationLoopback, f.Network.Mechanism, "the isolation proof is made: %v", f.Network.Err)
+		requireNoPods(t, cs)
 	})
 	t.Run("credentials that may not create or delete", func(t *testing.T) {
 		k, cs := newFake(t, &fakeInit{}, nil)
@@ -62,7 +66,7 @@ func TestClusterFacts(t *testing.T) {
 		require.NoError(t, f.Create, "nothing else is asked")
 	})
 	t.Run("a missing claim", func(t *testing.T) {
-		k, _ := newFake(t, &fakeInit{}, nil, WithClaims(Claim{Name: "skills", Path: t.TempDir()}))
+		k, _ := newFake(t, &fakeInit{script: reply("", frame.Report{})}, nil, WithClaims(Claim{Name: "skills", Path: t.TempDir()}))
 		f := k.ClusterFacts(t.Context())
 		require.ErrorContains(t, f.Claims["skills"], `volume claim "skills"`)
 	})

@@ -17,14 +17,16 @@ import (
 
 // Client is the part of the core/v1 API the runner calls. The methods are
 // spelled as client-go's typed clients spell them, so its PodInterface,
-// PersistentVolumeClaimInterface, NodeInterface and LimitRangeInterface
-// satisfy Pods, PersistentVolumeClaims, Nodes and LimitRanges, and four
-// lines adapt a clientset's CoreV1() (tests wrap the fake one).
+// PersistentVolumeClaimInterface, NodeInterface, LimitRangeInterface and
+// ServiceInterface satisfy Pods, PersistentVolumeClaims, Nodes,
+// LimitRanges and Services, and five lines adapt a clientset's CoreV1()
+// (tests wrap the fake one).
 type Client interface {
 	Pods(namespace string) Pods
 	PersistentVolumeClaims(namespace string) PersistentVolumeClaims
 	Nodes() Nodes
 	LimitRanges(namespace string) LimitRanges
+	Services(namespace string) Services
 }
 
 // Pods are the calls on the Pods of one namespace.
@@ -51,6 +53,12 @@ type Nodes interface {
 // LimitRanges are the calls on the LimitRanges of one namespace.
 type LimitRanges interface {
 	List(ctx context.Context, opts metav1.ListOptions) (*corev1.LimitRangeList, error)
+}
+
+// Services are the calls on the Services of one namespace: the isolation
+// probe reads the cluster DNS Service's address.
+type Services interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Service, error)
 }
 
 // core serves Client, and the attach URL, with requests built on one REST
@@ -120,6 +128,8 @@ func (c *core) PersistentVolumeClaims(namespace string) PersistentVolumeClaims {
 func (c *core) Nodes() Nodes { return coreNodes{c} }
 
 func (c *core) LimitRanges(namespace string) LimitRanges { return coreLimitRanges{c, namespace} }
+
+func (c *core) Services(namespace string) Services { return coreServices{c, namespace} }
 
 type corePods struct {
 	c  *core
@@ -192,6 +202,17 @@ type coreLimitRanges struct {
 func (l coreLimitRanges) List(ctx context.Context, opts metav1.ListOptions) (*corev1.LimitRangeList, error) {
 	out := &corev1.LimitRangeList{}
 	err := on(l.c.rest.Get(), l.ns, "limitranges").VersionedParams(&opts, l.c.params).Timeout(timeout(opts)).Do(ctx).Into(out)
+	return out, err
+}
+
+type coreServices struct {
+	c  *core
+	ns string
+}
+
+func (sv coreServices) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Service, error) {
+	out := &corev1.Service{}
+	err := on(sv.c.rest.Get(), sv.ns, "services").Name(name).VersionedParams(&opts, sv.c.params).Do(ctx).Into(out)
 	return out, err
 }
 

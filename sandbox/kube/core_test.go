@@ -39,6 +39,8 @@ func (t typedCore) Nodes() Nodes { return t.c.Nodes() }
 
 func (t typedCore) LimitRanges(ns string) LimitRanges { return t.c.LimitRanges(ns) }
 
+func (t typedCore) Services(ns string) Services { return t.c.Services(ns) }
+
 // The core/v1 client sends what client-go's clientset sends, call by call,
 // and reads the answers (objects, watch events, logs, API errors) the
 // same way.
@@ -119,6 +121,12 @@ func TestCoreMatchesClientset(t *testing.T) {
 		}},
 		{name: "list limit ranges", call: func(ctx context.Context, c Client) (any, error) {
 			return c.LimitRanges("sbx").List(ctx, metav1.ListOptions{})
+		}},
+		{name: "get service", call: func(ctx context.Context, c Client) (any, error) {
+			return c.Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
+		}},
+		{name: "get missing service", notFound: true, call: func(ctx context.Context, c Client) (any, error) {
+			return c.Services("kube-system").Get(ctx, "gone", metav1.GetOptions{})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,6 +238,18 @@ func apiServer(t *testing.T) (srv *httptest.Server, take func() []string) {
 					corev1.ResourceMemory: resource.MustParse("2Gi"),
 				}}},
 			}}},
+		})
+	})
+	mux.HandleFunc("GET /api/v1/namespaces/kube-system/services/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("name") != "kube-dns" {
+			notFound(w, r, "services", r.PathValue("name"))
+			return
+		}
+		writeObject(w, r, http.StatusOK, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: "kube-system"},
+			Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{
+				{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP},
+			}},
 		})
 	})
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

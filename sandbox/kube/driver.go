@@ -60,6 +60,9 @@ type plan struct {
 	// wsSize sizes a writable workspace's tmpfs (sandbox.WorkspaceSize):
 	// a session at its quota gets room to run. The Result keeps the cap.
 	wsSize int64
+	// control marks the isolation probe's control Pod (connprobe.go): a
+	// sandbox Pod but for the label the deny-all policy selects.
+	control bool
 }
 
 // Plan sizes a writable workspace and keys the Pod (podKey). The Pod
@@ -139,6 +142,9 @@ func (d driver) Start(ctx context.Context, tmpl *sandbox.Spec, ep engine.Plan) (
 		pod = k.warmPodFor(spec, warmRunIDPrefix+tmpl.RunID, k.maxIdle)
 	} else {
 		pod = podFor(spec, k.podParams(spec))
+	}
+	if p.control {
+		pod.Labels[sandbox.LabelManaged] = controlManaged
 	}
 	b := &box{k: k, runID: tmpl.RunID, name: pod.Name, created: time.Now(), warm: ahead, wsSize: p.wsSize}
 	imageID, err := k.startPod(ctx, pod)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,9 +29,10 @@ var (
 	// ErrUnavailable: the cluster's API server could not be reached. It
 	// matches sandbox.ErrUnavailable.
 	ErrUnavailable = sandbox.Unavailable("kubernetes API server unreachable")
-	// ErrNetworkNotIsolated: a run without network was refused because a
-	// probe Pod did not show the loopback interface alone. It matches
-	// sandbox.ErrNotIsolated.
+	// ErrNetworkNotIsolated: a run without network was refused because no
+	// probe proved that sandbox Pods have none: a probe Pod saw more than
+	// loopback and no enforced deny-all NetworkPolicy was shown to stop
+	// it (network.go). It matches sandbox.ErrNotIsolated.
 	ErrNetworkNotIsolated = sandbox.NotIsolated("pods in this namespace are not proven network-isolated")
 	// ErrPodStart: the Pod was not running within the start timeout or
 	// failed before sandbox-init ran.
@@ -58,10 +60,17 @@ type Runner struct {
 	owner          map[string]string
 	now            func() time.Time
 	net            netProof
-	claims         []Claim
-	hostPaths      bool
-	claimsSeen     sync.Map    // claim names read and found (checkClaim)
-	nodesWarned    atomic.Bool // the capacity check's blind spot was logged
+	isoTargets     []string // the operator's isolation targets (targets.go)
+	clusterDNS     bool     // the cluster DNS is a target too
+	// resolve looks a target's name up (tests replace it).
+	resolve func(ctx context.Context, host string) ([]string, error)
+	// life ends with Close: a probe under way stops.
+	life        context.Context
+	stop        context.CancelFunc
+	claims      []Claim
+	hostPaths   bool
+	claimsSeen  sync.Map    // claim names read and found (checkClaim)
+	nodesWarned atomic.Bool // the capacity check's blind spot was logged
 	// logSource replaces the API's pod log in tests (the fake clientset
 	// serves a fixed text).
 	logSource func(ctx context.Context, name string) (io.ReadCloser, error)
@@ -111,11 +120,15 @@ func New(opts ...Option) (*Runner, error) {
 		ownerHost:      s.OwnerHost,
 		owner:          sandbox.OwnerLabels(),
 		now:            time.Now,
-		net:            netProof{retry: s.probeRetry},
+		net:            netProof{retry: s.probeRetry, valid: s.probeValid},
+		isoTargets:     s.isoTargets,
+		clusterDNS:     s.clusterDNS,
+		resolve:        net.DefaultResolver.LookupHost,
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,
 	}
 	k.owner[sandbox.LabelOwnerHost] = s.OwnerHost
+	k.life, k.stop = context.WithCancel(context.Background())
 	// The engine's clock is the runner's, which tests move.
 	k.eng = engine.New(driver{k}, engine.Config{Options: s.Options, Identity: sandbox.IdentityFor(0, 0),
 		Prestart: true, CapacityTTL: capacityTTL, Now: func() time.Time { return k.now() }})
@@ -245,6 +258,8 @@ func (k *Runner) WaitIdle(ctx context.Context) error { return k.eng.WaitIdle(ctx
 // returned. A process that exits without Close leaves warm Pods for Reap
 // (their owner is gone).
 func (k *Runner) Close() error {
+	k.stop()
+	k.net.probes.Wait() // a probe's Pods are deleted when it ends
 	return k.eng.Close(context.Background())
 }
 
@@ -263,22 +278,12 @@ func apiError(doing string, err error) error {
 	return fmt.Errorf("%s: %w", doing, err)
 }
 
-// netProof remembers whether no-network has been proven: a success for
-// the runner's life, a failure for retry, so a broken cluster is not
-// probed by every run.
-type netProof struct {
-	mu       sync.Mutex
-	retry    time.Duration
-	proven   bool
-	err      error
-	failedAt time.Time
-}
-
 // What the kubernetes Runner offers beyond sandbox.Runner.
 var (
-	_ sandbox.Pinger       = (*Runner)(nil)
-	_ sandbox.ImageChecker = (*Runner)(nil)
-	_ sandbox.Reaper       = (*Runner)(nil)
-	_ sandbox.PoolReporter = (*Runner)(nil)
-	_ sandbox.SpecChecker  = (*Runner)(nil)
+	_ sandbox.Pinger            = (*Runner)(nil)
+	_ sandbox.ImageChecker      = (*Runner)(nil)
+	_ sandbox.Reaper            = (*Runner)(nil)
+	_ sandbox.PoolReporter      = (*Runner)(nil)
+	_ sandbox.SpecChecker       = (*Runner)(nil)
+	_ sandbox.IsolationReporter = (*Runner)(nil)
 )

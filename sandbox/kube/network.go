@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,15 +18,17 @@ import (
 
 // A Pod always gets the interface its CNI plugin creates: Kubernetes has
 // no "network none". sandboxrun therefore does not assume isolation, it
-// proves it: before the first run without network, a probe Pod, made
-// exactly like a sandbox Pod (namespace, runtime class, security), lists
-// its network interfaces. Unless it sees the loopback interface alone,
-// runs without network are refused. Mechanisms that pass (docs/kubernetes.md,
-// "No network"): a node pool whose CNI gives pods loopback
-// only, or a RuntimeClass whose handler is gVisor with --network=none.
-// A NetworkPolicy does not pass: it filters traffic but leaves eth0.
+// proves it (docs/kubernetes.md, "No network"), before the first run
+// without network and again every while (netproof.go). A probe Pod, made
+// exactly like a sandbox Pod (namespace, labels, runtime class, security),
+// lists its network interfaces. Loopback alone is proof (a loopback-only
+// CNI, gVisor with --network=none). With more, a NetworkPolicy must be
+// shown to stop it (connprobe.go): connections to targets known to listen
+// fail from a Pod made like a sandbox Pod, and open from a control Pod
+// that lacks the label the deny-all policy selects. Anything else refuses
+// runs without network.
 
-// probeLimits are enough for `ls` and little else.
+// probeLimits are enough for listing the interfaces and little else.
 var probeLimits = policy.Limits{
 	Timeout:     20 * time.Second,
 	MemoryBytes: 32 << 20,
@@ -35,64 +38,53 @@ var probeLimits = policy.Limits{
 	TmpBytes:    1 << 20,
 }
 
-// CheckNetwork proves, once per runner, that a sandbox Pod has no network
-// interface but loopback. A failure is remembered for a while, so a
-// cluster that cannot isolate is not probed by every run; the error
-// matches ErrNetworkNotIsolated when the probe ran and saw more.
-func (k *Runner) CheckNetwork(ctx context.Context) error {
-	p := &k.net
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.proven {
-		return nil
-	}
-	if p.err != nil && k.now().Sub(p.failedAt) < p.retry {
-		return p.err
-	}
-	err := k.probeNetwork(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return err // the caller gave up: nothing learnt
-		}
-		p.err, p.failedAt = err, k.now()
-		return err
-	}
-	p.proven, p.err = true, nil
-	k.log.Info("sandbox pods proven to have loopback only", "namespace", k.namespace, "runtime_class", k.runtimeClass)
-	return nil
-}
+// ifacesArgv lists the Pod's network interfaces, one a line: from
+// /sys/class/net, or from /proc/net/dev where sysfs has no class/net
+// (gVisor).
+var ifacesArgv = []string{"sh", "-c", `ls -1 /sys/class/net 2>/dev/null | grep . || sed -n 's/^ *\([^:]*\):.*/\1/p' /proc/net/dev`}
 
-func (k *Runner) probeNetwork(ctx context.Context) error {
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("generate probe id: %w", err)
-	}
-	spec := &sandbox.Spec{
-		RunID:   "netprobe-" + hex.EncodeToString(b[:]),
-		Skill:   "netprobe",
-		Argv:    []string{"ls", "-1", "/sys/class/net"},
-		Runtime: "ls",
-		Image:   k.image,
-		Limits:  probeLimits,
-	}
-	res, err := k.probeRun(ctx, spec)
+// proveIsolation makes one proof: the interfaces first, then, when the
+// Pod sees more than loopback, the connect probe.
+func (k *Runner) proveIsolation(ctx context.Context) (Isolation, error) {
+	spec := k.probeSpec("netprobe-ifaces", ifacesArgv, probeLimits)
+	res, err := k.probeRun(ctx, spec, false)
 	if err != nil {
-		return fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
+		return Isolation{}, fmt.Errorf("%w: the probe pod did not run: %w", ErrNetworkNotIsolated, err)
 	}
 	seen := strings.Fields(res.Stdout)
-	if !res.Success || len(seen) != 1 || seen[0] != "lo" {
-		return fmt.Errorf("%w: a probe pod in namespace %s saw interfaces %v (exit %d, %s): runs without network are refused; run sandbox pods on nodes whose CNI gives pods loopback only, or set a runtime class whose handler has no network (gVisor --network=none)",
-			ErrNetworkNotIsolated, k.namespace, seen, res.ExitCode, strings.TrimSpace(res.Error))
+	slices.Sort(seen)
+	if !res.Success || len(seen) == 0 {
+		return Isolation{}, fmt.Errorf("%w: a probe pod in namespace %s could not list its interfaces (exit %d, %s): runs without network are refused",
+			ErrNetworkNotIsolated, k.namespace, res.ExitCode, strings.TrimSpace(res.Error))
 	}
-	return nil
+	if len(seen) == 1 && seen[0] == "lo" {
+		return Isolation{Mechanism: IsolationLoopback, Interfaces: seen}, nil
+	}
+	return k.provePolicy(ctx, seen)
 }
 
-// probeRun runs the probe in a Pod of its own straight through the
-// driver: it is no run of the engine's (no skill folder, no slot, no warm
-// pool, no proof of its own). The Pod is deleted before it returns.
-func (k *Runner) probeRun(ctx context.Context, spec *sandbox.Spec) (*sandbox.Result, error) {
+// probeSpec is a probe's Spec: the runner's image, a run id of its own
+// (kind names it in `kubectl get pods`).
+func (k *Runner) probeSpec(kind string, argv []string, limits policy.Limits) *sandbox.Spec {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail (Go 1.24)
+	return &sandbox.Spec{
+		RunID:   kind + "-" + hex.EncodeToString(b[:]),
+		Skill:   "netprobe",
+		Argv:    argv,
+		Runtime: argv[0],
+		Image:   k.image,
+		Limits:  limits,
+	}
+}
+
+// probeRun runs a probe in a Pod of its own straight through the driver:
+// it is no run of the engine's (no skill folder, no slot, no warm pool, no
+// proof of its own). A control Pod lacks the label the deny-all policy
+// selects. The Pod is deleted before it returns.
+func (k *Runner) probeRun(ctx context.Context, spec *sandbox.Spec, control bool) (*sandbox.Result, error) {
 	// As a run's, the create is not cut short (driver.startPod).
-	eb, err := driver{k}.Start(context.WithoutCancel(ctx), spec, engine.Plan{Data: &plan{}})
+	eb, err := driver{k}.Start(context.WithoutCancel(ctx), spec, engine.Plan{Data: &plan{control: control}})
 	if eb != nil {
 		defer func() {
 			_ = eb.Kill(ctx)
@@ -122,7 +114,7 @@ func (k *Runner) probeRun(ctx context.Context, spec *sandbox.Spec) (*sandbox.Res
 		defer close(decoded)
 		rep, decodeErr = out.Decode(b.sess.frames, nil)
 	}()
-	backstop := time.NewTimer(probeLimits.Timeout + k.initGrace + k.backstopMargin)
+	backstop := time.NewTimer(spec.Limits.Timeout + k.initGrace + k.backstopMargin)
 	defer backstop.Stop()
 	select {
 	case <-decoded:

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
 
@@ -30,6 +31,9 @@ type settings struct {
 	startTimeout    time.Duration
 	deleteGrace     time.Duration
 	probeRetry      time.Duration
+	probeValid      time.Duration
+	isoTargets      []string
+	clusterDNS      bool
 	claims          []Claim
 	hostPaths       bool
 }
@@ -43,6 +47,8 @@ func defaultSettings() settings {
 		startTimeout: 2 * time.Minute,
 		deleteGrace:  time.Second,
 		probeRetry:   30 * time.Second,
+		probeValid:   5 * time.Minute,
+		clusterDNS:   true,
 		hostPaths:    true,
 	}
 }
@@ -185,6 +191,38 @@ func WithClaims(claims ...Claim) Option {
 // Default: on.
 func WithHostPaths(on bool) Option { return func(s *settings) { s.hostPaths = on } }
 
+// WithIsolationTargets names addresses (host:port; a host may be a DNS
+// name, resolved here when the probe is made) that listen and that every
+// Pod in the namespace reaches: where a sandbox Pod has more than
+// loopback, isolation is proven only when connections to them fail from a
+// Pod made like a sandbox Pod and open from a control Pod that lacks the
+// label the deny-all policy selects (connprobe.go). They add to the
+// cluster DNS Service (kube-system/kube-dns, TCP 53), which the runner
+// looks up when it may. Default: none.
+func WithIsolationTargets(targets ...string) Option {
+	return func(s *settings) { s.isoTargets = append([]string(nil), targets...) }
+}
+
+// WithClusterDNSTarget says whether the isolation probe also tries the
+// cluster DNS Service (kube-system/kube-dns, TCP 53). Turn it off where
+// the cluster DNS listens on a node's own address, which an enforcer of
+// forwarded traffic does not filter (the test cluster's podnet profile):
+// there a sandbox-like Pod reaches it under the deny-all policy and the
+// proof fails. Default: on.
+func WithClusterDNSTarget(on bool) Option { return func(s *settings) { s.clusterDNS = on } }
+
+// WithIsolationRecheck sets how long a proof that sandbox Pods have no
+// network holds; from half way, the next run without network starts a new
+// probe in the background, and a failed one refuses such runs at once.
+// Default: 5m.
+func WithIsolationRecheck(d time.Duration) Option {
+	return func(s *settings) {
+		if d != 0 {
+			s.probeValid = d
+		}
+	}
+}
+
 func (s *settings) validate() error {
 	var errs []error
 	if s.restConfig == nil && (s.client == nil || s.attacher == nil) {
@@ -198,10 +236,15 @@ func (s *settings) validate() error {
 		name string
 		v    time.Duration
 	}{
-		{"start timeout", s.startTimeout}, {"probe retry", s.probeRetry},
+		{"start timeout", s.startTimeout}, {"probe retry", s.probeRetry}, {"isolation recheck", s.probeValid},
 	} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s is %s: use a positive duration", d.name, d.v))
+		}
+	}
+	for _, t := range s.isoTargets {
+		if err := policy.CheckTarget(t); err != nil {
+			errs = append(errs, fmt.Errorf("isolation target %w", err))
 		}
 	}
 	for i, c := range s.claims {

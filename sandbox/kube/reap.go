@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -15,14 +14,15 @@ import (
 // Reap finds the runner namespace's sandbox Pods whose owner process on
 // this host is gone (or, with Grace, that are older than Grace) and
 // deletes them at once. Pods that disappear meanwhile are not errors.
-// Only Pods labelled io.sandboxrun.managed=true are considered.
+// Only Pods labelled io.sandboxrun.managed=true are considered, and the
+// isolation probe's control Pods (io.sandboxrun.managed=probe-control).
 func (k *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.Reaped, error) {
 	if opts.Host == "" {
 		opts.Host = k.ownerHost
 	}
 	cctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	list, err := k.client.Pods(k.namespace).List(cctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(labels.Set{sandbox.LabelManaged: "true"}).String(),
+		LabelSelector: sandbox.LabelManaged + " in (true," + controlManaged + ")",
 	})
 	cancel()
 	if err != nil {
@@ -32,7 +32,7 @@ func (k *Runner) Reap(ctx context.Context, opts sandbox.ReapOptions) ([]sandbox.
 	var out []sandbox.Reaped
 	var errs []error
 	for _, p := range list.Items {
-		if p.Labels[sandbox.LabelManaged] != "true" {
+		if m := p.Labels[sandbox.LabelManaged]; m != "true" && m != controlManaged {
 			continue
 		}
 		created := p.CreationTimestamp.Time

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -111,7 +112,7 @@ func (f *fakeInit) Attach(ctx context.Context, _, pod, container string, stdin i
 // reply writes stdout and a report, as init does for a finished script.
 func reply(stdout string, rep frame.Report) func(context.Context, frame.Job, io.Writer, io.Writer) error {
 	return func(_ context.Context, job frame.Job, w, _ io.Writer) error {
-		if len(job.Argv) > 0 && job.Argv[0] == "ls" { // the network probe
+		if isIfacesProbe(job) { // the network probe
 			_ = frame.Write(w, frame.Stdout, []byte("lo\n"))
 			return writeReport(w, frame.Report{})
 		}
@@ -123,6 +124,10 @@ func reply(stdout string, rep frame.Report) func(context.Context, frame.Job, io.
 		return writeReport(w, rep)
 	}
 }
+
+// isIfacesProbe says whether job is the isolation probe's listing of the
+// Pod's interfaces.
+func isIfacesProbe(job frame.Job) bool { return slices.Equal(job.Argv, ifacesArgv) }
 
 // writeReport writes rep as the result frame; an init of today counts the
 // OOM kills, none unless rep says.
@@ -250,7 +255,7 @@ func TestRunResultConventions(t *testing.T) {
 func TestRunInitDiedWithoutReport(t *testing.T) {
 	t.Run("out of memory", func(t *testing.T) {
 		k, cs := newFake(t, &fakeInit{script: func(_ context.Context, job frame.Job, w, _ io.Writer) error {
-			if job.Argv[0] == "ls" {
+			if isIfacesProbe(job) {
 				return reply("", frame.Report{})(context.Background(), job, w, nil)
 			}
 			return nil // the stream ends: init was killed
@@ -268,7 +273,7 @@ func TestRunInitDiedWithoutReport(t *testing.T) {
 	})
 	t.Run("crash", func(t *testing.T) {
 		k, cs := newFake(t, &fakeInit{script: func(_ context.Context, job frame.Job, w, e io.Writer) error {
-			if job.Argv[0] == "ls" {
+			if isIfacesProbe(job) {
 				return reply("", frame.Report{})(context.Background(), job, w, nil)
 			}
 			_, _ = e.Write([]byte("panic: boom\n"))
@@ -292,7 +297,7 @@ func TestRunInitDiedWithoutReport(t *testing.T) {
 // the pod's log once the container ended.
 func TestRunLogFallback(t *testing.T) {
 	k, cs := newFake(t, &fakeInit{script: func(_ context.Context, job frame.Job, w, _ io.Writer) error {
-		if job.Argv[0] == "ls" {
+		if isIfacesProbe(job) {
 			return reply("", frame.Report{})(context.Background(), job, w, nil)
 		}
 		return errors.New("stream reset")
@@ -327,7 +332,7 @@ func TestRunLogFallback(t *testing.T) {
 func TestRunCancelledDeletesThePod(t *testing.T) {
 	started := make(chan struct{})
 	k, cs := newFake(t, &fakeInit{script: func(ctx context.Context, job frame.Job, w, _ io.Writer) error {
-		if job.Argv[0] == "ls" {
+		if isIfacesProbe(job) {
 			return reply("", frame.Report{})(ctx, job, w, nil)
 		}
 		close(started)
@@ -346,7 +351,7 @@ func TestRunCancelledDeletesThePod(t *testing.T) {
 
 func TestRunBackstop(t *testing.T) {
 	k, cs := newFake(t, &fakeInit{script: func(ctx context.Context, job frame.Job, w, _ io.Writer) error {
-		if job.Argv[0] == "ls" {
+		if isIfacesProbe(job) {
 			return reply("", frame.Report{})(ctx, job, w, nil)
 		}
 		<-ctx.Done() // init never reports

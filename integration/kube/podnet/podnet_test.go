@@ -42,12 +42,21 @@ const chartDir = "../../../deploy/helm/sandboxrun"
 // probeScript reports, as one JSON line, the interfaces the Pod sees and
 // what it reached: the listener Pod's address, the Service by its cluster
 // address and by its DNS name, and the API server through the kubernetes
-// Service. It waits
-// $DELAY seconds first: the enforcer learns a new Pod's address from the
-// API server, so a Pod's first packets may precede its rules.
+// Service. It waits $DELAY seconds first: the enforcer learns a new Pod's
+// address from the API server, so a Pod's first packets may precede its
+// rules. A positive control sets $RETRY: each name and connection is tried
+// again until it answers, for that many seconds (a Service's rules, and a
+// new Pod's route, may be a moment behind); a denied probe tries once.
 const probeScript = `
 import json, os, socket, time
 time.sleep(float(os.environ["DELAY"]))
+end = time.monotonic() + float(os.environ["RETRY"])
+def again(f):
+    while True:
+        got = f()
+        if not (isinstance(got, str) and got.startswith("error")) or time.monotonic() >= end:
+            return got
+        time.sleep(0.5)
 def dns(name):
     try:
         return sorted({a[4][0] for a in socket.getaddrinfo(name, None, socket.AF_INET)})
@@ -61,11 +70,11 @@ def tcp(host, port):
         return "error: %s" % e
 print(json.dumps({
     "ifaces": sorted(os.listdir("/sys/class/net")),
-    "dns": dns(os.environ["FQDN"]),
-    "pod": tcp(os.environ["LISTENER_IP"], 8080),
-    "svc_ip": tcp(os.environ["SVC_IP"], 80),
-    "svc": tcp("listener", 80),
-    "api": tcp(os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"]),
+    "dns": again(lambda: dns(os.environ["FQDN"])),
+    "pod": again(lambda: tcp(os.environ["LISTENER_IP"], 8080)),
+    "svc_ip": again(lambda: tcp(os.environ["SVC_IP"], 80)),
+    "svc": again(lambda: tcp("listener", 80)),
+    "api": again(lambda: tcp(os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])),
 }))
 `
 
@@ -110,11 +119,16 @@ func TestPodNetwork(t *testing.T) {
 	listenerIP := waitReady(t, c, ns, "listener")
 	require.True(t, podRange.Contains(netip.MustParseAddr(listenerIP)), "listener Pod address %s is outside %s", listenerIP, podRange)
 
-	run := func(name string, delay string) probe {
+	waitEndpoint(t, c, ns, "listener")
+
+	// retry is the positive controls' bound; the denied probe tries once.
+	const retry, once = "30", "0"
+	run := func(name, delay, retries string) probe {
 		t.Helper()
 		p := pod(name, map[string]string{"io.sandboxrun.managed": "true"}, []string{"python3", "-c", probeScript})
 		p.Spec.Containers[0].Env = []corev1.EnvVar{
 			{Name: "DELAY", Value: delay},
+			{Name: "RETRY", Value: retries},
 			{Name: "FQDN", Value: "listener." + ns + ".svc.cluster.local"},
 			{Name: "LISTENER_IP", Value: listenerIP},
 			{Name: "SVC_IP", Value: svc.Spec.ClusterIP},
@@ -133,7 +147,7 @@ func TestPodNetwork(t *testing.T) {
 
 	// Without a policy: eth0, the Service's name resolves to its address,
 	// and the listener answers by Pod address and by Service name.
-	open := run("probe-open", "0")
+	open := run("probe-open", "0", retry)
 	require.Contains(t, open.Ifaces, "eth0")
 	require.Contains(t, open.Ifaces, "lo")
 	require.Equal(t, []any{svc.Spec.ClusterIP}, open.DNS)
@@ -145,7 +159,7 @@ func TestPodNetwork(t *testing.T) {
 	np := chartPolicy(t, ns)
 	_, err = c.NetworkingV1().NetworkPolicies(ns).Create(ctx, np, metav1.CreateOptions{})
 	require.NoError(t, err)
-	denied := run("probe-denied", "2")
+	denied := run("probe-denied", "2", once)
 	require.Contains(t, denied.Ifaces, "eth0", "the policy filters; it leaves the interface")
 	require.NotEqual(t, "open", denied.Pod, "a sandbox Pod under the deny-all policy reached a listening Pod")
 	require.NotEqual(t, "open", denied.SvcIP, "a sandbox Pod under the deny-all policy reached a Service's address")
@@ -159,7 +173,7 @@ func TestPodNetwork(t *testing.T) {
 
 	// Lifted: the same probe reaches the listener again.
 	require.NoError(t, c.NetworkingV1().NetworkPolicies(ns).Delete(ctx, np.Name, metav1.DeleteOptions{}))
-	lifted := run("probe-lifted", "2")
+	lifted := run("probe-lifted", "2", retry)
 	require.Equal(t, "open", lifted.Pod)
 	require.Equal(t, "open", lifted.SvcIP)
 	require.Equal(t, "open", lifted.Svc)
@@ -216,6 +230,29 @@ func waitReady(t *testing.T, c *kubernetes.Clientset, ns, name string) string {
 			}
 		}
 		require.True(t, time.Now().Before(deadline), "pod %s not ready: %+v", name, p.Status)
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// waitEndpoint waits until the Service's EndpointSlice lists a ready
+// endpoint: kube-proxy programs a Service's rules from it, so a probe
+// made before may find the Service closed.
+func waitEndpoint(t *testing.T, c *kubernetes.Clientset, ns, service string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list, err := c.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{
+			LabelSelector: "kubernetes.io/service-name=" + service,
+		})
+		require.NoError(t, err)
+		for _, s := range list.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready != nil && *e.Conditions.Ready {
+					return
+				}
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "service %s has no ready endpoint: %+v", service, list.Items)
 		time.Sleep(300 * time.Millisecond)
 	}
 }

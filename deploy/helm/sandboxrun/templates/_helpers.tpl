@@ -87,6 +87,17 @@ they name.
 {{- with $v.sandbox.runtimeClass }}{{ $_ := set $kube "runtime_class" . }}{{ end -}}
 {{- with $v.sandbox.imagePullPolicy }}{{ $_ := set $kube "image_pull_policy" . }}{{ end -}}
 {{- if $v.sandbox.warm }}{{ $_ := set $kube "warm" $v.sandbox.warm }}{{ $_ := set $kube "warm_idle" $v.sandbox.warmIdle }}{{ end -}}
+{{- /* The isolation probe's targets: the operator's, and this replica's
+own name and port (its Pod address; with hostNetwork that is the node's,
+which a NetworkPolicy may not filter). */ -}}
+{{- $iso := default dict $v.sandbox.isolation -}}
+{{- $targets := concat (list) (default (list) $iso.targets) -}}
+{{- if and $iso.selfTarget (not $v.hostNetwork) -}}
+{{- $targets = append $targets (printf "%s-%d.%s.%s.svc.%s:%v" (include "sandboxrun.fullname" .root) .ordinal (include "sandboxrun.headless" .root) .root.Release.Namespace $v.routing.clusterDomain $v.serve.port) -}}
+{{- end -}}
+{{- with $targets }}{{ $_ := set $kube "isolation_targets" . }}{{ end -}}
+{{- with $iso.recheck }}{{ $_ := set $kube "isolation_recheck" . }}{{ end -}}
+{{- if not $iso.clusterDNS }}{{ $_ := set $kube "isolation_cluster_dns" false }}{{ end -}}
 {{- $_ := set $pol "backend" "kubernetes" -}}
 {{- $_ := set $pol "kubernetes" $kube -}}
 {{- toYaml $pol -}}
