@@ -2,6 +2,7 @@ package cow
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -21,5 +22,9 @@ func (v *View) Written() (int64, error) {
 	if st.Type != unix.TMPFS_MAGIC {
 		return 0, fmt.Errorf("workspace bytes written: the view's write layer is not mounted")
 	}
-	return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+	pages := int64(min(st.Blocks-st.Bfree, math.MaxInt64))
+	if st.Bsize > 0 && pages > math.MaxInt64/st.Bsize {
+		return math.MaxInt64, nil
+	}
+	return pages * st.Bsize, nil
 }
