@@ -4,16 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/cgroupfs"
 	"github.com/sandboxrun/sandboxrun/internal/frame"
 )
 
@@ -71,25 +68,15 @@ func (v cgroupView) sample() frame.UsageSample {
 	if err != nil {
 		return frame.UsageSample{Error: "read " + v.self + ": " + err.Error()}
 	}
-	var s frame.UsageSample
+	var d cgroupfs.Dirs
 	if _, err := os.Stat(filepath.Join(v.root, "cgroup.controllers")); err == nil {
 		dir := v.dir(self, "", "")
-		var usec int64
-		if usec, err = statValue(filepath.Join(dir, "cpu.stat"), "usage_usec"); err == nil {
-			s.CPUNS = usec * int64(time.Microsecond)
-			s.MemoryBytes, err = memoryOf(dir, "memory.current", "inactive_file")
-		}
-		s.Pids, _ = intFile(filepath.Join(dir, "pids.current"))
-		if err != nil {
-			s.Error = err.Error()
-		}
-		return s
+		d = cgroupfs.Dirs{V2: true, CPU: dir, Memory: dir, Pids: dir}
+	} else {
+		d = cgroupfs.Dirs{CPU: v.dir(self, "cpuacct", "cpuacct"), Memory: v.dir(self, "memory", "memory"), Pids: v.dir(self, "pids", "pids")}
 	}
-	s.CPUNS, err = intFile(filepath.Join(v.dir(self, "cpuacct", "cpuacct"), "cpuacct.usage"))
-	if err == nil {
-		s.MemoryBytes, err = memoryOf(v.dir(self, "memory", "memory"), "memory.usage_in_bytes", "total_inactive_file")
-	}
-	s.Pids, _ = intFile(filepath.Join(v.dir(self, "pids", "pids"), "pids.current"))
+	f, err := d.Read()
+	s := frame.UsageSample{CPUNS: int64(f.CPU), MemoryBytes: f.MemoryBytes, Pids: f.Pids}
 	if err != nil {
 		s.Error = err.Error()
 	}
@@ -136,40 +123,4 @@ func containsField(list, name string) bool {
 		}
 	}
 	return false
-}
-
-// memoryOf is the usage file's bytes less the stat file's inactive pages.
-func memoryOf(dir, usageFile, inactive string) (int64, error) {
-	n, err := intFile(filepath.Join(dir, usageFile))
-	if err != nil {
-		return 0, err
-	}
-	if in, err := statValue(filepath.Join(dir, "memory.stat"), inactive); err == nil && in < n {
-		n -= in
-	}
-	return n, nil
-}
-
-func intFile(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	return n, nil
-}
-
-// statValue is key's value in a "key value" file.
-func statValue(path, key string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	if n, ok := counter(b, key); ok {
-		return n, nil
-	}
-	return 0, errors.New("read " + path + ": no " + key)
 }
