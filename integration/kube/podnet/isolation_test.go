@@ -4,16 +4,13 @@ package podnet
 
 import (
 	"context"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/sandboxrun/sandboxrun"
@@ -32,19 +29,8 @@ import (
 func TestIsolationByEnforcedPolicy(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	ns := "sbx-iso-" + hex.EncodeToString(randomBytes(t, 4))
-	_, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-
-	listener := pod("listener", map[string]string{"app": "listener"}, []string{"python3", "-m", "http.server", "8080"})
-	listener.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	listener.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}},
-		PeriodSeconds: 1,
-	}
-	_, err = c.CoreV1().Pods(ns).Create(ctx, listener, metav1.CreateOptions{})
-	require.NoError(t, err)
+	ns := namespace(t, c, "sbx-iso-")
+	startListener(t, c, ns)
 	ip := waitReady(t, c, ns, "listener")
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(os.Getenv("SANDBOXRUN_K8S_RUN"), "admin.kubeconfig"))
 	require.NoError(t, err)

@@ -93,21 +93,11 @@ type probe struct {
 func TestPodNetwork(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	ns := "sbx-podnet-" + hex.EncodeToString(randomBytes(t, 4))
-	_, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	ns := namespace(t, c, "sbx-podnet-")
 
 	// A listener whose readiness the kubelet probes over the Pod network,
 	// behind a Service.
-	listener := pod("listener", map[string]string{"app": "listener"}, []string{"python3", "-m", "http.server", "8080"})
-	listener.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	listener.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}},
-		PeriodSeconds: 1,
-	}
-	_, err = c.CoreV1().Pods(ns).Create(ctx, listener, metav1.CreateOptions{})
-	require.NoError(t, err)
+	startListener(t, c, ns)
 	svc, err := c.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "listener"},
 		Spec: corev1.ServiceSpec{
@@ -214,6 +204,31 @@ func pod(name string, labels map[string]string, cmd []string) *corev1.Pod {
 			}},
 		},
 	}
+}
+
+// namespace makes a namespace named prefix and random hex, deleted when
+// the test ends.
+func namespace(t *testing.T, c *kubernetes.Clientset, prefix string) string {
+	t.Helper()
+	ns := prefix + hex.EncodeToString(randomBytes(t, 4))
+	_, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return ns
+}
+
+// startListener starts the Pod "listener" (label app=listener): an HTTP
+// server on 8080 whose readiness the kubelet probes over the Pod network.
+func startListener(t *testing.T, c *kubernetes.Clientset, ns string) {
+	t.Helper()
+	listener := pod("listener", map[string]string{"app": "listener"}, []string{"python3", "-m", "http.server", "8080"})
+	listener.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	listener.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}},
+		PeriodSeconds: 1,
+	}
+	_, err := c.CoreV1().Pods(ns).Create(context.Background(), listener, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 // waitReady waits for the Pod's Ready condition (set from the kubelet's
