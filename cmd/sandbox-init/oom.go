@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 // cgroupView is where init reads its cgroups: the cgroup file system and
@@ -67,19 +65,7 @@ func (v cgroupView) oomKillsSince(base *int64) *int64 {
 // atCgroupRoot reports whether /proc/self/cgroup puts init at the root of
 // the hierarchy holding controller ("" for the cgroup v2 one).
 func atCgroupRoot(procSelfCgroup []byte, controller string) bool {
-	sc := bufio.NewScanner(bytes.NewReader(procSelfCgroup))
-	for sc.Scan() {
-		// hierarchy-id:controller-list:path
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if controller == "" && parts[0] == "0" && parts[1] == "" ||
-			controller != "" && slices.Contains(strings.Split(parts[1], ","), controller) {
-			return parts[2] == "/"
-		}
-	}
-	return false
+	return cgroupPath(procSelfCgroup, controller) == "/"
 }
 
 // counter returns the value of the "key value" line for key.

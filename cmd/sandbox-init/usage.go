@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sandboxrun/sandboxrun/internal/cgroupfs"
@@ -99,7 +100,7 @@ func (v cgroupView) dir(self []byte, controller, mount string) string {
 	return root
 }
 
-// cgroupPath is the path /proc/self/cgroup gives for controller's
+// cgroupPath is the path (hierarchy-id:controller-list:path lines) /proc/self/cgroup gives for controller's
 // hierarchy ("" for version 2's), "" when none.
 func cgroupPath(procSelfCgroup []byte, controller string) string {
 	sc := bufio.NewScanner(bytes.NewReader(procSelfCgroup))
@@ -109,18 +110,9 @@ func cgroupPath(procSelfCgroup []byte, controller string) string {
 			continue
 		}
 		if controller == "" && parts[0] == "0" && parts[1] == "" ||
-			controller != "" && containsField(parts[1], controller) {
+			controller != "" && slices.Contains(strings.Split(parts[1], ","), controller) {
 			return parts[2]
 		}
 	}
 	return ""
-}
-
-func containsField(list, name string) bool {
-	for f := range strings.SplitSeq(list, ",") {
-		if f == name {
-			return true
-		}
-	}
-	return false
 }
