@@ -8,6 +8,12 @@
 // session workspace cost on each backend (parity.go).
 //
 //	SANDBOXRUN_KUBECONFIG=... go run ./bench/kube -n 20
+//
+// On a cluster whose Pods have eth0 (K8S_PROFILE=podnet), runs without
+// network pass only under an enforced deny-all policy: apply one to the
+// namespace's sandbox Pods, start a listening Pod, and name it with
+// -isolation-targets IP:PORT (and -isolation-cluster-dns=false where the
+// cluster DNS is node-local and unfiltered, as on the test cluster).
 package main
 
 import (
@@ -36,6 +42,12 @@ type options struct {
 	parityN            int
 	gap                time.Duration
 	kubeconfig, nspace string
+	// isolation: how the kubernetes rows' runners prove a run without
+	// network isolated on a cluster whose Pods have eth0 (a Pod network
+	// under a deny-all policy): listening targets, and whether the
+	// cluster DNS is one.
+	targets    string
+	clusterDNS bool
 }
 
 func main() {
@@ -46,6 +58,8 @@ func main() {
 	flag.IntVar(&o.warm, "warm", 4, "warm pool size of the warm rows")
 	flag.IntVar(&o.parityN, "parity-n", 5, "executions per cell of the egress and session tables (0: skip them)")
 	flag.StringVar(&o.nspace, "namespace", envOr("SANDBOXRUN_K8S_NAMESPACE", "sandboxrun"), "namespace of the sandbox pods")
+	flag.StringVar(&o.targets, "isolation-targets", "", "host:port,... the isolation probe must find closed to sandbox pods (a cluster with a Pod network)")
+	flag.BoolVar(&o.clusterDNS, "isolation-cluster-dns", true, "the cluster DNS is an isolation target")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("SANDBOXRUN_KUBECONFIG"), "kubeconfig of the cluster")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,8 +42,13 @@ func newRows(ctx context.Context, o options) ([]row, error) {
 	}
 	openKube := func(warm int) func() (poolRunner, error) {
 		return func() (poolRunner, error) {
-			k, err := kube.New(kube.WithRESTConfig(cfg), kube.WithNamespace(o.nspace), kube.WithVersion(sandboxrun.Version),
-				kube.WithDefaultImage(sandboxrun.RunnerImage()), kube.WithMaxConcurrent(8), kube.WithWarmPool(warm, maxIdle))
+			opts := []kube.Option{kube.WithRESTConfig(cfg), kube.WithNamespace(o.nspace), kube.WithVersion(sandboxrun.Version),
+				kube.WithDefaultImage(sandboxrun.RunnerImage()), kube.WithMaxConcurrent(8), kube.WithWarmPool(warm, maxIdle),
+				kube.WithClusterDNSTarget(o.clusterDNS)}
+			if o.targets != "" {
+				opts = append(opts, kube.WithIsolationTargets(strings.Split(o.targets, ",")...))
+			}
+			k, err := kube.New(opts...)
 			if err != nil {
 				return nil, err
 			}
