@@ -30,6 +30,12 @@ type Caller struct {
 	// local caller (the CLI, whose user is the operator) is told the
 	// host's own.
 	Remote bool
+	// OtherReplicas, when set, is what the caller's sessions hold on the
+	// server's other replicas: the stored_bytes check and the caller's own
+	// usage add it to this replica's sessions. A front end of a replicated
+	// server sets it (the HTTP server asks the peers, with the caller's own
+	// token); it is called only when a figure is needed. nil: one server.
+	OtherReplicas func() int64
 }
 
 // Local is the operator at the host: the CLI, a library caller. It owns
@@ -66,7 +72,7 @@ func (d *Door) answer(sk *skill.Skill, workspace string, err error) error {
 // req.Owner is the caller's. The Execution's Answer is what the caller is
 // told.
 func (d *Door) Execute(ctx context.Context, skillRef string, a Action, req Request) *Execution {
-	req.owner, req.label = d.c.Owner, d.c.Label
+	req.owner, req.label, req.otherReplicas = d.c.Owner, d.c.Label, d.c.OtherReplicas
 	var ak asked
 	switch {
 	case a.Script != "":

@@ -45,6 +45,8 @@ type Request struct {
 	owner string
 	// label is the Caller's token label: its share and quotas.
 	label string
+	// otherReplicas is the Caller's: its sessions on other replicas.
+	otherReplicas func() int64
 	// Env holds extra variables for the script; reserved names are refused.
 	Env map[string]string
 	// Timeout, MemoryMiB and CPUs replace the skill's values, up to the

@@ -47,7 +47,7 @@ func (s *Service) execute(ctx context.Context, ref string, req Request, a Action
 	if req.Session != "" {
 		// a run into a session may grow it: not once its token holds
 		// its stored_bytes quota.
-		if err := s.checkStored(req.owner, req.label, 0); err != nil {
+		if err := s.checkStored(Caller{Owner: req.owner, Label: req.label, OtherReplicas: req.otherReplicas}, 0); err != nil {
 			x.err = err
 			return x
 		}

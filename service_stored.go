@@ -50,11 +50,15 @@ func (s *Service) KnowTenants(owners map[string]string) {
 }
 
 // storedOf is what owner's sessions and uploads hold now, with label's
-// stored_bytes quota.
-func (s *Service) storedOf(owner, label string) usage.Stored {
+// stored_bytes quota: this replica's sessions, and elsewhere's (the
+// caller's sessions on other replicas; nil: none asked).
+func (s *Service) storedOf(owner, label string, elsewhere func() int64) usage.Stored {
 	var st usage.Stored
 	if s.sessions != nil {
 		st.SessionBytes = s.sessions.OwnerBytes(owner)
+	}
+	if elsewhere != nil {
+		st.SessionBytes += elsewhere()
 	}
 	if up, err := s.skillStore(); err == nil {
 		skills, _ := up.List(owner)
@@ -69,19 +73,20 @@ func (s *Service) storedOf(owner, label string) usage.Stored {
 	return st
 }
 
-// checkStored refuses an operation of the caller's that would store more
-// (a new session or fork, a file, an upload, a snapshot, a run into a
-// session) once its token holds its stored_bytes quota; adding is what
-// the operation is known to add (0: unknown). A caller without a label,
-// or a label without the quota, is not bounded here.
-func (s *Service) checkStored(owner, label string, adding int64) error {
-	if label == "" || s.pol.Tenants.For(label).StoredBytes <= 0 {
+// checkStored refuses an operation of c's that would store more (a new
+// session or fork, a file, an upload, a snapshot, a run into a session)
+// once its token holds its stored_bytes quota, its sessions on other
+// replicas counted (c.OtherReplicas); adding is what the operation is
+// known to add (0: unknown). A caller without a label, or a label without
+// the quota, is not bounded here.
+func (s *Service) checkStored(c Caller, adding int64) error {
+	if c.Label == "" || s.pol.Tenants.For(c.Label).StoredBytes <= 0 {
 		return nil
 	}
-	st := s.storedOf(owner, label)
-	err := usage.CheckStored(label, st.Limit, st.Bytes, adding)
+	st := s.storedOf(c.Owner, c.Label, c.OtherReplicas)
+	err := usage.CheckStored(c.Label, st.Limit, st.Bytes, adding)
 	if err != nil {
-		s.observeRefusal(label, usage.QuotaStoredBytes)
+		s.observeRefusal(c.Label, usage.QuotaStoredBytes)
 	}
 	return err
 }
@@ -91,7 +96,7 @@ func (s *Service) checkStored(owner, label string, adding int64) error {
 func (s *Service) StoredByTenant() map[string]int64 {
 	out := map[string]int64{}
 	for label, owner := range s.owners.all() {
-		out[label] = s.storedOf(owner, label).Bytes
+		out[label] = s.storedOf(owner, label, nil).Bytes
 	}
 	return out
 }
@@ -104,12 +109,12 @@ func (s *Service) withStored(ts []usage.Tenant) []usage.Tenant {
 	for i := range ts {
 		seen[ts[i].Label] = true
 		if owner, ok := owners[ts[i].Label]; ok {
-			st := s.storedOf(owner, ts[i].Label)
+			st := s.storedOf(owner, ts[i].Label, nil)
 			ts[i].Stored = &st
 		}
 	}
 	for label, owner := range owners {
-		if st := s.storedOf(owner, label); !seen[label] && st.Bytes > 0 {
+		if st := s.storedOf(owner, label, nil); !seen[label] && st.Bytes > 0 {
 			u := s.usage.Tenant(label)
 			u.Stored = &st
 			ts = append(ts, u)
@@ -122,7 +127,7 @@ func (s *Service) withStored(ts []usage.Tenant) []usage.Tenant {
 // storeMore refuses the door's operation that would store more once the
 // caller's token holds its stored_bytes quota (a *QuotaError, 429).
 func (d *Door) storeMore(adding int64) error {
-	return d.svc.checkStored(d.c.Owner, d.c.Label, adding)
+	return d.svc.checkStored(d.c, adding)
 }
 
 // forkBytes is what a fork of the caller's session from adds: its

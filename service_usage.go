@@ -131,7 +131,7 @@ func (d *Door) Usage() (TenantUsage, error) {
 		return TenantUsage{}, ErrNoTenant
 	}
 	u := d.svc.usage.Tenant(d.c.Label)
-	st := d.svc.storedOf(d.c.Owner, d.c.Label)
+	st := d.svc.storedOf(d.c.Owner, d.c.Label, d.c.OtherReplicas)
 	u.Stored = &st
 	return u, nil
 }

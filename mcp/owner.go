@@ -43,7 +43,8 @@ func (b *byOwner) server(r *http.Request) *mcpsdk.Server {
 	srv, ok := b.servers[owner]
 	if !ok {
 		// A token's label is its own: one owner, one label.
-		srv, _ = newServer(b.svc, b.o, sandboxrun.Caller{Owner: owner, Label: caller.Label(r.Context()), Remote: true})
+		srv, _ = newServer(b.svc, b.o, sandboxrun.Caller{Owner: owner, Label: caller.Label(r.Context()), Remote: true,
+			OtherReplicas: caller.OtherReplicas(r.Context())})
 		b.servers[owner] = srv
 	}
 	return srv

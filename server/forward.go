@@ -56,11 +56,12 @@ var (
 
 // forwarder sends requests for other replicas' sessions to their owners.
 type forwarder struct {
-	c     Replicas
-	proxy *httputil.ReverseProxy
-	peers *http.Client // asks peers for lists (GET /v1/sessions)
-	log   *slog.Logger
-	count *prometheus.CounterVec
+	c      Replicas
+	proxy  *httputil.ReverseProxy
+	peers  *http.Client // asks peers for lists (GET /v1/sessions) and usage
+	stored peerStored   // the peers' session bytes, by owner, for a moment
+	log    *slog.Logger
+	count  *prometheus.CounterVec
 }
 
 type targetKey struct{}
@@ -136,7 +137,7 @@ func (s *Server) routed(h http.Handler) http.Handler {
 		how, owner := f.c.decide(id, from != "")
 		switch how {
 		case serveHere:
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, f.withPeers(r))
 			return
 		case misdirected:
 			f.count.WithLabelValues(fwdMisdirected).Inc()

@@ -132,9 +132,12 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 // door is the Service as the request's caller reaches it: the owner of its
-// token, remote, so every answer names the sandbox's folders only.
+// token, remote, so every answer names the sandbox's folders only. On a
+// replica its sessions elsewhere are asked of the peers (routed) when a
+// stored_bytes check or its usage needs them.
 func (s *Server) door(r *http.Request) *sandboxrun.Door {
-	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Label: caller.Label(r.Context()), Remote: true})
+	return s.o.Service.For(sandboxrun.Caller{Owner: owner(r), Label: caller.Label(r.Context()), Remote: true,
+		OtherReplicas: caller.OtherReplicas(r.Context())})
 }
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) {

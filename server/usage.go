@@ -16,8 +16,16 @@ type usageAll struct {
 // usage serves GET /v1/usage: the caller's own use by window, or with
 // all=true every token's (for a token the policy lists under
 // tenants.operators).
+// A peer asking for its stored_bytes check (ForwardedHeader) is told this
+// replica's own figures, so that no ask fans out twice; a caller who sets
+// that header gets the same, which is less.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	d := s.door(r)
+	if r.Header.Get(ForwardedHeader) != "" {
+		c := d.Caller()
+		c.OtherReplicas = nil
+		d = s.o.Service.For(c)
+	}
 	if all, _ := strconv.ParseBool(r.URL.Query().Get("all")); all {
 		ts, err := d.UsageAll()
 		if err != nil {

@@ -32,3 +32,19 @@ func Label(ctx context.Context) string {
 	l, _ := ctx.Value(labelKey{}).(string)
 	return l
 }
+
+type othersKey struct{}
+
+// WithOtherReplicas returns ctx saying what the request's token holds in
+// sessions on the server's other replicas, asked when f is called (a
+// replicated server's front end says it; the stored_bytes check adds it).
+func WithOtherReplicas(ctx context.Context, f func() int64) context.Context {
+	return context.WithValue(ctx, othersKey{}, f)
+}
+
+// OtherReplicas is what WithOtherReplicas said; nil when nothing said (one
+// server).
+func OtherReplicas(ctx context.Context) func() int64 {
+	f, _ := ctx.Value(othersKey{}).(func() int64)
+	return f
+}

@@ -22,3 +22,10 @@ func TestLabel(t *testing.T) {
 	require.Equal(t, "team-a", caller.Label(ctx))
 	require.Equal(t, "abc", caller.Owner(ctx), "the label leaves the owner alone")
 }
+
+func TestOtherReplicas(t *testing.T) {
+	require.Nil(t, caller.OtherReplicas(context.Background()), "nothing said: one server")
+	ctx := caller.WithOtherReplicas(caller.WithLabel(context.Background(), "team-a"), func() int64 { return 42 })
+	require.Equal(t, int64(42), caller.OtherReplicas(ctx)())
+	require.Equal(t, "team-a", caller.Label(ctx), "the peers' figure leaves the label alone")
+}

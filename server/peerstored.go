@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sandboxrun/sandboxrun/internal/caller"
+)
+
+// A token's stored_bytes quota counts its sessions on every replica: a
+// replica asks its peers for the caller's session bytes (GET /v1/usage
+// with the caller's own token, marked ForwardedHeader so the peer answers
+// with its own figures alone) when a check needs them.
+const (
+	// peerStoredTTL is how long a replica reuses its peers' figure for a
+	// token before asking again: a burst of writes asks once.
+	peerStoredTTL = 2 * time.Second
+	// peerStoredTimeout bounds one ask; a peer that does not answer in
+	// time counts as holding nothing for that check (and is logged).
+	peerStoredTimeout = 2 * time.Second
+	// maxPeerUsage bounds a peer's usage answer.
+	maxPeerUsage = 1 << 20
+)
+
+// peerStored caches, by owner, what the owner's sessions hold on the
+// other replicas.
+type peerStored struct {
+	mu sync.Mutex
+	m  map[string]peerFigure
+}
+
+type peerFigure struct {
+	bytes int64
+	at    time.Time
+}
+
+func (p *peerStored) get(owner string, now time.Time) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.m[owner]
+	if !ok || now.Sub(f.at) >= peerStoredTTL {
+		return 0, false
+	}
+	return f.bytes, true
+}
+
+func (p *peerStored) put(owner string, bytes int64, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[string]peerFigure{}
+	}
+	for o, f := range p.m { // the stale go, so the map stays as small as the busy tokens
+		if now.Sub(f.at) >= peerStoredTTL {
+			delete(p.m, o)
+		}
+	}
+	p.m[owner] = peerFigure{bytes: bytes, at: now}
+}
+
+// elsewhere is what the sessions of owner, whose request carried the
+// Authorization header auth, hold on every other replica, asked at once; 0
+// on a single server. It is called while a request is served, or later by
+// an MCP connection of the same token: its asks have their own deadline.
+func (f *forwarder) elsewhere(auth, owner string) int64 {
+	if f.c.Count == 0 {
+		return 0
+	}
+	now := time.Now()
+	if n, ok := f.stored.get(owner, now); ok {
+		return n
+	}
+	names := f.c.names()
+	figures := make([]int64, len(names))
+	var wg sync.WaitGroup
+	for i, p := range names {
+		if p == f.c.Self {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := f.sessionBytesOn(auth, p)
+			if err != nil {
+				f.log.Warn("a peer did not tell the caller's session bytes; its sessions count as none for this stored_bytes check",
+					"peer", p, "replica", f.c.Self, "err", err)
+				return
+			}
+			figures[i] = n
+		}()
+	}
+	wg.Wait()
+	var sum int64
+	for _, n := range figures {
+		sum += n
+	}
+	f.stored.put(owner, sum, now)
+	return sum
+}
+
+// sessionBytesOn asks replica peer what the sessions of the token auth
+// carries hold there.
+func (f *forwarder) sessionBytesOn(auth, peer string) (int64, error) {
+	u, err := f.c.peer(peer)
+	if err != nil {
+		return 0, err
+	}
+	u.Path = "/v1/usage"
+	ctx, cancel := context.WithTimeout(context.Background(), peerStoredTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, err
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set(ForwardedHeader, f.c.Self)
+	resp, err := f.peers.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("answered %s", resp.Status)
+	}
+	var body struct {
+		Stored *struct {
+			SessionBytes int64 `json:"session_bytes"`
+		} `json:"stored"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPeerUsage)).Decode(&body); err != nil {
+		return 0, fmt.Errorf("reading its usage: %w", err)
+	}
+	if body.Stored == nil {
+		return 0, nil
+	}
+	return max(body.Stored.SessionBytes, 0), nil
+}
+
+// withPeers is r saying, for the Service's door, how to ask the peers what
+// r's token holds in sessions on them (a replicated server only).
+func (f *forwarder) withPeers(r *http.Request) *http.Request {
+	if f.c.Count == 0 {
+		return r
+	}
+	auth, owner := r.Header.Get("Authorization"), caller.Owner(r.Context())
+	return r.WithContext(caller.WithOtherReplicas(r.Context(), func() int64 { return f.elsewhere(auth, owner) }))
+}
