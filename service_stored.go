@@ -61,12 +61,7 @@ func (s *Service) storedOf(owner, label string, elsewhere func() int64) usage.St
 		st.SessionBytes += elsewhere()
 	}
 	if up, err := s.skillStore(); err == nil {
-		skills, _ := up.List(owner)
-		for _, sk := range skills {
-			for _, v := range sk.Versions {
-				st.UploadBytes += v.Bytes
-			}
-		}
+		st.UploadBytes, _ = up.OwnerBytes(owner)
 	}
 	st.Bytes = st.SessionBytes + st.UploadBytes
 	st.Limit = s.pol.Tenants.For(label).StoredBytes

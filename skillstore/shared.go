@@ -220,5 +220,7 @@ func (s *Store) lock(od string) (func(), error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	return func() { release(); s.mu.Unlock() }, nil
+	// What was committed or removed under the lock changes the owner's
+	// bytes: counted again at the next ask.
+	return func() { s.counted.forget(od); release(); s.mu.Unlock() }, nil
 }

@@ -65,6 +65,7 @@ type Store struct {
 	// owner's file lock: it orders this process's goroutines whatever the
 	// file system makes of two locks taken by one process.
 	mu        sync.Mutex
+	counted   ownerBytes // each owner's upload bytes, for a moment
 	stageMu   sync.Mutex // guards stage and stageLock
 	restageMu sync.Mutex // held while the staging folder is made anew
 	stage     string     // this process's staging folder
