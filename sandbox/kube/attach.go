@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
@@ -22,6 +23,7 @@ type Attacher interface {
 type streamAttacher struct {
 	config *rest.Config
 	core   *core
+	log    *slog.Logger // what the streams report, at Debug
 }
 
 func (a *streamAttacher) Attach(ctx context.Context, namespace, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -40,7 +42,7 @@ func (a *streamAttacher) Attach(ctx context.Context, namespace, pod, container s
 	if err != nil {
 		return fmt.Errorf("attach to pod %s: %w", pod, err)
 	}
-	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr}); err != nil {
+	if err := exec.StreamWithContext(withStreamLog(ctx, a.log), remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr}); err != nil {
 		return fmt.Errorf("attach to pod %s: %w", pod, err)
 	}
 	return nil

@@ -99,7 +99,7 @@ func New(opts ...Option) (*Runner, error) {
 			s.client = c
 		}
 		if s.attacher == nil {
-			s.attacher = &streamAttacher{config: s.restConfig, core: c}
+			s.attacher = &streamAttacher{config: s.restConfig, core: c, log: s.Logger}
 		}
 	}
 	k := &Runner{
