@@ -8,7 +8,9 @@
 #   make test-k8s  the conformance suite on a real single-node Kubernetes (hack/)
 #   make test-podnet  the test cluster's Pod network (K8S_PROFILE=podnet): eth0,
 #                Service DNS, probes, the chart's deny-all NetworkPolicy enforced,
-#                and the chart with its production values
+#                and the chart with its production values and two replicas:
+#                uploads, sessions, snapshots and forks, egress with a secret,
+#                helm test
 #   make server-image  the `serve` image for the Helm chart (Dockerfile.server)
 #   make test-helm  the Helm chart on the test cluster: two replicas, a session
 #                across both, the owner Pod deleted mid-session, helm test;

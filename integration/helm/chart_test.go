@@ -61,6 +61,7 @@ var valueSets = map[string][]string{
 	"default": nil,
 	"full":    {"-f", "testdata/full-values.yaml"},
 	"test":    {"-f", "testdata/hostnetwork-values.yaml"},
+	"podnet":  {"-f", "testdata/podnet-values.yaml", "-f", "testdata/podnet-egress-values.yaml"},
 }
 
 func TestChartLint(t *testing.T) {
@@ -302,6 +303,67 @@ func TestChartUploads(t *testing.T) {
 	})
 }
 
+// TestChartUpstreamCA: egress.upstreamCA mounts the PEM read-only into
+// the server and sets the policy's egress.upstream_ca to it, keeping the
+// user's other egress keys; the NetworkPolicy still selects sandbox Pods
+// only, so the replicas reach the upstream hosts themselves.
+func TestChartUpstreamCA(t *testing.T) {
+	for _, source := range []string{"configMap", "secret"} {
+		t.Run(source, func(t *testing.T) {
+			objs := render(t, "--set", "egress.upstreamCA."+source+"=internal-ca", "--set", "egress.upstreamCA.key=roots.pem",
+				"--set", "policy.egress.allow_cidrs={10.20.0.0/16}")
+			var sts appsv1.StatefulSet
+			objs.one(t, "StatefulSet", &sts)
+			pod := sts.Spec.Template.Spec
+			var vol *corev1.Volume
+			for i := range pod.Volumes {
+				if pod.Volumes[i].Name == "upstream-ca" {
+					vol = &pod.Volumes[i]
+				}
+			}
+			require.NotNil(t, vol, "a volume for the upstream CA")
+			items := []corev1.KeyToPath{{Key: "roots.pem", Path: "ca.pem"}}
+			if source == "configMap" {
+				require.Nil(t, vol.Secret)
+				require.Equal(t, "internal-ca", vol.ConfigMap.Name)
+				require.Equal(t, items, vol.ConfigMap.Items)
+			} else {
+				require.Nil(t, vol.ConfigMap)
+				require.Equal(t, "internal-ca", vol.Secret.SecretName)
+				require.Equal(t, items, vol.Secret.Items)
+			}
+			var mount *corev1.VolumeMount
+			for i, m := range pod.Containers[0].VolumeMounts {
+				if m.Name == "upstream-ca" {
+					mount = &pod.Containers[0].VolumeMounts[i]
+				}
+			}
+			require.NotNil(t, mount)
+			require.Equal(t, "/etc/sandboxrun/upstream-ca", mount.MountPath)
+			require.True(t, mount.ReadOnly)
+			var cm corev1.ConfigMap
+			objs.one(t, "ConfigMap", &cm)
+			for _, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+				pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+				require.NoError(t, err, cm.Data[name+".yaml"])
+				require.Equal(t, "/etc/sandboxrun/upstream-ca/ca.pem", pol.Egress.UpstreamCA.Value)
+				require.Equal(t, []string{"10.20.0.0/16"}, pol.Egress.AllowCIDRs.Value, "the user's egress keys are kept")
+			}
+			var np networkingv1.NetworkPolicy
+			objs.one(t, "NetworkPolicy", &np)
+			require.Equal(t, map[string]string{"io.sandboxrun.managed": "true"}, np.Spec.PodSelector.MatchLabels,
+				"the server's own egress (the proxy's upstream connections) is not restricted by the chart")
+		})
+	}
+	t.Run("none by default", func(t *testing.T) {
+		var sts appsv1.StatefulSet
+		render(t).one(t, "StatefulSet", &sts)
+		for _, v := range sts.Spec.Template.Spec.Volumes {
+			require.NotEqual(t, "upstream-ca", v.Name)
+		}
+	})
+}
+
 func TestChartTemplateFull(t *testing.T) {
 	objs := render(t, "-f", "testdata/full-values.yaml")
 	var ns corev1.Namespace
@@ -352,6 +414,11 @@ func TestChartRefusesBadValues(t *testing.T) {
 			"policy.skill_uploads allows uploads with 2 replicas, and uploads.enabled is false"},
 		"an uploads claim only one node mounts": {[]string{"--set", "uploads.enabled=true", "--set", "uploads.accessModes={ReadWriteOnce}"},
 			"must be ReadWriteMany"},
+		"an upstream CA given twice": {[]string{"--set", "egress.upstreamCA.configMap=a", "--set", "egress.upstreamCA.secret=b"},
+			"give the PEM in one of them"},
+		"an upstream CA file the server does not have": {[]string{"--set", "policy.egress.upstream_ca=/etc/ca.pem"},
+			"egress.upstreamCA"},
+		"an unknown upstream CA key": {[]string{"--set", "egress.upstreamCA.file=ca.pem"}, "file"},
 		"a created uploads claim out of the sandboxes' namespace": {[]string{"--set", "uploads.enabled=true", "--set", "sandbox.namespace=sbx"},
 			"uploads.existingClaim"},
 	} {

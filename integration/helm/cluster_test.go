@@ -117,37 +117,12 @@ func TestClusterTwoReplicas(t *testing.T) {
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
 	}
-	uploadsAcrossReplicas(api)
+	urls := [2]string{replicaURL(0), replicaURL(1)}
+	uploadsAcrossReplicas(api, urls)
 
 	// A session made through replica 0, used through replica 1, read
 	// back through replica 0.
-	var sess struct {
-		ID string `json:"id"`
-	}
-	api.json(api.do("POST", replicaURL(0)+"/v1/sessions", `{"ttl": "30m"}`, 201), &sess)
-	require.True(t, strings.HasPrefix(sess.ID, fullname+"-0-"), "the id names its owner: %s", sess.ID)
-	content := "made through replica 1\n"
-	api.do("PUT", replicaURL(1)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", content, 201)
-	// The run reads the upload and writes a file of its own: the
-	// workspace travels over the Pod's attach stream both ways.
-	var res struct {
-		ExitCode int    `json:"exit_code"`
-		Stdout   string `json:"stdout"`
-		Error    string `json:"error"`
-		Files    []struct {
-			Path   string `json:"path"`
-			Change string `json:"change"`
-		} `json:"files"`
-	}
-	api.json(api.do("POST", replicaURL(1)+"/v1/skills/hello/python",
-		`{"session": "`+sess.ID+`", "code": "s = open('notes/in.txt').read().upper(); open('notes/out.txt', 'w').write(s); print(s, end='')"}`, 200), &res)
-	require.Equal(t, 0, res.ExitCode, res.Error)
-	require.Equal(t, strings.ToUpper(content), res.Stdout)
-	require.Len(t, res.Files, 1)
-	require.Equal(t, "notes/out.txt", res.Files[0].Path)
-	require.Equal(t, "created", res.Files[0].Change)
-	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
-	require.Equal(t, strings.ToUpper(content), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/out.txt", "", 200)))
+	id := sessionAcrossReplicas(api, urls)
 	// Replica 1 lists the session replica 0 holds.
 	var list struct {
 		Sessions []struct {
@@ -159,11 +134,11 @@ func TestClusterTwoReplicas(t *testing.T) {
 	api.json(api.do("GET", replicaURL(1)+"/v1/sessions", "", 200), &list)
 	require.False(t, list.Partial, "%+v", list)
 	require.Len(t, list.Sessions, 1)
-	require.Equal(t, sess.ID, list.Sessions[0].ID)
+	require.Equal(t, id, list.Sessions[0].ID)
 
 	// The owner goes: its sessions answer 503 with Retry-After through
 	// the other replica (never 404), and are all there once it is back.
-	file := replicaURL(1) + "/v1/sessions/" + sess.ID + "/files/notes/in.txt"
+	file := replicaURL(1) + "/v1/sessions/" + id + "/files/notes/in.txt"
 	c.kubectl("-n", namespace, "delete", "pod", fullname+"-0", "--wait=false")
 	saw503, n503, deleted := false, 0, time.Now()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -176,7 +151,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 			saw503 = true
 			n503++
 		case 200:
-			require.Equal(t, content, string(body))
+			require.Equal(t, sessionFile, string(body))
 		default:
 			t.Fatalf("%s while the owner was away: %d %s", file, status, body)
 		}
@@ -187,8 +162,8 @@ func TestClusterTwoReplicas(t *testing.T) {
 	}
 	t.Logf("owner Pod deleted: its session answered 503 with Retry-After %d times, and 200 again after %s", n503, time.Since(deleted).Round(time.Millisecond))
 	api.waitReady(replicaURL(0))
-	require.Equal(t, content, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
-	require.Equal(t, strings.ToUpper(content), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+sess.ID+"/files/notes/out.txt", "", 200)),
+	require.Equal(t, sessionFile, string(api.do("GET", replicaURL(0)+"/v1/sessions/"+id+"/files/notes/in.txt", "", 200)))
+	require.Equal(t, strings.ToUpper(sessionFile), string(api.do("GET", replicaURL(0)+"/v1/sessions/"+id+"/files/notes/out.txt", "", 200)),
 		"what a run wrote is on the owner's claim after its Pod came back")
 
 	// An upgrade that changes a value rolls both replicas; the session is
@@ -200,7 +175,7 @@ func TestClusterTwoReplicas(t *testing.T) {
 	require.Contains(t, args, "--max-running=3", "the replica runs the upgraded release")
 	for i := range 2 {
 		api.waitReady(replicaURL(i))
-		require.Equal(t, content, string(api.do("GET", replicaURL(i)+"/v1/sessions/"+sess.ID+"/files/notes/in.txt", "", 200)))
+		require.Equal(t, sessionFile, string(api.do("GET", replicaURL(i)+"/v1/sessions/"+id+"/files/notes/in.txt", "", 200)))
 	}
 
 	// The smoke Pod is deleted once it succeeded (its logs with it).

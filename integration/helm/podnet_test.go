@@ -18,26 +18,36 @@ import (
 // TestPodnetProductionValues installs the chart with its production values
 // (testdata/podnet-values.yaml: no hostNetwork, kubelet probes, peers by
 // headless-Service names) on the podnet test cluster (make test-podnet),
-// in a namespace that enforces the restricted Pod Security level, and
-// follows a session across both replicas by their Pod addresses.
+// in a namespace that enforces the restricted Pod Security level, with
+// uploads on a shared claim and an egress allowlist with a secret
+// (testdata/podnet-egress-values.yaml), and through both replicas' Pod
+// addresses checks: a run without network under the enforced policy;
+// uploads; a session followed across the replicas; snapshots, forks and
+// a restore; a run that reaches an upstream in the cluster with a secret
+// its sandbox never holds; helm test; and an uninstall that leaves nothing.
 func TestPodnetProductionValues(t *testing.T) {
 	c := newCluster(t)
 	prof, err := os.ReadFile(filepath.Join(c.run, "profile"))
 	require.NoError(t, err)
 	require.Equal(t, "podnet", strings.TrimSpace(string(prof)), "needs the podnet test cluster: make test-podnet")
 	token := hex.EncodeToString(randomBytes(t, 24))
+	secret := "sbxtest_" + hex.EncodeToString(randomBytes(t, 16))
+	certPEM, keyPEM := upstreamCert(t)
 	c.prepare(token, "restricted")
+	c.prepareUploads()
+	c.prepareEgress(certPEM, secret)
 	t.Cleanup(func() {
 		_, _, _ = c.exec("", helmBin(t), "uninstall", release, "-n", namespace, "--wait", "--timeout", "2m")
-		_, _, _ = c.exec("", c.kubectlBin, "delete", "namespace", namespace, "--wait=false")
-		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "--wait=false")
+		_, _, _ = c.exec("", c.kubectlBin, "delete", "namespace", namespace, upstreamNS, "--wait=false")
+		_, _, _ = c.exec("", c.kubectlBin, "delete", "pv", "sbx-helm-skills", "sbx-helm-sessions-0", "sbx-helm-sessions-1", "sbx-helm-uploads", "--wait=false")
 	})
 
 	// --wait: both replicas Ready, which only the kubelet's readiness
 	// probe on each Pod's address can make them.
-	c.helm(append([]string{"install", release, chartDir, "-n", namespace, "-f", "testdata/podnet-values.yaml", "--wait", "--timeout", "4m"}, images()...)...)
+	values := append([]string{"-f", "testdata/podnet-values.yaml", "-f", "testdata/podnet-egress-values.yaml"}, uploadsValues...)
+	c.helm(append(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...), images()...)...)
 	podRange := netip.MustParsePrefix("10.244.0.0/24")
-	urls := make([]string, 2)
+	var urls [2]string
 	for i := range urls {
 		name := fmt.Sprintf("%s-%d", fullname, i)
 		require.Empty(t, c.kubectl("-n", namespace, "get", "pod", name, "-o", "jsonpath={.spec.hostNetwork}"), "production values: no hostNetwork")
@@ -49,21 +59,12 @@ func TestPodnetProductionValues(t *testing.T) {
 	for _, u := range urls {
 		api.waitReady(u)
 	}
-
-	// A session made through replica 0 and written through replica 1,
-	// which forwards to the owner by its headless-Service name (the
-	// chart's default peer URL), read back through the Service's
-	// cluster address (kube-proxy) and through replica 0.
-	var sess struct {
-		ID string `json:"id"`
-	}
-	api.json(api.do("POST", urls[0]+"/v1/sessions", `{"ttl": "30m"}`, 201), &sess)
-	require.True(t, strings.HasPrefix(sess.ID, fullname+"-0-"), "the id names its owner: %s", sess.ID)
-	content := "written through replica 1\n"
-	api.do("PUT", urls[1]+"/v1/sessions/"+sess.ID+"/files/in.txt", content, 201)
-	svcIP := c.kubectl("-n", namespace, "get", "service", fullname, "-o", "jsonpath={.spec.clusterIP}")
-	require.Equal(t, content, string(api.do("GET", "http://"+svcIP+":8080/v1/sessions/"+sess.ID+"/files/in.txt", "", 200)))
-	require.Equal(t, content, string(api.do("GET", urls[0]+"/v1/sessions/"+sess.ID+"/files/in.txt", "", 200)))
+	// The upstream runs the image the sandboxes run, which the cluster
+	// has loaded.
+	runner := c.kubectl("-n", namespace, "get", "statefulset", fullname, "-o",
+		`jsonpath={.spec.template.spec.containers[0].env[?(@.name=="SANDBOXRUN_RUNNER_IMAGE")].value}`)
+	require.NotEmpty(t, runner)
+	c.startUpstream(runner, certPEM, keyPEM)
 
 	// A run without network: a probe Pod sees eth0 here, and the chart's
 	// deny-all policy is proven enforced by the connect probe (the
@@ -73,14 +74,33 @@ func TestPodnetProductionValues(t *testing.T) {
 	start := time.Now()
 	status, _, body := api.try("POST", urls[1]+"/v1/skills/hello/python", `{"code": "print(1)"}`)
 	require.Equal(t, 200, status, "a run without network on a Pod network under the chart's enforced policy: %s", body)
-	var res struct {
-		Success bool   `json:"success"`
-		Stdout  string `json:"stdout"`
-	}
+	var res runResult
 	api.json(body, &res)
 	require.True(t, res.Success, "%s", body)
 	require.Equal(t, "1\n", res.Stdout)
 	t.Logf("a first run without network on the Pod network, its proof included: %s", time.Since(start).Round(time.Millisecond))
+
+	uploadsAcrossReplicas(api, urls)
+
+	// A session made through replica 0, used through replica 1, which
+	// forwards to the owner by its headless-Service name (the chart's
+	// default peer URL); read back through the Service's cluster address
+	// (kube-proxy) too.
+	id := sessionAcrossReplicas(api, urls)
+	svcIP := c.kubectl("-n", namespace, "get", "service", fullname, "-o", "jsonpath={.spec.clusterIP}")
+	require.Equal(t, sessionFile, string(api.do("GET", "http://"+svcIP+":8080/v1/sessions/"+id+"/files/notes/in.txt", "", 200)))
+	snapshotsAcrossReplicas(api, urls, id)
+
+	// Egress with a secret through each replica: each one's own proxy
+	// carries its run's connections.
+	for i, u := range urls {
+		c.egressThroughReplica(api, u, fmt.Sprintf("replica-%d", i), secret)
+	}
+
+	// The smoke Pod reaches the Service by its DNS name.
+	out := c.helm("test", release, "-n", namespace, "--timeout", "3m")
+	require.Contains(t, out, "TEST SUITE:     "+fullname+"-smoke")
+	require.Contains(t, out, "Phase:          Succeeded")
 
 	c.helm("uninstall", release, "-n", namespace, "--wait", "--timeout", "2m")
 	c.requireNothingLeft()

@@ -58,15 +58,16 @@ func uploadedSkill(t require.TestingT, word string) string {
 	return buf.String()
 }
 
-// uploadsAcrossReplicas: an upload made through replica 0 is listed and
-// runs (in a sandbox Pod, from the shared claim) through replica 1, is
-// deleted through replica 1, and is gone through replica 0.
-func uploadsAcrossReplicas(api *client) {
+// uploadsAcrossReplicas: an upload made through replica 0 (at urls[0]) is
+// listed and runs (in a sandbox Pod, from the shared claim) through
+// replica 1 (urls[1]), is deleted through replica 1, and is gone through
+// replica 0.
+func uploadsAcrossReplicas(api *client, urls [2]string) {
 	t := api.t
 	var up struct {
 		Name, Version, Digest string
 	}
-	api.json(api.doMedia("POST", replicaURL(0)+"/v1/skills", "application/x-tar", uploadedSkill(t, "shared"), 201), &up)
+	api.json(api.doMedia("POST", urls[0]+"/v1/skills", "application/x-tar", uploadedSkill(t, "shared"), 201), &up)
 	answered := time.Now()
 	require.Equal(t, "up-hello", up.Name)
 
@@ -75,7 +76,7 @@ func uploadsAcrossReplicas(api *client) {
 			Name, Source, Digest string
 		} `json:"skills"`
 	}
-	api.json(api.do("GET", replicaURL(1)+"/v1/skills", "", 200), &list)
+	api.json(api.do("GET", urls[1]+"/v1/skills", "", 200), &list)
 	found := false
 	for _, s := range list.Skills {
 		if s.Name == "up-hello" {
@@ -94,14 +95,14 @@ func uploadsAcrossReplicas(api *client) {
 		SkillDigest string `json:"skill_digest"`
 	}
 	ran := time.Now()
-	api.json(api.do("POST", replicaURL(1)+"/v1/skills/up-hello@"+up.Digest+"/run", `{"script": "scripts/say.py"}`, 200), &res)
+	api.json(api.do("POST", urls[1]+"/v1/skills/up-hello@"+up.Digest+"/run", `{"script": "scripts/say.py"}`, 200), &res)
 	t.Logf("first run of the upload through replica 1, in a sandbox Pod: %s", time.Since(ran).Round(time.Millisecond))
 	require.Equal(t, 0, res.ExitCode, res.Error)
 	require.Equal(t, "shared\n", res.Stdout)
 	require.Equal(t, up.Digest, res.SkillDigest)
 
-	api.do("DELETE", replicaURL(1)+"/v1/skills/up-hello", "", 204)
-	api.do("GET", replicaURL(0)+"/v1/skills/up-hello/versions", "", 404)
-	body := api.do("POST", replicaURL(0)+"/v1/skills/up-hello/run", `{"script": "scripts/say.py"}`, 404)
+	api.do("DELETE", urls[1]+"/v1/skills/up-hello", "", 204)
+	api.do("GET", urls[0]+"/v1/skills/up-hello/versions", "", 404)
+	body := api.do("POST", urls[0]+"/v1/skills/up-hello/run", `{"script": "scripts/say.py"}`, 404)
 	require.True(t, strings.Contains(string(body), "up-hello"), string(body))
 }

@@ -98,6 +98,11 @@ which a NetworkPolicy may not filter). */ -}}
 {{- with $targets }}{{ $_ := set $kube "isolation_targets" . }}{{ end -}}
 {{- with $iso.recheck }}{{ $_ := set $kube "isolation_recheck" . }}{{ end -}}
 {{- if not $iso.clusterDNS }}{{ $_ := set $kube "isolation_cluster_dns" false }}{{ end -}}
+{{- if include "sandboxrun.upstreamCA" .root -}}
+{{- $eg := default dict $pol.egress -}}
+{{- $_ := set $eg "upstream_ca" (printf "%s/ca.pem" (include "sandboxrun.upstreamCADir" .root)) -}}
+{{- $_ := set $pol "egress" $eg -}}
+{{- end -}}
 {{- $_ := set $pol "backend" "kubernetes" -}}
 {{- $_ := set $pol "kubernetes" $kube -}}
 {{- toYaml $pol -}}
@@ -129,5 +134,30 @@ namespace (a claim lives in one namespace).
 {{- if include "sandboxrun.separateSandbox" . -}}
 {{- fail (printf "uploads: sandbox Pods run in namespace %s and a claim the chart creates lives in %s alone: make a ReadWriteMany claim bound to the same volume in both namespaces and name it in uploads.existingClaim" (include "sandboxrun.sandboxNamespace" .) .Release.Namespace) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the server mounts egress.upstreamCA's PEM (as ca.pem). */}}
+{{- define "sandboxrun.upstreamCADir" -}}/etc/sandboxrun/upstream-ca{{- end -}}
+
+{{/* True when egress.upstreamCA names a ConfigMap or a Secret. */}}
+{{- define "sandboxrun.upstreamCA" -}}
+{{- $ca := default dict (default dict .Values.egress).upstreamCA -}}
+{{- if or $ca.configMap $ca.secret }}true{{ end -}}
+{{- end -}}
+
+{{/*
+Refuses an upstream CA given twice (a ConfigMap and a Secret), and a
+policy egress.upstream_ca without egress.upstreamCA: that names a file in
+the server's container, where nothing of the operator's is but what the
+chart mounts.
+*/}}
+{{- define "sandboxrun.checkEgress" -}}
+{{- $ca := default dict (default dict .Values.egress).upstreamCA -}}
+{{- if and $ca.configMap $ca.secret -}}
+{{- fail (printf "egress.upstreamCA names both configMap %s and secret %s: give the PEM in one of them" $ca.configMap $ca.secret) -}}
+{{- end -}}
+{{- if and (dig "egress" "upstream_ca" "" (default dict .Values.policy)) (not (include "sandboxrun.upstreamCA" .)) -}}
+{{- fail "policy.egress.upstream_ca names a file in the server's container, which holds none of yours: put the PEM in a ConfigMap or Secret and name it in egress.upstreamCA {configMap or secret, key}; the chart mounts it and sets egress.upstream_ca (docs/deploy.md, \"Egress and secrets\")" -}}
 {{- end -}}
 {{- end -}}
