@@ -4,8 +4,10 @@
 // template with the default, a full and the test cluster's values, the
 // rendered objects' security settings and policies (TestChart*, no cluster
 // needed), and an install of two replicas on the test cluster
-// (TestCluster*, under hack/with-k8s.sh). make test-helm runs both; helm
-// comes from hack/helm-build.sh through $SANDBOXRUN_HELM.
+// (TestCluster*, under hack/with-k8s.sh), and with the production values
+// on its Pod-network profile (TestPodnet*, make test-podnet). make
+// test-helm runs all three; helm comes from hack/helm-build.sh through
+// $SANDBOXRUN_HELM.
 package helm
 
 import (
