@@ -78,7 +78,7 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	// What the policy leaves open, the probe finds: the API server,
 	// through the kubernetes Service, is the node's own address, which the
 	// enforcer (forwarded traffic only) does not filter
-	// (docs/kubernetes.md, "What the proof covers").
+	// (docs/kubernetes.md, "No network").
 	res, err = run(newRunner(listener, apiServer))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)

@@ -165,9 +165,9 @@ func TestPodNetwork(t *testing.T) {
 	require.NotEqual(t, "open", denied.DNSTCP, "a sandbox Pod under the deny-all policy reached the cluster DNS on TCP 53")
 	// The API server is on the node's own address: traffic to it is not
 	// forwarded, and kube-network-policies filters forwarded traffic only,
-	// so it stays open under the policy. docs/kubernetes.md ("What the
-	// proof covers") says so; should the enforcer come to filter it, this
-	// fails, and the docs and the isolation targets should name it.
+	// so it stays open under the policy, as docs/kubernetes.md, "No
+	// network", says; should the enforcer come to filter it, this fails,
+	// and the docs and the isolation targets should name it.
 	require.Equal(t, "open", denied.API, "the API server under the deny-all policy: docs/kubernetes.md says it stays open on this cluster")
 
 	// Lifted: the same probe reaches the listener again.
