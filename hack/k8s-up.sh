@@ -373,8 +373,13 @@ T
 			--hostname-override="$4" --disable-nri --metrics-bind-address=127.0.0.1:19080 --v=2
 	' sh "$run" "$api_port" "$knp" "$node" "$ip"
 	until_ok 60 kube-network-policies nft list table inet kube-network-policies
-	# Ready once the kubernetes plugin has synced with the API server.
-	until_ok 120 coredns "${kubectl[@]}" -n kube-system rollout status deployment/coredns --timeout=5s
+	# Ready once the kubernetes plugin has synced with the API server. Its
+	# log is the Pod's, not in $run/logs: shown here if it is not.
+	if ! until_ok 120 coredns "${kubectl[@]}" -n kube-system rollout status deployment/coredns --timeout=5s; then
+		"${kubectl[@]}" -n kube-system get pods -o wide >&2 || true
+		"${kubectl[@]}" -n kube-system logs deployment/coredns --tail=20 >&2 || true
+		exit 1
+	fi
 fi
 
 # --- the sandboxrun namespace and the backend's RBAC ---
