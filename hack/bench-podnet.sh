@@ -15,7 +15,7 @@ run=${SANDBOXRUN_K8S_RUN:?run under hack/with-k8s.sh}
 ns=${SANDBOXRUN_K8S_NAMESPACE:?run under hack/with-k8s.sh}
 image=${RUNNER_IMAGE:?name the runner image loaded into the node}
 [[ $(cat "$run/profile") == podnet ]] || { echo "bench-podnet: the cluster in $run is not K8S_PROFILE=podnet" >&2; exit 2; }
-kubectl=("${SANDBOXRUN_KUBECTL:?name the cluster's kubectl}" --kubeconfig "$run/admin.kubeconfig" -n "$ns")
+kubectl=("${SANDBOXRUN_KUBECTL:?name the kubectl of the cluster}" --kubeconfig "$run/admin.kubeconfig" -n "$ns")
 
 cleanup() {
 	"${kubectl[@]}" delete pod/bench-listener networkpolicy/bench-deny-all --ignore-not-found --wait=false >/dev/null
