@@ -17,6 +17,8 @@
 #                then test-podnet (the production values on the Pod network);
 #                and the systemd unit through systemd-analyze (verify-unit)
 #   make bench-k8s  kubernetes backend latency and pods/s next to docker, cold and warm
+#   make bench-k8s-podnet  the same on the Pod-network cluster (K8S_PROFILE=podnet)
+#                under an enforced deny-all policy, with the isolation probe's time
 #   make bench   sandboxrun (library, CLI, server) vs `docker run` latency and throughput,
 #                and what a session adds to a run; file upload and download MiB/s
 #   make soak    serve under mixed load at concurrency 8 for SOAK_DURATION (10m):
@@ -34,7 +36,7 @@ GOLANGCI_VER  := v2.15.0
 GOLANGCI      := $(BIN)/golangci-lint-$(GOLANGCI_VER)
 GO_SOURCES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum Dockerfile.runner
 
-.PHONY: all build images server-image test-helm test-podnet lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
+.PHONY: all build images server-image test-helm test-podnet lint-helm verify-unit demo test unit integration test-python test-k8s test-traces bench-k8s bench-k8s-podnet bench-storage lint fuzz bench soak crun runsc test-runsc clean reap typescript test-typescript
 
 all: build
 
@@ -164,6 +166,16 @@ verify-unit: build
 # cold and with a warm pool (bench/kube).
 bench-k8s: images
 	hack/with-k8s.sh $(GO) run ./bench/kube -n $(BENCH_N)
+
+# The same on the podnet cluster, where sandbox Pods have eth0: a deny-all
+# NetworkPolicy on sandbox Pods and a listening Pod as the isolation
+# probe's target next to the cluster DNS (hack/bench-podnet.sh), so every
+# kubernetes runner proves isolation by the connect probe; its time is the
+# last line.
+bench-k8s-podnet: images
+	K8S_PROFILE=podnet RUNNER_IMAGE=$(RUNNER_IMAGE) GO=$(GO) \
+	SANDBOXRUN_KUBECTL=$${SANDBOXRUN_K8S_CACHE:-/var/cache/sandboxrun-k8s}/v$(K8S_VERSION)/bin/kubectl \
+		hack/with-k8s.sh hack/bench-podnet.sh -n $(BENCH_N)
 
 # Builds Jaeger from the Go module proxy into /var/cache/sandboxrun-jaeger the
 # first time (several minutes), starts it on loopback and checks the traces

@@ -26,7 +26,7 @@ halt() {
 	done
 }
 
-halt kube-network-policies coredns kube-proxy kubelet scheduler controller-manager apiserver
+halt kube-network-policies kube-proxy kubelet scheduler controller-manager apiserver
 if [[ -S $sock ]]; then
 	# Pod containers and sandboxes: stop their shims before containerd.
 	ctr=(ctr -a "$sock" -n k8s.io)

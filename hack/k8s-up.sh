@@ -14,8 +14,9 @@
 #   podnet    a Pod network like an ordinary cluster's: Debian's CNI bridge
 #             (sbx-br0, 10.244.0.0/24, host-local addresses, the firewall
 #             plugin to pass the host's FORWARD policy), kube-proxy in
-#             nftables mode for Services, CoreDNS for cluster.local (on the
-#             bridge's address, behind the kube-dns Service 10.97.0.10), and
+#             nftables mode for Services, CoreDNS for cluster.local (a Pod
+#             on the bridge, kube-system/coredns, behind the kube-dns
+#             Service 10.97.0.10, as an ordinary cluster runs it), and
 #             kube-network-policies enforcing NetworkPolicy; the API server
 #             listens on every address so Pods reach it through the
 #             kubernetes Service. Built by hack/net-build.sh.
@@ -27,7 +28,8 @@
 #   K8S_VERSION           Kubernetes release (default 1.36.3)
 #   K8S_IMAGES            Docker images to load into the node
 #                         (default $SANDBOXRUN_RUNNER_IMAGE, else
-#                         sandboxrun/runner:<version of this checkout>)
+#                         sandboxrun/runner:<version of this checkout>);
+#                         podnet loads its CoreDNS image too
 #
 # It prints the kubeconfig of the sandboxrun user (the RBAC the backend
 # needs, docs/kubernetes.md, "RBAC"); admin.kubeconfig is next to it.
@@ -55,8 +57,9 @@ etcd_port=23791 api_port=6444 kubelet_port=10350
 [[ -f $cache/.complete ]] || { echo "k8s-up: no build in $cache: run hack/k8s-build.sh" >&2; exit 1; }
 if [[ $profile == podnet ]]; then
 	net=${SANDBOXRUN_NET_CACHE:-/var/cache/sandboxrun-net}
-	knp=$net/kube-network-policies-v0.8.0 coredns=$net/coredns-v1.15.0
-	[[ -x $knp && -x $coredns ]] || { echo "k8s-up: no Pod-network build in $net: run hack/net-build.sh" >&2; exit 1; }
+	knp=$net/kube-network-policies-v0.8.0 coredns_image=sandboxrun/k8s-coredns:1.15.0
+	[[ -x $knp ]] && docker image inspect "$coredns_image" >/dev/null 2>&1 ||
+		{ echo "k8s-up: no Pod-network build ($net, the image $coredns_image): run hack/net-build.sh" >&2; exit 1; }
 	command -v nft >/dev/null && command -v iptables >/dev/null ||
 		{ echo "k8s-up: K8S_PROFILE=podnet needs nft and iptables (Debian's nftables and iptables)" >&2; exit 1; }
 	if ip link show "$bridge" >/dev/null 2>&1; then
@@ -133,13 +136,10 @@ launch etcd "$cache/root/usr/bin/etcd" --data-dir "$run/etcd" \
 ln -sf "$cache/root/usr/lib/cni/loopback" "$run/cni/bin/loopback"
 if [[ $profile == podnet ]]; then
 	for p in bridge host-local firewall; do ln -sf "$cache/root/usr/lib/cni/$p" "$run/cni/bin/$p"; done
-	# The bridge is made here, with its address, so that CoreDNS can listen
-	# on it before the first Pod; the bridge plugin adopts it. The firewall
-	# plugin admits each Pod's traffic in the host's FORWARD chain (Docker
-	# sets its policy to DROP, and bridged packets pass it).
-	ip link add "$bridge" type bridge
-	ip addr add "$bridge_ip/24" dev "$bridge"
-	ip link set "$bridge" up
+	# The bridge plugin makes the bridge, with the gateway's address, for
+	# the first Pod. The firewall plugin admits each Pod's traffic in the
+	# host's FORWARD chain (Docker sets its policy to DROP, and bridged
+	# packets pass it).
 	cat >"$run/cni/conf/10-sandboxrun.conflist" <<C
 {"cniVersion": "0.4.0", "name": "sandboxrun-podnet", "plugins": [
   {"type": "bridge", "bridge": "$bridge", "isGateway": true, "ipMasq": false, "hairpinMode": true,
@@ -209,6 +209,7 @@ if ! docker image inspect sandboxrun/k8s-pause:3.10 >/dev/null 2>&1; then
 	printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$pause/Dockerfile"
 	docker build -q -t sandboxrun/k8s-pause:3.10 "$pause" >/dev/null
 fi
+[[ $profile == podnet ]] && images="$images $coredns_image"
 for img in sandboxrun/k8s-pause:3.10 $images; do
 	docker save "$img" | "${ctr[@]}" images import - >/dev/null
 done
@@ -275,36 +276,87 @@ T
 	launch kube-proxy "$bin/kube-proxy" --config="$run/kube-proxy.yaml"
 	until_ok 60 kube-proxy curl -sf http://127.0.0.1:10366/healthz
 
-	# --- cluster DNS: CoreDNS on the bridge's address, behind kube-dns ---
-	cat >"$run/Corefile" <<T
-.:53 {
-    bind $bridge_ip
-    errors
-    ready 127.0.0.1:18181
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-        kubeconfig $run/admin.kubeconfig sbx
-        pods insecure
-        fallthrough in-addr.arpa ip6.arpa
-    }
-    cache 5
-}
-T
-	launch coredns "$coredns" -conf "$run/Corefile"
-	until_ok 60 coredns curl -sf http://127.0.0.1:18181/ready
+	# --- cluster DNS: CoreDNS in a Pod on the bridge, behind kube-dns ---
+	# As an ordinary cluster runs it, so that NetworkPolicy filters it like
+	# any Pod (on the node's own address it was out of the enforcer's
+	# reach). It runs as a non-root user with no capability, so it listens
+	# on 1053 and the Service maps 53 there; it reads the API through the
+	# kubernetes Service with a token of its own service account, which
+	# may only list and watch what the kubernetes plugin serves.
 	"${kubectl[@]}" apply -f - >/dev/null <<T
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: coredns, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: sandboxrun-test-coredns}
+rules:
+  - {apiGroups: [""], resources: [services, namespaces], verbs: [list, watch]}
+  - {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: sandboxrun-test-coredns}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sandboxrun-test-coredns}
+subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: coredns, namespace: kube-system}
+data:
+  Corefile: |
+    .:1053 {
+        errors
+        ready :8181
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+            pods insecure
+            fallthrough in-addr.arpa ip6.arpa
+        }
+        cache 5
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: coredns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {k8s-app: kube-dns}}
+  template:
+    metadata: {labels: {k8s-app: kube-dns}}
+    spec:
+      serviceAccountName: coredns
+      dnsPolicy: Default
+      terminationGracePeriodSeconds: 1
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: coredns
+          image: docker.io/$coredns_image
+          imagePullPolicy: Never
+          args: [-conf, /etc/coredns/Corefile]
+          ports:
+            - {name: dns, containerPort: 1053, protocol: UDP}
+            - {name: dns-tcp, containerPort: 1053, protocol: TCP}
+          readinessProbe: {httpGet: {path: /ready, port: 8181}, periodSeconds: 1}
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities: {drop: [ALL]}
+          resources:
+            requests: {cpu: 20m, memory: 32Mi}
+            limits: {memory: 128Mi}
+          volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
+      volumes: [{name: config, configMap: {name: coredns}}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
 spec:
+  selector: {k8s-app: kube-dns}
   clusterIP: $dns_ip
-  ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: kube-dns-node, namespace: kube-system, labels: {kubernetes.io/service-name: kube-dns}}
-addressType: IPv4
-ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
-endpoints: [{addresses: ["$bridge_ip"], conditions: {ready: true}}]
+  ports:
+    - {name: dns, port: 53, targetPort: dns, protocol: UDP}
+    - {name: dns-tcp, port: 53, targetPort: dns-tcp, protocol: TCP}
 T
 
 	# --- NetworkPolicy: kube-network-policies, a process of this host ---
@@ -321,6 +373,13 @@ T
 			--hostname-override="$4" --disable-nri --metrics-bind-address=127.0.0.1:19080 --v=2
 	' sh "$run" "$api_port" "$knp" "$node" "$ip"
 	until_ok 60 kube-network-policies nft list table inet kube-network-policies
+	# Ready once the kubernetes plugin has synced with the API server. Its
+	# log is the Pod's, not in $run/logs: shown here if it is not.
+	if ! until_ok 120 coredns "${kubectl[@]}" -n kube-system rollout status deployment/coredns --timeout=5s; then
+		"${kubectl[@]}" -n kube-system get pods -o wide >&2 || true
+		"${kubectl[@]}" -n kube-system logs deployment/coredns --tail=20 >&2 || true
+		exit 1
+	fi
 fi
 
 # --- the sandboxrun namespace and the backend's RBAC ---

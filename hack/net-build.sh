@@ -7,11 +7,14 @@
 #                                 NFQUEUE verdict in user space)
 #   coredns-v1.15.0               the cluster DNS: CoreDNS with only the
 #                                 plugins the test cluster uses
+#   sandboxrun/k8s-coredns:1.15.0 that binary alone in a Docker image (from
+#                                 scratch), which hack/k8s-up.sh loads into
+#                                 the node: CoreDNS runs as a Pod
 #
 # kube-proxy comes from the Kubernetes build (hack/k8s-build.sh), the CNI
 # plugins from Debian's containernetworking-plugins (unpacked there too).
-# A binary already in the cache is reused as is. Prints the cache folder on
-# its last line.
+# A binary already in the cache is reused as is, and so is the image while
+# it holds that binary. Prints the cache folder on its last line.
 #
 #   SANDBOXRUN_NET_CACHE  cache root (default /var/cache/sandboxrun-net)
 set -euo pipefail
@@ -89,7 +92,9 @@ fi
 # --- CoreDNS ---
 # A main of its own that imports the few plugins the Corefile of
 # hack/k8s-up.sh names, instead of CoreDNS's full set (cloud DNS
-# providers and all): a smaller download and build.
+# providers and all): a smaller download and build. (bind is no longer
+# named, now that CoreDNS has a Pod of its own; it stays so that a binary
+# cached before and one built now are the same build.)
 coredns=$cache/coredns-v$coredns_version
 if [[ ! -x $coredns ]]; then
 	work=$cache/src-coredns
@@ -119,6 +124,30 @@ GO
 		CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$coredns.tmp" .)
 	mv "$coredns.tmp" "$coredns"
 	rm -rf "$work"
+fi
+
+# --- the CoreDNS image ---
+# The cluster has no registry: hack/k8s-up.sh moves the image from this
+# Docker engine into the node's containerd. The image is rebuilt only when
+# it is missing or holds another binary than the cache's (its label names
+# the binary's digest); the build context is the binary and a Dockerfile.
+coredns_image=sandboxrun/k8s-coredns:$coredns_version
+sum=$(sha256sum "$coredns" | cut -d' ' -f1)
+have=$(docker image inspect -f '{{index .Config.Labels "io.sandboxrun.coredns.sha256"}}' "$coredns_image" 2>/dev/null || true)
+if [[ $have != "$sum" ]]; then
+	ctx=$cache/coredns-image
+	rm -rf "$ctx"
+	mkdir -p "$ctx"
+	ln "$coredns" "$ctx/coredns" 2>/dev/null || cp "$coredns" "$ctx/coredns"
+	cat >"$ctx/Dockerfile" <<D
+FROM scratch
+COPY coredns /coredns
+LABEL io.sandboxrun.coredns.sha256=$sum
+USER 65532:65532
+ENTRYPOINT ["/coredns"]
+D
+	docker build -q -t "$coredns_image" "$ctx" >/dev/null
+	rm -rf "$ctx"
 fi
 
 echo "$cache"

@@ -12,8 +12,12 @@
 // On a cluster whose Pods have eth0 (K8S_PROFILE=podnet), runs without
 // network pass only under an enforced deny-all policy: apply one to the
 // namespace's sandbox Pods, start a listening Pod, and name it with
-// -isolation-targets IP:PORT (and -isolation-cluster-dns=false where the
-// cluster DNS is node-local and unfiltered, as on the test cluster).
+// -isolation-targets IP:PORT; the cluster DNS is a target too unless
+// -isolation-cluster-dns=false (for a cluster whose DNS is on the node's
+// own network, which an enforcer may leave unfiltered). make
+// bench-k8s-podnet does all of it (hack/bench-podnet.sh). Each kubernetes
+// runner proves isolation once before its first run; the last line says
+// how long those proofs took.
 package main
 
 import (
@@ -26,6 +30,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -87,10 +93,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	rows, err := newRows(ctx, o)
+	var pf proofs
+	rows, err := newRows(ctx, o, &pf)
 	if err != nil {
 		return err
 	}
+	defer printProofs(out, &pf)
 
 	fmt.Fprintf(out, "A Python script per execution, %s CPU and %d MiB each, %d CPUs here; warm pools of %d\n\n",
 		fmt.Sprint(limits().CPUs), limits().MemoryBytes>>20, runtime.NumCPU(), o.warm)
@@ -121,6 +129,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return parity(ctx, rows, o.parityN, out)
 	}
 	return nil
+}
+
+// printProofs says how long the kubernetes runners' network proofs took
+// (one per runner, before its first run) and what the last one proved.
+func printProofs(out io.Writer, pf *proofs) {
+	if len(pf.took) == 0 {
+		return
+	}
+	iso := pf.last
+	what := iso.Mechanism + ", interfaces " + strings.Join(iso.Interfaces, " ")
+	if len(iso.Targets) > 0 {
+		what += ", targets refused " + strings.Join(iso.Targets, " ")
+	}
+	fmt.Fprintf(out, "\nthe isolation probe (kubernetes, one per runner before its first run): p50 %s, max %s over %d proofs (%s)\n",
+		stats.MS(stats.Percentile(pf.took, 50)), stats.MS(slices.Max(pf.took)), len(pf.took), what)
 }
 
 // skillDir writes the benchmark's skill into a folder the sandbox user can

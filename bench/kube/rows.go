@@ -35,7 +35,14 @@ const maxIdle = 10 * time.Minute
 // settle lets a filled pool's last starts finish before a row is timed.
 const settle = 3 * time.Second
 
-func newRows(ctx context.Context, o options) ([]row, error) {
+// proofs records the network proof each kubernetes runner makes before
+// its first run: how long it took and what it was.
+type proofs struct {
+	took []time.Duration
+	last kube.Isolation
+}
+
+func newRows(ctx context.Context, o options, pf *proofs) ([]row, error) {
 	cfg, err := kube.RESTConfig(o.kubeconfig)
 	if err != nil {
 		return nil, err
@@ -52,10 +59,14 @@ func newRows(ctx context.Context, o options) ([]row, error) {
 			if err != nil {
 				return nil, err
 			}
-			// The network proof is a one-time cost of a runner, not of a run.
+			// The network proof is a one-time cost of a runner, not of a
+			// run: timed here, and reported on its own line.
+			t := time.Now()
 			if err := k.CheckNetwork(ctx); err != nil {
 				return nil, errors.Join(err, k.Close())
 			}
+			pf.took = append(pf.took, time.Since(t))
+			pf.last = k.Isolation()
 			return k, nil
 		}
 	}

@@ -205,10 +205,10 @@ func WithIsolationTargets(targets ...string) Option {
 
 // WithClusterDNSTarget says whether the isolation probe also tries the
 // cluster DNS Service (kube-system/kube-dns, TCP 53). Turn it off where
-// the cluster DNS listens on a node's own address, which an enforcer of
-// forwarded traffic does not filter (the test cluster's podnet profile):
-// there a sandbox-like Pod reaches it under the deny-all policy and the
-// proof fails. Default: on.
+// the cluster DNS listens on a node's own address (a node-local cache, a
+// DNS on the host), which an enforcer of forwarded traffic such as
+// kube-network-policies does not filter: there a sandbox-like Pod reaches
+// it under the deny-all policy and the proof fails. Default: on.
 func WithClusterDNSTarget(on bool) Option { return func(s *settings) { s.clusterDNS = on } }
 
 // WithIsolationRecheck sets how long a proof that sandbox Pods have no

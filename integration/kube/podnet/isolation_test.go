@@ -19,25 +19,32 @@ import (
 	"github.com/sandboxrun/sandboxrun/sandboxtest"
 )
 
+// apiServer is the kubernetes Service's address on the test cluster (the
+// first of hack/k8s-up.sh's Service range) and port.
+const apiServer = "10.97.0.1:443"
+
 // TestIsolationByEnforcedPolicy: on the Pod network a sandbox Pod has
-// eth0, so a run without network needs the connect probe. Without the
-// chart's deny-all policy the probe Pod made like a sandbox Pod reaches
-// the target and the run is refused; with it, the target is refused to
-// that Pod and reached by the control Pod, and the run runs. The target
-// is a listening Pod; the cluster DNS, which the runner finds, is left
-// open by this cluster's enforcer, and the probe says so.
+// eth0, so a run without network needs the connect probe, with the
+// cluster DNS (CoreDNS, a Pod behind kube-dns) and a listening Pod as its
+// targets. Without the chart's deny-all policy the probe Pod made like a
+// sandbox Pod reaches both and the run is refused; with it, both are
+// refused to that Pod and reached by the control Pod, and the run runs.
+// The API server, on the node's own address, the enforcer leaves open:
+// named as a target, the probe finds it and refuses.
 func TestIsolationByEnforcedPolicy(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
 	ns := namespace(t, c, "sbx-iso-")
+	dns := clusterDNS(t, c) + ":53"
 	startListener(t, c, ns)
 	ip := waitReady(t, c, ns, "listener")
+	listener := ip + ":8080"
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(os.Getenv("SANDBOXRUN_K8S_RUN"), "admin.kubeconfig"))
 	require.NoError(t, err)
-	newRunner := func(clusterDNS bool) *kubebackend.Runner {
+	newRunner := func(targets ...string) *kubebackend.Runner {
 		k, err := kubebackend.New(kubebackend.WithRESTConfig(cfg), kubebackend.WithNamespace(ns),
 			kubebackend.WithVersion(sandboxrun.Version), kubebackend.WithDefaultImage(sandboxrun.RunnerImage()),
-			kubebackend.WithIsolationTargets(ip+":8080"), kubebackend.WithClusterDNSTarget(clusterDNS))
+			kubebackend.WithIsolationTargets(targets...), kubebackend.WithClusterDNSTarget(true))
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, k.Close()) })
 		return k
@@ -55,32 +62,32 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 		return res, err
 	}
 
-	// No policy: the sandbox-like Pod reaches the listener (and the
-	// control Pod too): refused, before any sandbox Pod of the run.
-	res, err := run(newRunner(false))
+	// No policy: the sandbox-like Pod reaches the listener and the cluster
+	// DNS (and the control Pod too): refused, before any sandbox Pod of
+	// the run.
+	res, err := run(newRunner(listener))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)
-	require.Contains(t, err.Error(), "reached "+ip+":8080")
-	require.Contains(t, err.Error(), "(the control pod reached ")
+	require.Contains(t, err.Error(), "reached "+listener+", "+dns+" (the control pod reached "+listener+", "+dns+")")
 	require.Contains(t, err.Error(), "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace "+ns)
 
 	np := chartPolicy(t, ns)
 	_, err = c.NetworkingV1().NetworkPolicies(ns).Create(ctx, np, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	// The probe finds what the policy leaves open: CoreDNS listens on the
-	// node's own address here, which the enforcer (forwarded traffic
-	// only) does not filter, so with the cluster DNS as a target the
-	// proof fails under the policy too (docs/kubernetes.md, "No network").
-	res, err = run(newRunner(true))
+	// What the policy leaves open, the probe finds: the API server,
+	// through the kubernetes Service, is the node's own address, which the
+	// enforcer (forwarded traffic only) does not filter
+	// (docs/kubernetes.md, "No network").
+	res, err = run(newRunner(listener, apiServer))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)
-	require.Contains(t, err.Error(), "sandbox pod (interfaces [eth0 lo]) reached 10.97.0.10:53 (the control pod reached "+ip+":8080, 10.97.0.10:53)",
-		"the sandbox-like Pod reached the node-local DNS alone: the policy stops the listening Pod")
+	require.Contains(t, err.Error(), "reached "+apiServer+" (the control pod reached ",
+		"under the policy the sandbox-like Pod reached the API server alone: the listener and the cluster DNS are Pods, filtered")
 
-	// The chart's policy with a Pod as the target: proven by the connect
-	// probe, and the run runs.
-	k := newRunner(false)
+	// The chart's policy with the cluster DNS and a Pod as the targets:
+	// proven by the connect probe, and the run runs.
+	k := newRunner(listener)
 	res, err = run(k)
 	require.NoError(t, err)
 	require.True(t, res.Success, "%s %s", res.Error, res.Stderr)
@@ -88,7 +95,7 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	iso := k.Isolation()
 	require.Equal(t, kubebackend.IsolationPolicy, iso.Mechanism)
 	require.Contains(t, iso.Interfaces, "eth0")
-	require.Equal(t, []string{ip + ":8080"}, iso.Targets)
+	require.ElementsMatch(t, []string{listener, dns}, iso.Targets, "the cluster DNS is a target, and refused")
 
 	// Every probe Pod, control included, is gone.
 	require.NoError(t, k.WaitIdle(ctx))
