@@ -99,8 +99,9 @@ type measured struct {
 
 // measure opens a runner, makes one run untimed (and lets the pool fill),
 // then runs n executions with c workers, each worker pausing gap before
-// each of its runs, and closes the runner.
-func (r row) measure(ctx context.Context, skillDir string, n, c int, gap time.Duration) (m measured, err error) {
+// each of its runs, and closes the runner. live samples each run's use as
+// a streamed run of the server does.
+func (r row) measure(ctx context.Context, skillDir string, n, c int, gap time.Duration, live bool) (m measured, err error) {
 	pr, err := r.open()
 	if err != nil {
 		return m, err
@@ -135,7 +136,7 @@ func (r row) measure(ctx context.Context, skillDir string, n, c int, gap time.Du
 					continue
 				}
 				t := time.Now()
-				errs[i] = once(ctx, pr, skillDir)
+				errs[i] = runOnce(ctx, pr, skillDir, live)
 				m.lat[i] = time.Since(t)
 			}
 		}()
@@ -154,12 +155,22 @@ func (r row) measure(ctx context.Context, skillDir string, n, c int, gap time.Du
 }
 
 func once(ctx context.Context, r sandbox.Runner, skillDir string) error {
-	res, err := r.Run(ctx, sandbox.Spec{
+	return runOnce(ctx, r, skillDir, false)
+}
+
+// runOnce makes one run of the bench's script; live asks for its use sampled
+// (on kubernetes that takes the run's side channel).
+func runOnce(ctx context.Context, r sandbox.Runner, skillDir string, live bool) error {
+	spec := sandbox.Spec{
 		Skill: "bench", SkillDir: skillDir, Runtime: "python3",
 		Argv:   []string{"python3", "/skills/bench/scripts/hello.py"},
 		Stdin:  []byte(`{"name": "bench"}`),
 		Limits: limits(),
-	})
+	}
+	if live {
+		spec.UsageEvery, spec.Usage = sandbox.DefaultUsageEvery, func(sandbox.Usage) {}
+	}
+	res, err := r.Run(ctx, spec)
 	return runOK(res, err)
 }
 
