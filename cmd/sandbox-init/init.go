@@ -155,6 +155,9 @@ func openSide(job *frame.Job, msgs *messages, out *frameWriter, log *slog.Logger
 		if err := fetchSkill(side.ch, job.Skill); err != nil {
 			return side, err
 		}
+		if g := skillGuard(); g.needed && g.fd < 0 {
+			log.Warn("the skill's files are read-only by mode only: the script could chmod and write its copy", "why", g.why)
+		}
 	}
 	if job.Workspace == nil {
 		return side, nil
