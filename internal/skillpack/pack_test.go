@@ -199,3 +199,28 @@ func unpack(t *testing.T, a *Archive, dir string) {
 		}
 	}
 }
+
+// The host's cost of a sent skill: packing skills/hello (a cache miss),
+// and taking it from the cache by its digest (every later run).
+func BenchmarkPackHello(b *testing.B) {
+	lim := Limit{Max: 1 << 20, Key: "k"}
+	b.Run("pack", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Pack("hello", "../../skills/hello", lim); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		c := NewCache(lim, 1<<20)
+		a, err := c.Get("hello", "../../skills/hello", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := c.Get("hello", "../../skills/hello", a.Digest); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
