@@ -189,7 +189,7 @@ func unescapeOctal(s string) string {
 // forkExec is syscall.ForkExec, in the skill guard's domain when children
 // need one: the fork is made from a thread of its own that enters the
 // domain first and ends with its goroutine, so no other goroutine of init
-// ever runs restricted.
+// ever runs restricted (the thread is one of the reserve, threads.go).
 func forkExec(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	return forkExecIn(skillGuard(), path, argv, attr)
 }
