@@ -154,7 +154,7 @@ func (s *Service) prepare(ctx context.Context, req *Request, a Action, ak *asked
 	if err != nil {
 		return ctx, ready{}, done, err
 	}
-	p.SkillDigest = rs.Digest
+	p.SkillDigest, p.Spec.SkillDigest = rs.Digest, rs.Digest
 	eng, err := s.runner(ctx)
 	if err != nil {
 		return ctx, ready{}, done, err

@@ -18,6 +18,7 @@ import (
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/skill"
+	"github.com/sandboxrun/sandboxrun/skillstore"
 )
 
 // fakeEngine records what the Service asks of the backend.
@@ -254,4 +255,17 @@ func writePolicy(t *testing.T, text string) *policy.Operator {
 	pol, err := policy.LoadPolicy(path)
 	require.NoError(t, err)
 	return pol
+}
+
+// The Spec carries the skill's digest, the one the Result reports, so a
+// backend that copies the folder keeps its copy by it.
+func TestServiceGivesTheEngineTheSkillDigest(t *testing.T) {
+	svc, eng := newService(t, sandboxrun.Config{})
+	res, err := svc.RunScript(context.Background(), "hello", "scripts/echo.py", sandboxrun.Request{})
+	require.NoError(t, err)
+	want, err := skillstore.Digest("skills/hello")
+	require.NoError(t, err)
+	require.Len(t, eng.specs, 1)
+	require.Equal(t, want, eng.specs[0].SkillDigest)
+	require.Equal(t, want, res.SkillDigest)
 }

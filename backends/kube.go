@@ -44,6 +44,9 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica 
 		return nil, fmt.Errorf("policy %s: %w", pol.Source, err)
 	}
 	opts = append(opts, kube.WithClaims(claims...), kube.WithHostPaths(k8s.HostPathsAllowed()))
+	if k8s.SendsSkills() {
+		opts = append(opts, kube.WithSkillSend(k8s.SkillSendMaxOrDefault()))
+	}
 	if k8s.Namespace != "" {
 		opts = append(opts, kube.WithNamespace(k8s.Namespace))
 	}

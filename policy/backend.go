@@ -31,6 +31,8 @@ const (
 //	  claims:                                  # volume claims holding skills or workspaces
 //	    - {name: sandbox-skills, path: /srv/skills}
 //	  host_paths: false                        # folders under no claim are refused; default true
+//	  skills: send                             # a skill folder under no claim is sent to its pod; default mount
+//	  skill_send_max: 16Mi                     # the largest skill sent (its size in the pod's tmpfs); default 16Mi
 //	  isolation_targets: [10.96.0.10:53]       # listening addresses the isolation probe tries (host:port)
 //	  isolation_recheck: 5m                    # how long a proof of isolation holds; default 5m
 //	  isolation_cluster_dns: false             # the cluster DNS is no target; default true
@@ -206,6 +208,14 @@ type KubernetesRules struct {
 	// HostPaths, when false, refuses a skill folder or workspace under no
 	// claim instead of mounting it from the node; nil means true.
 	HostPaths *bool `yaml:"host_paths" json:"host_paths,omitempty"`
+	// Skills says how a skill folder under no claim reaches its Pod:
+	// "mount" (or empty) from the node (a hostPath, as host_paths allows),
+	// "send" over the run's side channel into a tmpfs, unpacked read-only
+	// by sandbox-init (sandbox/kube WithSkillSend). Claims win either way.
+	Skills string `yaml:"skills" json:"skills,omitempty"`
+	// SkillSendMax caps a sent skill's size in its Pod's tmpfs; zero means
+	// DefaultSkillSendMax. Only with skills: send.
+	SkillSendMax Size `yaml:"skill_send_max" json:"skill_send_max,omitempty"`
 	// IsolationTargets are addresses (host:port, the host a DNS name or
 	// an address) that listen and that Pods reach: where a sandbox Pod has
 	// more than loopback, runs without network need connections to them
@@ -244,6 +254,31 @@ func (c *ClaimRule) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*c = ClaimRule(v)
 	return nil
+}
+
+// The values of kubernetes.skills.
+const (
+	SkillsMount = "mount"
+	SkillsSend  = "send"
+)
+
+// Bounds of kubernetes.skill_send_max: the tmpfs it sizes is charged to
+// the Pod's memory, and the packed skills are kept in this process's.
+const (
+	DefaultSkillSendMax = 16 << 20
+	MaxSkillSendMax     = 256 << 20
+)
+
+// SendsSkills says whether skill folders under no claim are sent.
+func (k KubernetesRules) SendsSkills() bool { return k.Skills == SkillsSend }
+
+// SkillSendMaxOrDefault is SkillSendMax, or DefaultSkillSendMax when it
+// was not set.
+func (k KubernetesRules) SkillSendMaxOrDefault() int64 {
+	if k.SkillSendMax == 0 {
+		return DefaultSkillSendMax
+	}
+	return int64(k.SkillSendMax)
 }
 
 // HostPathsAllowed is HostPaths, true when it was not set.
@@ -293,7 +328,7 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths",
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths", "skills", "skill_send_max",
 	"isolation_targets", "isolation_recheck", "isolation_cluster_dns"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
@@ -322,6 +357,12 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: kubernetes.warm_idle %s: use at most %s", n.Line, v.WarmIdle, MaxWarmIdle)
 	case v.IsolationRecheck < 0 || (v.IsolationRecheck > 0 && time.Duration(v.IsolationRecheck) < MinIsolationRecheck) || time.Duration(v.IsolationRecheck) > MaxIsolationRecheck:
 		return fmt.Errorf("line %d: kubernetes.isolation_recheck %s: use %s to %s", n.Line, v.IsolationRecheck, MinIsolationRecheck, MaxIsolationRecheck)
+	case v.Skills != "" && v.Skills != SkillsMount && v.Skills != SkillsSend:
+		return fmt.Errorf("line %d: kubernetes.skills %q: use mount (from a claim, else the node) or send (over the run's attach when no claim holds the folder)", n.Line, v.Skills)
+	case v.SkillSendMax != 0 && v.Skills != SkillsSend:
+		return fmt.Errorf("line %d: kubernetes.skill_send_max is set but skills are not sent: add kubernetes.skills: send, or remove it", n.Line)
+	case v.SkillSendMax < 0 || v.SkillSendMax > MaxSkillSendMax:
+		return fmt.Errorf("line %d: kubernetes.skill_send_max %s: use at most %s (the pod's tmpfs holds it, charged to its memory), or put large skills under a claim", n.Line, v.SkillSendMax, Size(MaxSkillSendMax))
 	case len(v.IsolationTargets) > MaxIsolationTargets:
 		return fmt.Errorf("line %d: kubernetes.isolation_targets: %d targets: name at most %d", n.Line, len(v.IsolationTargets), MaxIsolationTargets)
 	}

@@ -52,6 +52,13 @@ func TestBackendRules(t *testing.T) {
 		{name: "isolation target without port", yaml: "kubernetes:\n  isolation_targets: [10.96.0.10]\n", err: `line 2: kubernetes.isolation_targets[0]: "10.96.0.10": address 10.96.0.10: missing port`},
 		{name: "isolation target bad port", yaml: "kubernetes:\n  isolation_targets: ['a:0']\n", err: "a port from 1 to 65535"},
 		{name: "isolation recheck too short", yaml: "kubernetes:\n  isolation_recheck: 5s\n", err: "kubernetes.isolation_recheck 5s: use 30s to 1h0m0s"},
+		{name: "skills sent", yaml: "kubernetes:\n  host_paths: false\n  skills: send\n  skill_send_max: 4Mi\n",
+			want: BackendRules{Kubernetes: KubernetesRules{HostPaths: new(false), Skills: SkillsSend, SkillSendMax: 4 << 20, Line: 2}}},
+		{name: "skills mounted", yaml: "kubernetes:\n  skills: mount\n", want: BackendRules{Kubernetes: KubernetesRules{Skills: SkillsMount, Line: 2}}},
+		{name: "skills unknown", yaml: "kubernetes:\n  skills: copy\n", err: `line 2: kubernetes.skills "copy": use mount`},
+		{name: "skill send max without sending", yaml: "kubernetes:\n  skill_send_max: 4Mi\n", err: "add kubernetes.skills: send"},
+		{name: "skill send max too large", yaml: "kubernetes:\n  skills: send\n  skill_send_max: 1Gi\n", err: "kubernetes.skill_send_max 1GiB: use at most 256MiB"},
+		{name: "skill send max bare", yaml: "kubernetes:\n  skills: send\n  skill_send_max: 4096\n", err: "line 2: kubernetes:"},
 		{name: "host paths not a bool", yaml: "kubernetes:\n  host_paths: sometimes\n", err: "line 2: kubernetes:"},
 		{name: "usr volumes off", yaml: "docker:\n  usr_volumes: false\n", want: BackendRules{Docker: DockerRules{UsrVolumes: new(false), Line: 2}}},
 		{name: "docker unknown key", yaml: "docker:\n  usr_volume: false\n", err: `line 2: docker: unknown key "usr_volume" (known: [usr_volumes warm_pool])`},
@@ -89,6 +96,12 @@ func TestWarmIdleDefault(t *testing.T) {
 	require.Equal(t, DefaultWarmIdle, KubernetesRules{}.WarmIdleOrDefault())
 	require.Equal(t, time.Minute, KubernetesRules{WarmIdle: Duration(time.Minute)}.WarmIdleOrDefault())
 	require.Zero(t, BuiltinPolicy().Kubernetes.Warm, "off unless the operator sets it")
+}
+
+func TestSkillSendDefaults(t *testing.T) {
+	require.False(t, BuiltinPolicy().Kubernetes.SendsSkills())
+	require.EqualValues(t, DefaultSkillSendMax, KubernetesRules{Skills: SkillsSend}.SkillSendMaxOrDefault())
+	require.EqualValues(t, 1<<20, KubernetesRules{Skills: SkillsSend, SkillSendMax: 1 << 20}.SkillSendMaxOrDefault())
 }
 
 func TestHostPathsDefault(t *testing.T) {

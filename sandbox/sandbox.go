@@ -29,9 +29,15 @@ type Spec struct {
 	SkillVersion string
 	// SkillDir is the skill folder as the host sees it. The Spec says what
 	// to mount and how; each backend decides the mechanism: sandbox/docker
-	// bind-mounts it read-only, sandbox/kube mounts it from the node
-	// (hostPath) read-only.
+	// bind-mounts it read-only, sandbox/kube mounts it from a volume
+	// claim or the node (hostPath) read-only, or sends its files over the
+	// run's side channel (WithSkillSend).
 	SkillDir string
+	// SkillDigest, when set, is the digest of SkillDir's content
+	// (skillstore.Digest) as the caller last computed it: a backend that
+	// copies the folder into the sandbox (sandbox/kube WithSkillSend)
+	// keeps its copy by it instead of reading the folder again.
+	SkillDigest string
 	// Argv is the command run inside the sandbox, e.g.
 	// ["python3", "/skills/hello/scripts/echo.py"].
 	Argv []string

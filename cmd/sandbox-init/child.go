@@ -87,7 +87,7 @@ func spawn(path string, argv, env []string, dir string, extra *os.File) (*child,
 		Sys: &syscall.SysProcAttr{Setpgid: true},
 	}
 	start := time.Now()
-	pid, err := syscall.ForkExec(path, argv, attr)
+	pid, err := forkExec(path, argv, attr)
 	closeAll(theirs)
 	if err != nil {
 		closeAll(ours)

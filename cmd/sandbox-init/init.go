@@ -143,12 +143,24 @@ func serve(stdin io.Reader, out *frameWriter, sigs <-chan os.Signal, log *slog.L
 	return supervise(job, c, out, sigs, log), job, side
 }
 
-// openSide opens the job's side channel and fetches its workspace over it.
+// openSide opens the job's side channel and fetches the skill's files and
+// the workspace over it.
 func openSide(job *frame.Job, msgs *messages, out *frameWriter, log *slog.Logger) (sideWork, error) {
 	var side sideWork
 	var err error
-	if side.ch, err = openChannel(job, msgs.rest(), out, log); err != nil || job.Workspace == nil {
+	if side.ch, err = openChannel(job, msgs.rest(), out, log); err != nil {
 		return side, err
+	}
+	if job.Skill != nil {
+		if err := fetchSkill(side.ch, job.Skill); err != nil {
+			return side, err
+		}
+		if g := skillGuard(); g.needed && g.fd < 0 {
+			log.Warn("the skill's files are read-only by mode only: the script could chmod and write its copy", "why", g.why)
+		}
+	}
+	if job.Workspace == nil {
+		return side, nil
 	}
 	side.ws, err = fetchWorkspace(side.ch, job.Workspace)
 	return side, err

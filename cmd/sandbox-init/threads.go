@@ -7,8 +7,10 @@ import (
 
 // reservedThreads is comfortably above the number of OS threads init ever
 // needs at once (main, the wait loop, pipe readers, the stdin feeder,
-// signals, timers, GC).
-const reservedThreads = 12
+// signals, timers, GC), plus the two a job may spend: a child started in
+// the skill guard's domain (landlock.go) ends the thread it forked from,
+// for the prestarted interpreter and for the child.
+const reservedThreads = 14
 
 // reserveThreads makes the Go runtime create its OS threads now, while the
 // container still has pids to spare. A fork bomb in the child can use up the

@@ -20,6 +20,9 @@ const (
 	// and init answers with one UsageSample as a JSON line. A host that
 	// does not know the kind closes the stream, and init stops serving it.
 	StreamUsage byte = 'U'
+	// StreamSkillIn asks for the skill's files (Job.Skill): the host
+	// answers with a tar stream of them and closes its side.
+	StreamSkillIn byte = 'S'
 )
 
 // UsageAsk is the host's request for one UsageSample on a StreamUsage

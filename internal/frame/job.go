@@ -44,6 +44,19 @@ type Job struct {
 	// the channel into Dir before the child starts and, once the Result
 	// frame is written, send back what changed there as a layer.
 	Workspace *Workspace `json:"workspace,omitempty"`
+	// Skill, with Channel, has init fetch the skill's files over the
+	// channel into Skill.Dir before the child starts: a sandbox with no
+	// volume holding the skill folder gets it this way.
+	Skill *SkillFiles `json:"skill,omitempty"`
+}
+
+// SkillFiles is a skill folder that travels over the channel.
+type SkillFiles struct {
+	// Dir is the folder the files go to (the skill's mount point, which
+	// init creates): its parent is an empty folder writable by init.
+	// The files arrive read-only (folders 0555, files 0444 or 0555) and
+	// init leaves Dir itself 0555.
+	Dir string `json:"dir"`
 }
 
 // Workspace is a writable workspace that travels over the channel.

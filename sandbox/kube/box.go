@@ -60,8 +60,8 @@ func (b *box) Alive() bool {
 }
 
 // Bind claims a warm Pod for the run, and gives the run a side channel
-// when it has an egress proxy, a writable workspace or asks for live
-// usage (usage.go): what the Docker
+// when it has an egress proxy, a writable workspace, a skill folder to
+// send (WithSkillSend) or asks for live usage (usage.go): what the Docker
 // backend mounts goes over the attach instead (channel.go). A writable
 // workspace is a tmpfs filled over the channel, and handed back over it
 // after the report, not held: the job has no HoldDir.
@@ -75,11 +75,22 @@ func (b *box) Bind(ctx context.Context, run *engine.Run) error {
 		}
 	}
 	run.Job.HoldDir = ""
-	if spec.EgressSocket == "" && !spec.WorkspaceWritable && spec.UsageEvery <= 0 {
+	sendSkill := sendsSkill(spec, b.k.claims, b.k.skillSendMax())
+	if spec.EgressSocket == "" && !spec.WorkspaceWritable && spec.UsageEvery <= 0 && !sendSkill {
 		return nil
 	}
 	job := &run.Job
 	job.Channel = true
+	var skillTar []byte
+	if sendSkill {
+		// Packed when the run was checked: this is the cache's copy.
+		a, err := b.k.skillArchive(spec)
+		if err != nil {
+			return err
+		}
+		skillTar = a.Tar
+		job.Skill = &frame.SkillFiles{Dir: sandbox.SkillMount(spec.Skill)}
+	}
 	if spec.EgressSocket != "" {
 		e := &frame.Egress{Listen: sandbox.ProxyAddr, Channel: true}
 		if spec.EgressCA != "" {
@@ -95,6 +106,7 @@ func (b *box) Bind(ctx context.Context, run *engine.Run) error {
 		job.Workspace = &frame.Workspace{Dir: sandbox.WorkspaceDir}
 	}
 	b.ch = newHostChannel(spec, b.wsSize, b.k.log.With("run_id", spec.RunID, "pod", b.name))
+	b.ch.skill = skillTar
 	run.Output.SetChannel(b.ch.inW)
 	return nil
 }

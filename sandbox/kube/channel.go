@@ -22,7 +22,9 @@ import (
 // on stdout init's half (frame.Job.Channel). Init opens a stream for each
 // connection to the egress proxy, which the host hands to the run's proxy
 // socket in this process, and, for a writable workspace, one to fetch its
-// files and one to hand back what changed. The Pod keeps loopback only: a
+// files and one to hand back what changed, and, for a skill sent rather
+// than mounted (WithSkillSend), one to fetch the skill's files. The Pod
+// keeps loopback only: a
 // proxy or attach that is gone leaves the sandbox no way out.
 
 // maxEgressStreams bounds the proxy connections a run has at once; init
@@ -49,8 +51,11 @@ type hostChannel struct {
 	handedBack chan struct{}
 	handOnce   sync.Once
 	wsSize     int64 // the workspace tmpfs's size, which bounds a layer
-	wg         sync.WaitGroup
-	egress     chan struct{}
+	// skill is the packed skill folder init asks for once (WithSkillSend);
+	// nil when the run's skill is mounted.
+	skill  []byte
+	wg     sync.WaitGroup
+	egress chan struct{}
 
 	// usage is init's usage stream, once opened (usage.go).
 	usage usageStream
@@ -58,6 +63,7 @@ type hostChannel struct {
 	mu       sync.Mutex
 	sess     *yamux.Session
 	fetched  bool // the workspace was asked for
+	skillOut bool // the skill's files were asked for
 	handed   bool // its changes were offered
 	files    []sandbox.FileChange
 	handErr  error
@@ -128,6 +134,8 @@ func (c *hostChannel) serve(s net.Conn) {
 		c.relayEgress(s)
 	case frame.StreamWorkspaceIn:
 		c.sendWorkspace(s)
+	case frame.StreamSkillIn:
+		c.sendSkill(s)
 	case frame.StreamWorkspaceOut:
 		c.takeChanges(s)
 	case frame.StreamUsage:
@@ -189,6 +197,21 @@ func (c *hostChannel) sendWorkspace(s net.Conn) {
 	if _, err := sandbox.WriteTree(s, c.spec.Workspace, sandbox.SandboxUID, sandbox.SandboxGID); err != nil {
 		c.log.Warn("send the workspace's files", "error", err)
 		_ = s.Close()
+	}
+}
+
+// sendSkill answers the one request for the skill's files.
+func (c *hostChannel) sendSkill(s net.Conn) {
+	c.mu.Lock()
+	again := c.skillOut
+	c.skillOut = true
+	c.mu.Unlock()
+	if again || c.skill == nil {
+		c.log.Warn("side channel: skill files asked for again or without a skill to send; refusing")
+		return
+	}
+	if _, err := s.Write(c.skill); err != nil {
+		c.log.Warn("send the skill's files", "error", err)
 	}
 }
 

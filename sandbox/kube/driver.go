@@ -213,5 +213,6 @@ func (k *Runner) podParams(spec *sandbox.Spec) podParams {
 		deadline:     sandbox.EffectiveTimeout(spec.Limits) + k.initGrace + k.backstopMargin + startAllowance,
 		deleteGrace:  k.deleteGrace,
 		claims:       k.claims,
+		skillSendMax: k.skillSendMax(),
 	}
 }

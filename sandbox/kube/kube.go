@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sandboxrun/sandboxrun/internal/skillpack"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 	"github.com/sandboxrun/sandboxrun/sandbox/engine"
 )
@@ -65,10 +66,13 @@ type Runner struct {
 	// resolve looks a target's name up (tests replace it).
 	resolve func(ctx context.Context, host string) ([]string, error)
 	// life ends with Close: a probe under way stops.
-	life        context.Context
-	stop        context.CancelFunc
-	claims      []Claim
-	hostPaths   bool
+	life      context.Context
+	stop      context.CancelFunc
+	claims    []Claim
+	hostPaths bool
+	// skills packs and keeps skill folders sent over the side channel;
+	// nil when none are (WithSkillSend).
+	skills      *skillpack.Cache
 	claimsSeen  sync.Map    // claim names read and found (checkClaim)
 	nodesWarned atomic.Bool // the capacity check's blind spot was logged
 	// logSource replaces the API's pod log in tests (the fake clientset
@@ -126,6 +130,9 @@ func New(opts ...Option) (*Runner, error) {
 		resolve:        net.DefaultResolver.LookupHost,
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,
+	}
+	if s.skillSendMax > 0 {
+		k.skills = skillpack.NewCache(skillpack.Limit{Max: s.skillSendMax, Key: SkillSendKey}, max(skillCacheBytes, 2*s.skillSendMax))
 	}
 	k.owner[sandbox.LabelOwnerHost] = s.OwnerHost
 	k.life, k.stop = context.WithCancel(context.Background())

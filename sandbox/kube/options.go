@@ -36,6 +36,7 @@ type settings struct {
 	clusterDNS      bool
 	claims          []Claim
 	hostPaths       bool
+	skillSendMax    int64 // 0: skills are not sent
 }
 
 func defaultSettings() settings {
@@ -191,6 +192,24 @@ func WithClaims(claims ...Claim) Option {
 // Default: on.
 func WithHostPaths(on bool) Option { return func(s *settings) { s.hostPaths = on } }
 
+// WithSkillSend has a skill folder under no claim travel to its Pod over
+// the run's side channel instead of coming from the node: the runner packs
+// it (internal/skillpack: read-only, links only inside it, no special
+// files), keeps the archive by the folder's digest (Spec.SkillDigest), and
+// sandbox-init unpacks it into a memory-backed emptyDir at /skills before
+// the script starts. max caps what a skill may take there (the emptyDir's
+// size); a larger skill is refused before any Pod exists, naming
+// SkillSendKey. Host paths then serve workspaces only. Default: off (0).
+func WithSkillSend(max int64) Option { return func(s *settings) { s.skillSendMax = max } }
+
+// SkillSendKey is the policy setting that caps a sent skill, named in the
+// refusal of a larger one.
+const SkillSendKey = "kubernetes.skill_send_max"
+
+// skillCacheBytes bounds the packed skills a runner keeps, beyond which
+// the least recently used is packed again when next run.
+const skillCacheBytes = 256 << 20
+
 // WithIsolationTargets names addresses (host:port; a host may be a DNS
 // name, resolved here when the probe is made) that listen and that every
 // Pod in the namespace reaches: where a sandbox Pod has more than
@@ -246,6 +265,9 @@ func (s *settings) validate() error {
 		if err := policy.CheckTarget(t); err != nil {
 			errs = append(errs, fmt.Errorf("isolation target %w", err))
 		}
+	}
+	if s.skillSendMax < 0 {
+		errs = append(errs, fmt.Errorf("skill send cap is %d bytes: use a positive size, or 0 to send no skills", s.skillSendMax))
 	}
 	for i, c := range s.claims {
 		if c.Name == "" || !filepath.IsAbs(c.Path) || filepath.Clean(c.Path) != c.Path || c.Path == "/" {

@@ -52,6 +52,7 @@ type podParams struct {
 	deadline     time.Duration // activeDeadlineSeconds, before rounding up
 	deleteGrace  time.Duration
 	claims       []Claim // volume claims that hold skill folders or workspaces
+	skillSendMax int64   // a skill under no claim is sent, in a tmpfs this large; 0: never
 }
 
 // podFor is the hardened Pod of one execution. It is a pure function of
@@ -65,7 +66,7 @@ func podFor(spec *sandbox.Spec, p podParams) *corev1.Pod {
 	deadline := int64(math.Ceil(p.deadline.Seconds()))
 	runtimeDefault := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 
-	mounts, volumes := podVolumes(spec, p.claims)
+	mounts, volumes := podVolumes(spec, p.claims, p.skillSendMax)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      podName(spec.RunID),

@@ -72,6 +72,9 @@ func TestPodGolden(t *testing.T) {
 			s.EgressSocket, s.EgressCA = "/tmp/egress-1/proxy.sock", "/tmp/egress-1/ca.pem"
 			p.pullPolicy = corev1.PullIfNotPresent
 		}},
+		// The skill folder travels over the attach into a tmpfs at
+		// /skills that sandbox-init fills; nothing of the node is mounted.
+		{"skill_sent", func(_ *sandbox.Spec, p *podParams) { p.skillSendMax = 8 << 20 }},
 		{"claims", func(s *sandbox.Spec, p *podParams) {
 			s.Workspace = "/srv/work/p1"
 			p.claims = []Claim{{Name: "sandbox-skills", Path: "/srv/skills"}, {Name: "sandbox-work", Path: "/srv/work"}}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sandboxrun/sandboxrun/internal/skillpack"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/sandbox"
 )
@@ -54,18 +55,34 @@ func sourceOf(dir string, claims []Claim) folderSource {
 	return folderSource{claim: best.Name, subPath: filepath.ToSlash(rel)}
 }
 
+// sendsSkill says whether spec's skill folder travels over the side
+// channel: sending is on (sendMax > 0) and no claim holds the folder.
+func sendsSkill(spec *sandbox.Spec, claims []Claim, sendMax int64) bool {
+	return sendMax > 0 && spec.SkillDir != "" && sourceOf(spec.SkillDir, claims).claim == ""
+}
+
 // checkSources refuses, before any API call, a folder no claim holds when
-// host paths are off, and a claim that does not exist in the namespace.
+// host paths are off (a skill folder is sent instead when sending is on,
+// and refused when it cannot be: too large, a link leaving it), and a
+// claim that does not exist in the namespace.
 func (k *Runner) checkSources(ctx context.Context, spec *sandbox.Spec) error {
+	if sendsSkill(spec, k.claims, k.skillSendMax()) {
+		if _, err := k.skillArchive(spec); err != nil {
+			return err
+		}
+	}
 	for _, f := range []struct{ what, dir string }{{"skill folder", spec.SkillDir}, {"workspace", spec.Workspace}} {
 		if f.dir == "" || (f.dir == spec.Workspace && spec.WorkspaceWritable) {
 			continue
 		}
 		src := sourceOf(f.dir, k.claims)
 		if src.claim == "" {
+			if f.dir == spec.SkillDir && sendsSkill(spec, k.claims, k.skillSendMax()) {
+				continue
+			}
 			if !k.hostPaths {
 				return fmt.Errorf("%w: the %s %s is under no volume claim of the kubernetes backend (%s) and host paths are off: "+
-					"put it under a claim's path or list its claim in the policy's kubernetes.claims", sandbox.ErrInvalidSpec, f.what, f.dir, claimPaths(k.claims))
+					"put it under a claim's path or list its claim in the policy's kubernetes.claims%s", sandbox.ErrInvalidSpec, f.what, f.dir, claimPaths(k.claims), sendHint(f.what))
 			}
 			continue
 		}
@@ -74,6 +91,32 @@ func (k *Runner) checkSources(ctx context.Context, spec *sandbox.Spec) error {
 		}
 	}
 	return nil
+}
+
+// sendHint names the other way a skill folder reaches a Pod.
+func sendHint(what string) string {
+	if what != "skill folder" {
+		return ""
+	}
+	return ", or have skill folders sent to the pod (kubernetes.skills: send)"
+}
+
+// skillSendMax is the cap on a sent skill; 0 when none are sent.
+func (k *Runner) skillSendMax() int64 {
+	if k.skills == nil {
+		return 0
+	}
+	return k.skills.Limit().Max
+}
+
+// skillArchive is spec's skill folder packed to send (skillpack), from the
+// runner's cache when the folder's digest is there.
+func (k *Runner) skillArchive(spec *sandbox.Spec) (*skillpack.Archive, error) {
+	a, err := k.skills.Get(spec.Skill, spec.SkillDir, spec.SkillDigest)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrInvalidSpec, err)
+	}
+	return a, nil
 }
 
 func claimPaths(claims []Claim) string {
@@ -116,8 +159,12 @@ func (k *Runner) checkClaim(ctx context.Context, name string) error {
 
 // podVolumes mount the skill and a workspace read-only, each from the
 // claim that holds it or else from the node (hostPath; Run refused that
-// already when host paths are off), and /tmp as a size-limited tmpfs.
-func podVolumes(spec *sandbox.Spec, claims []Claim) ([]corev1.VolumeMount, []corev1.Volume) {
+// already when host paths are off), and /tmp as a size-limited tmpfs. A
+// skill sent over the side channel (sendMax > 0, no claim holds it) gets
+// instead a memory-backed emptyDir of sendMax bytes at /skills, which
+// sandbox-init fills at the run's start: a warm Pod learns its skill
+// only then.
+func podVolumes(spec *sandbox.Spec, claims []Claim, sendMax int64) ([]corev1.VolumeMount, []corev1.Volume) {
 	tmpSize := resource.NewQuantity(spec.Limits.TmpBytes, resource.BinarySI)
 	mounts := []corev1.VolumeMount{{Name: volTmp, MountPath: sandbox.ScratchDir}}
 	volumes := []corev1.Volume{{Name: volTmp, VolumeSource: corev1.VolumeSource{
@@ -144,7 +191,14 @@ func podVolumes(spec *sandbox.Spec, claims []Claim) ([]corev1.VolumeMount, []cor
 		}
 		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: mountPath, SubPath: src.subPath, ReadOnly: true})
 	}
-	if spec.SkillDir != "" {
+	switch {
+	case sendsSkill(spec, claims, sendMax):
+		size := resource.NewQuantity(sendMax, resource.BinarySI)
+		mounts = append(mounts, corev1.VolumeMount{Name: volSkill, MountPath: sandbox.SkillsRoot})
+		volumes = append(volumes, corev1.Volume{Name: volSkill, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: size},
+		}})
+	case spec.SkillDir != "":
 		add(volSkill, spec.SkillDir, sandbox.SkillMount(spec.Skill))
 	}
 	switch {
