@@ -45,7 +45,7 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica 
 	}
 	opts = append(opts, kube.WithClaims(claims...), kube.WithHostPaths(k8s.HostPathsAllowed()))
 	if k8s.SendsSkills() {
-		opts = append(opts, kube.WithSkillSend(k8s.SkillSendMaxOrDefault()))
+		opts = append(opts, kube.WithSkillSend(k8s.SkillSendMaxOrDefault()), kube.WithSkillModesOnly(k8s.SkillModesOnly()))
 	}
 	if k8s.Namespace != "" {
 		opts = append(opts, kube.WithNamespace(k8s.Namespace))

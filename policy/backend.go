@@ -216,6 +216,12 @@ type KubernetesRules struct {
 	// SkillSendMax caps a sent skill's size in its Pod's tmpfs; zero means
 	// DefaultSkillSendMax. Only with skills: send.
 	SkillSendMax Size `yaml:"skill_send_max" json:"skill_send_max,omitempty"`
+	// SkillSendGuard says what keeps a sent skill read-only to the script:
+	// "landlock" (or empty), and a node whose kernel has none fails the
+	// run; "modes", and such a node runs it with the files read-only by
+	// mode alone (the script could chmod and write its Pod's copy). Only
+	// with skills: send.
+	SkillSendGuard string `yaml:"skill_send_guard" json:"skill_send_guard,omitempty"`
 	// IsolationTargets are addresses (host:port, the host a DNS name or
 	// an address) that listen and that Pods reach: where a sandbox Pod has
 	// more than loopback, runs without network need connections to them
@@ -261,6 +267,16 @@ const (
 	SkillsMount = "mount"
 	SkillsSend  = "send"
 )
+
+// The values of kubernetes.skill_send_guard.
+const (
+	SkillGuardLandlock = "landlock"
+	SkillGuardModes    = "modes"
+)
+
+// SkillModesOnly says whether a sent skill may run with its files
+// read-only by mode alone where the node has no Landlock.
+func (k KubernetesRules) SkillModesOnly() bool { return k.SkillSendGuard == SkillGuardModes }
 
 // Bounds of kubernetes.skill_send_max: the tmpfs it sizes is charged to
 // the Pod's memory, and the packed skills are kept in this process's.
@@ -328,7 +344,7 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths", "skills", "skill_send_max",
+var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths", "skills", "skill_send_max", "skill_send_guard",
 	"isolation_targets", "isolation_recheck", "isolation_cluster_dns"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
@@ -361,6 +377,10 @@ func (k *KubernetesRules) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: kubernetes.skills %q: use mount (from a claim, else the node) or send (over the run's attach when no claim holds the folder)", n.Line, v.Skills)
 	case v.SkillSendMax != 0 && v.Skills != SkillsSend:
 		return fmt.Errorf("line %d: kubernetes.skill_send_max is set but skills are not sent: add kubernetes.skills: send, or remove it", n.Line)
+	case v.SkillSendGuard != "" && v.SkillSendGuard != SkillGuardLandlock && v.SkillSendGuard != SkillGuardModes:
+		return fmt.Errorf("line %d: kubernetes.skill_send_guard %q: use landlock (a node without it fails the run) or modes (such a node runs it, the skill read-only by mode only)", n.Line, v.SkillSendGuard)
+	case v.SkillSendGuard != "" && v.Skills != SkillsSend:
+		return fmt.Errorf("line %d: kubernetes.skill_send_guard is set but skills are not sent: add kubernetes.skills: send, or remove it", n.Line)
 	case v.SkillSendMax < 0 || v.SkillSendMax > MaxSkillSendMax:
 		return fmt.Errorf("line %d: kubernetes.skill_send_max %s: use at most %s (the pod's tmpfs holds it, charged to its memory), or put large skills under a claim", n.Line, v.SkillSendMax, Size(MaxSkillSendMax))
 	case len(v.IsolationTargets) > MaxIsolationTargets:

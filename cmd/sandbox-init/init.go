@@ -155,8 +155,8 @@ func openSide(job *frame.Job, msgs *messages, out *frameWriter, log *slog.Logger
 		if err := fetchSkill(side.ch, job.Skill); err != nil {
 			return side, err
 		}
-		if g := skillGuard(); g.needed && g.fd < 0 {
-			log.Warn("the skill's files are read-only by mode only: the script could chmod and write its copy", "why", g.why)
+		if err := guardOrModes(skillGuard(), job.Skill, log); err != nil {
+			return side, err
 		}
 	}
 	if job.Workspace == nil {

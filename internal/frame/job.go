@@ -57,6 +57,10 @@ type SkillFiles struct {
 	// The files arrive read-only (folders 0555, files 0444 or 0555) and
 	// init leaves Dir itself 0555.
 	Dir string `json:"dir"`
+	// ModesOnly lets the run go on where the kernel has no Landlock to
+	// keep the files from the child (init refuses it otherwise): they are
+	// then read-only by mode alone.
+	ModesOnly bool `json:"modes_only,omitempty"`
 }
 
 // Workspace is a writable workspace that travels over the channel.

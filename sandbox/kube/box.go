@@ -89,7 +89,7 @@ func (b *box) Bind(ctx context.Context, run *engine.Run) error {
 			return err
 		}
 		skillTar = a.Tar
-		job.Skill = &frame.SkillFiles{Dir: sandbox.SkillMount(spec.Skill)}
+		job.Skill = &frame.SkillFiles{Dir: sandbox.SkillMount(spec.Skill), ModesOnly: b.k.modesOnly}
 	}
 	if spec.EgressSocket != "" {
 		e := &frame.Egress{Listen: sandbox.ProxyAddr, Channel: true}

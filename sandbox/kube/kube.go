@@ -73,6 +73,7 @@ type Runner struct {
 	// skills packs and keeps skill folders sent over the side channel;
 	// nil when none are (WithSkillSend).
 	skills      *skillpack.Cache
+	modesOnly   bool        // a sent skill may run read-only by mode alone
 	claimsSeen  sync.Map    // claim names read and found (checkClaim)
 	nodesWarned atomic.Bool // the capacity check's blind spot was logged
 	// logSource replaces the API's pod log in tests (the fake clientset
@@ -130,6 +131,7 @@ func New(opts ...Option) (*Runner, error) {
 		resolve:        net.DefaultResolver.LookupHost,
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,
+		modesOnly:      s.skillModesOnly,
 	}
 	if s.skillSendMax > 0 {
 		k.skills = skillpack.NewCache(skillpack.Limit{Max: s.skillSendMax, Key: SkillSendKey}, max(skillCacheBytes, 2*s.skillSendMax))

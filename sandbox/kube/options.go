@@ -37,6 +37,7 @@ type settings struct {
 	claims          []Claim
 	hostPaths       bool
 	skillSendMax    int64 // 0: skills are not sent
+	skillModesOnly  bool  // a sent skill may run read-only by mode alone
 }
 
 func defaultSettings() settings {
@@ -201,6 +202,17 @@ func WithHostPaths(on bool) Option { return func(s *settings) { s.hostPaths = on
 // size); a larger skill is refused before any Pod exists, naming
 // SkillSendKey. Host paths then serve workspaces only. Default: off (0).
 func WithSkillSend(max int64) Option { return func(s *settings) { s.skillSendMax = max } }
+
+// WithSkillModesOnly lets a sent skill run on a node whose kernel has no
+// Landlock, its files read-only by mode alone (the script runs as the user
+// that unpacked them, so it could chmod and write its Pod's copy). Off, the
+// default, sandbox-init fails such a run before the script starts, naming
+// SkillGuardKey.
+func WithSkillModesOnly(on bool) Option { return func(s *settings) { s.skillModesOnly = on } }
+
+// SkillGuardKey is the policy setting a run refused for want of Landlock
+// names.
+const SkillGuardKey = "kubernetes.skill_send_guard"
 
 // SkillSendKey is the policy setting that caps a sent skill, named in the
 // refusal of a larger one.

@@ -75,6 +75,12 @@ func TestRunSendsTheSkill(t *testing.T) {
 	for _, v := range created.Spec.Volumes {
 		require.Nil(t, v.HostPath, "nothing of the node is mounted")
 	}
+
+	// The operator's acceptance of modes alone travels in the job.
+	modes, _ := newFake(t, init, nil, WithHostPaths(false), WithSkillSend(1<<20), WithSkillModesOnly(true))
+	_, err = modes.Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.True(t, init.jobs[len(init.jobs)-1].Skill.ModesOnly)
 	var skillMount *corev1.VolumeMount
 	for i, m := range created.Spec.Containers[0].VolumeMounts {
 		if m.Name == volSkill {
