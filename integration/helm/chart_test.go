@@ -306,6 +306,46 @@ func TestChartUploads(t *testing.T) {
 	})
 }
 
+// TestChartSkillsSent: skills.send has the server send each run's skill
+// to its Pod (kubernetes.skills: send, with the cap and the guard), and no
+// sandbox Pod mounts the skills claim: it is the server's alone.
+func TestChartSkillsSent(t *testing.T) {
+	objs := render(t, "--set", "skills.send=true", "--set", "skills.sendMax=32Mi", "--set", "uploads.enabled=true")
+	var sts appsv1.StatefulSet
+	objs.one(t, "StatefulSet", &sts)
+	claim := ""
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name == "skills" {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	require.Equal(t, "sandboxrun-skills", claim, "the server still reads the skills from the claim")
+	var cm corev1.ConfigMap
+	objs.one(t, "ConfigMap", &cm)
+	for _, name := range []string{"rel-sandboxrun-0", "rel-sandboxrun-1"} {
+		pol, err := policy.ParsePolicy(name+".yaml", []byte(cm.Data[name+".yaml"]))
+		require.NoError(t, err, cm.Data[name+".yaml"])
+		require.True(t, pol.Kubernetes.SendsSkills())
+		require.EqualValues(t, 32<<20, pol.Kubernetes.SkillSendMaxOrDefault())
+		require.False(t, pol.Kubernetes.SkillModesOnly(), "a node without Landlock fails the run unless told")
+		require.False(t, pol.Kubernetes.HostPathsAllowed())
+		require.Equal(t, []policy.ClaimRule{{Name: "rel-sandboxrun-uploads", Path: "/var/lib/sandboxrun/uploads"}}, pol.Kubernetes.Claims,
+			"sandbox Pods mount uploads from their claim, and nothing of the skills claim")
+	}
+
+	objs = render(t, "--set", "skills.send=true", "--set", "skills.sendGuard=modes")
+	objs.one(t, "ConfigMap", &cm)
+	pol, err := policy.ParsePolicy("p.yaml", []byte(cm.Data["rel-sandboxrun-0.yaml"]))
+	require.NoError(t, err)
+	require.True(t, pol.Kubernetes.SkillModesOnly())
+	require.Empty(t, pol.Kubernetes.Claims)
+
+	for _, bad := range [][]string{{"--set", "skills.sendGuard=none"}, {"--set", "skills.sendMax=lots"}} {
+		_, err := helm(t, append([]string{"template", release, chartDir}, bad...)...)
+		require.Error(t, err, "%v", bad)
+	}
+}
+
 // TestChartUpstreamCA: egress.upstreamCA mounts the PEM read-only into
 // the server and sets the policy's egress.upstream_ca to it, keeping the
 // user's other egress keys; the NetworkPolicy still selects sandbox Pods

@@ -68,7 +68,10 @@ they name.
 {{- define "sandboxrun.policy" -}}
 {{- $v := .root.Values -}}
 {{- $pol := deepCopy (default dict $v.policy) -}}
-{{- $claims := list (dict "name" $v.skills.existingClaim "path" $v.skills.path) -}}
+{{- $claims := list -}}
+{{- if not $v.skills.send -}}
+{{- $claims = append $claims (dict "name" $v.skills.existingClaim "path" $v.skills.path) -}}
+{{- end -}}
 {{- if $v.sessions.enabled -}}
 {{- $sessions := merge (dict "root" (printf "%s/sessions" $v.sessions.path)) (omit (default dict $pol.sessions) "root") -}}
 {{- if and (hasKey $sessions "write") (not $sessions.write) -}}
@@ -84,6 +87,11 @@ they name.
 {{- $_ := set $pol "skill_uploads" $up -}}
 {{- end -}}
 {{- $kube := dict "namespace" (include "sandboxrun.sandboxNamespace" .root) "claims" $claims "host_paths" false -}}
+{{- if $v.skills.send -}}
+{{- $_ := set $kube "skills" "send" -}}
+{{- $_ := set $kube "skill_send_max" $v.skills.sendMax -}}
+{{- $_ := set $kube "skill_send_guard" $v.skills.sendGuard -}}
+{{- end -}}
 {{- with $v.sandbox.runtimeClass }}{{ $_ := set $kube "runtime_class" . }}{{ end -}}
 {{- with $v.sandbox.imagePullPolicy }}{{ $_ := set $kube "image_pull_policy" . }}{{ end -}}
 {{- if $v.sandbox.warm }}{{ $_ := set $kube "warm" $v.sandbox.warm }}{{ $_ := set $kube "warm_idle" $v.sandbox.warmIdle }}{{ end -}}
