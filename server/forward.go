@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/sandboxrun/sandboxrun"
+	"github.com/sandboxrun/sandboxrun/internal/fresh"
 )
 
 // ForwardedHeader marks a request one replica forwarded to another, with
@@ -58,8 +59,8 @@ var (
 type forwarder struct {
 	c      Replicas
 	proxy  *httputil.ReverseProxy
-	peers  *http.Client // asks peers for lists (GET /v1/sessions) and usage
-	stored peerStored   // the peers' session bytes, by owner, for a moment
+	peers  *http.Client                 // asks peers for lists (GET /v1/sessions) and usage
+	stored fresh.Figures[string, int64] // the peers' session bytes, by owner, for peerStoredTTL
 	log    *slog.Logger
 	count  *prometheus.CounterVec
 }
@@ -88,7 +89,7 @@ func newForwarder(c Replicas, m *Metrics, log *slog.Logger) (*forwarder, error) 
 			IdleConnTimeout:     90 * time.Second,
 		}
 	}
-	f := &forwarder{c: c, log: log, count: prometheus.NewCounterVec(prometheus.CounterOpts{
+	f := &forwarder{c: c, log: log, stored: fresh.Figures[string, int64]{TTL: peerStoredTTL}, count: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sandboxrun_forwarded_requests_total",
 		Help: "Requests for another replica's session, by outcome (answered, unreachable, failed, canceled; misdirected counts forwarded requests refused here).",
 	}, []string{"outcome"})}

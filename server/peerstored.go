@@ -27,42 +27,6 @@ const (
 	maxPeerUsage = 1 << 20
 )
 
-// peerStored caches, by owner, what the owner's sessions hold on the
-// other replicas.
-type peerStored struct {
-	mu sync.Mutex
-	m  map[string]peerFigure
-}
-
-type peerFigure struct {
-	bytes int64
-	at    time.Time
-}
-
-func (p *peerStored) get(owner string, now time.Time) (int64, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f, ok := p.m[owner]
-	if !ok || now.Sub(f.at) >= peerStoredTTL {
-		return 0, false
-	}
-	return f.bytes, true
-}
-
-func (p *peerStored) put(owner string, bytes int64, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]peerFigure{}
-	}
-	for o, f := range p.m { // the stale go, so the map stays as small as the busy tokens
-		if now.Sub(f.at) >= peerStoredTTL {
-			delete(p.m, o)
-		}
-	}
-	p.m[owner] = peerFigure{bytes: bytes, at: now}
-}
-
 // elsewhere is what the sessions of owner, whose request carried the
 // Authorization header auth, hold on every other replica, asked at once; 0
 // on a single server. It is called while a request is served, or later by
@@ -72,7 +36,7 @@ func (f *forwarder) elsewhere(auth, owner string) int64 {
 		return 0
 	}
 	now := time.Now()
-	if n, ok := f.stored.get(owner, now); ok {
+	if n, ok := f.stored.Get(owner, now); ok {
 		return n
 	}
 	names := f.c.names()
@@ -99,7 +63,7 @@ func (f *forwarder) elsewhere(auth, owner string) int64 {
 	for _, n := range figures {
 		sum += n
 	}
-	f.stored.put(owner, sum, now)
+	f.stored.Put(owner, sum, now)
 	return sum
 }
 

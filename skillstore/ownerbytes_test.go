@@ -84,7 +84,7 @@ func BenchmarkOwnerBytes(b *testing.B) {
 	}
 	b.Run("counted", func(b *testing.B) {
 		for b.Loop() {
-			s.counted.forget(must(ownerDir(ownerA)))
+			s.counted.Forget(must(ownerDir(ownerA)))
 			_, _ = s.OwnerBytes(ownerA)
 		}
 	})

@@ -222,5 +222,5 @@ func (s *Store) lock(od string) (func(), error) {
 	}
 	// What was committed or removed under the lock changes the owner's
 	// bytes: counted again at the next ask.
-	return func() { s.counted.forget(od); release(); s.mu.Unlock() }, nil
+	return func() { s.counted.Forget(od); release(); s.mu.Unlock() }, nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandboxrun/sandboxrun/internal/fresh"
 	"github.com/sandboxrun/sandboxrun/internal/where"
 	"github.com/sandboxrun/sandboxrun/policy"
 	"github.com/sandboxrun/sandboxrun/skill"
@@ -65,11 +66,11 @@ type Store struct {
 	// owner's file lock: it orders this process's goroutines whatever the
 	// file system makes of two locks taken by one process.
 	mu        sync.Mutex
-	counted   ownerBytes // each owner's upload bytes, for a moment
-	stageMu   sync.Mutex // guards stage and stageLock
-	restageMu sync.Mutex // held while the staging folder is made anew
-	stage     string     // this process's staging folder
-	stageLock *os.File   // holds the flock on stage/lock while the store is open
+	counted   fresh.Figures[string, int64] // each owner's upload bytes, for bytesTTL
+	stageMu   sync.Mutex                   // guards stage and stageLock
+	restageMu sync.Mutex                   // held while the staging folder is made anew
+	stage     string                       // this process's staging folder
+	stageLock *os.File                     // holds the flock on stage/lock while the store is open
 }
 
 // Option configures a Store.
@@ -99,7 +100,8 @@ func Open(root string, lim Limits, opts ...Option) (*Store, error) {
 	if !filepath.IsAbs(root) {
 		return nil, where.Errorf("skill store %q: not an absolute path", where.Path(root))
 	}
-	s := &Store{root: root, lim: lim.WithDefaults(), reserved: func(string) bool { return false }, now: time.Now}
+	s := &Store{root: root, lim: lim.WithDefaults(), reserved: func(string) bool { return false }, now: time.Now,
+		counted: fresh.Figures[string, int64]{TTL: bytesTTL}}
 	for _, o := range opts {
 		o(s)
 	}
