@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/internal/layout"
@@ -144,46 +143,24 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-// readMounts reads a mountinfo file: the mount point (field 5, octal
-// escapes undone) and whether its options (field 6) say rw.
+// readMounts reads a mountinfo file: each mount point, and whether it is
+// mounted read-write (its first per-mount option).
 func readMounts(path string) ([]mount, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	var out []mount
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
-			continue
-		}
-		opts := strings.Split(fields[5], ",")
-		out = append(out, mount{point: filepath.Clean(unescapeOctal(fields[4])), rw: len(opts) > 0 && opts[0] == "rw"})
+	infos, err := mountinfo.GetMountsFromReader(f, nil)
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
-}
-
-// unescapeOctal undoes mountinfo's \ooo escapes (space, tab, newline,
-// backslash).
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+	out := make([]mount, 0, len(infos))
+	for _, m := range infos {
+		opts := strings.Split(m.Options, ",")
+		out = append(out, mount{point: filepath.Clean(m.Mountpoint), rw: opts[0] == "rw"})
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return out, nil
 }
 
 // forkExec is syscall.ForkExec, in the skill guard's domain when children

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/sandboxrun/sandboxrun/sandbox"
@@ -129,21 +130,16 @@ func (v *viewDir) close() {
 // removeViewDir unmounts everything under dir (deepest first) and removes
 // it, never through a mount that is still there.
 func removeViewDir(dir string) error {
-	info, err := os.ReadFile("/proc/self/mountinfo")
+	// Last mounted first: a mount over another comes after it in the table.
+	points, err := mountinfo.GetMounts(mountinfo.PrefixFilter(filepath.Clean(dir)))
 	if err != nil {
 		return err
 	}
-	var points []string
-	for _, line := range strings.Split(string(info), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
-			points = append(points, f[4])
-		}
-	}
 	var errs []error
 	for i := len(points) - 1; i >= 0; i-- {
-		if err := unix.Unmount(points[i], unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", points[i], err))
+		p := points[i].Mountpoint
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
 		}
 	}
 	if len(errs) > 0 {
