@@ -119,6 +119,11 @@ func (k *Runner) provePolicy(ctx context.Context, seen []string) (Isolation, err
 			reached = append(reached, n)
 		}
 	}
+	if len(reached) > 0 && len(reached) < len(names) {
+		// Some refused: a policy is enforced, but not for these.
+		return Isolation{}, fmt.Errorf("%w: a probe pod made like a sandbox pod (interfaces %v) reached %s%s, though the other targets were refused: a policy selecting %s=true is enforced in namespace %s, but not for these addresses; an enforcer that filters only traffic it forwards leaves the node's own addresses open (the API server, a DNS on the node's network): keep sandbox pods from them (a CNI or host firewall that filters traffic to the node), or run sandbox pods on a loopback-only CNI or gVisor with --network=none",
+			ErrNetworkNotIsolated, seen, strings.Join(reached, ", "), controlSaw(c.open, c.err, names), sandbox.LabelManaged, k.namespace)
+	}
 	if len(reached) > 0 {
 		return Isolation{}, fmt.Errorf("%w: a probe pod made like a sandbox pod (interfaces %v) reached %s%s: no deny-all NetworkPolicy selecting %s=true is enforced in namespace %s (the policy is missing, or the CNI does not enforce NetworkPolicy): install the chart's policy (sandbox.networkPolicy) on a CNI that enforces it, or run sandbox pods on a loopback-only CNI or gVisor with --network=none",
 			ErrNetworkNotIsolated, seen, strings.Join(reached, ", "), controlSaw(c.open, c.err, names), sandbox.LabelManaged, k.namespace)

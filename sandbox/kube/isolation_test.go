@@ -166,6 +166,9 @@ func TestIsolationProbeRefuses(t *testing.T) {
 	}{
 		{name: "policy not enforced", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.10:53": true}},
 			want: []string{"reached 10.96.0.10:53 (the control pod reached 10.96.0.10:53)", "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace sbx", "CNI does not enforce"}},
+		{name: "policy enforced, not for the node", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.1:443": true}},
+			opts: []Option{WithIsolationTargets("10.96.0.1:443")},
+			want: []string{"reached 10.96.0.1:443", "though the other targets were refused", "is enforced in namespace sbx, but not for these addresses", "the node's own addresses"}},
 		{name: "control unreached", c: &cluster{ifaces: "eth0\nlo\n", ctrlNo: map[string]bool{"10.96.0.10:53": true}},
 			want: []string{"proved nothing", "10.96.0.10:53 (TimeoutError: timed out)", "kubernetes.isolation_targets"}},
 		{name: "no targets", c: &cluster{ifaces: "eth0\nlo\n"}, nodns: true,

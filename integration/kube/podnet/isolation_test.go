@@ -84,6 +84,7 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	require.Nil(t, res)
 	require.Contains(t, err.Error(), "reached "+apiServer+" (the control pod reached ",
 		"under the policy the sandbox-like Pod reached the API server alone: the listener and the cluster DNS are Pods, filtered")
+	require.Contains(t, err.Error(), "is enforced in namespace "+ns+", but not for these addresses", "the refusal says the policy holds for the others")
 
 	// The chart's policy with the cluster DNS and a Pod as the targets:
 	// proven by the connect probe, and the run runs.
