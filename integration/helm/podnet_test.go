@@ -44,7 +44,10 @@ func TestPodnetProductionValues(t *testing.T) {
 
 	// --wait: both replicas Ready, which only the kubelet's readiness
 	// probe on each Pod's address can make them.
-	values := append([]string{"-f", "testdata/podnet-values.yaml", "-f", "testdata/podnet-egress-values.yaml"}, uploadsValues...)
+	// skills.send: operator skills travel to their Pods over the attach,
+	// and the skills claim is the server's alone (the loopback profile's
+	// TestClusterTwoReplicas mounts it into the Pods).
+	values := append([]string{"-f", "testdata/podnet-values.yaml", "-f", "testdata/podnet-egress-values.yaml", "--set", "skills.send=true"}, uploadsValues...)
 	c.helm(append(append([]string{"install", release, chartDir, "-n", namespace, "--wait", "--timeout", "4m"}, values...), images()...)...)
 	podRange := netip.MustParsePrefix("10.244.0.0/24")
 	var urls [2]string
@@ -70,14 +73,17 @@ func TestPodnetProductionValues(t *testing.T) {
 	// deny-all policy is proven enforced by the connect probe (the
 	// replica's own address and the cluster DNS refused to a Pod made like
 	// a sandbox Pod, reached by the control Pod), so it runs
-	// (docs/kubernetes.md, "No network").
+	// (docs/kubernetes.md, "No network"). The operator's skill was sent:
+	// /skills is the Pod's tmpfs, not a mount of the claim, and the script
+	// cannot write its files.
 	start := time.Now()
-	status, _, body := api.try("POST", urls[1]+"/v1/skills/hello/python", `{"code": "print(1)"}`)
+	status, _, body := api.try("POST", urls[1]+"/v1/skills/hello/python",
+		`{"code": "import os\nfs = [l.split()[2] for l in open('/proc/mounts') if l.split()[1] == '/skills']\ntry:\n    open('/skills/hello/SKILL.md', 'a').write('x')\n    w = 'wrote'\nexcept OSError:\n    w = 'refused'\nprint(fs, w, os.path.exists('/skills/hello/SKILL.md'))"}`)
 	require.Equal(t, 200, status, "a run without network on a Pod network under the chart's enforced policy: %s", body)
 	var res runResult
 	api.json(body, &res)
 	require.True(t, res.Success, "%s", body)
-	require.Equal(t, "1\n", res.Stdout)
+	require.Equal(t, "['tmpfs'] refused True\n", res.Stdout, "the skill was sent, read-only")
 	t.Logf("a first run without network on the Pod network, its proof included: %s", time.Since(start).Round(time.Millisecond))
 
 	uploadsAcrossReplicas(api, urls)
