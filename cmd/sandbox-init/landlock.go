@@ -94,7 +94,7 @@ func newGuard(mounts []mount, skills string) guard {
 		}
 	}
 	attr := struct{ handledFS uint64 }{handled}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0) //nolint:gosec // the syscall takes a pointer to its attribute struct; x/sys has no wrapper
 	if errno != 0 {
 		g.why = "landlock ruleset: " + errno.Error()
 		return g
@@ -131,7 +131,8 @@ func allowBeneath(ruleset int, dir string, rights uint64) error {
 		rights &= fileRights
 	}
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)} //nolint:gosec // an fd fits
-	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0) //nolint:gosec // as above
 	if errno != 0 {
 		return errno
 	}
