@@ -38,6 +38,7 @@ func newKube(pol *policy.Operator, log *slog.Logger, maxConcurrent int, replica 
 		kube.WithIsolationTargets(k8s.IsolationTargets...),
 		kube.WithIsolationRecheck(time.Duration(k8s.IsolationRecheck)),
 		kube.WithClusterDNSTarget(k8s.IsolationClusterDNS == nil || *k8s.IsolationClusterDNS),
+		kube.WithAPIServerTarget(k8s.IsolationAPIServer == nil || *k8s.IsolationAPIServer),
 	}
 	claims, err := resolveClaims(k8s.Claims)
 	if err != nil {

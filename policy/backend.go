@@ -36,6 +36,7 @@ const (
 //	  isolation_targets: [10.96.0.10:53]       # listening addresses the isolation probe tries (host:port)
 //	  isolation_recheck: 5m                    # how long a proof of isolation holds; default 5m
 //	  isolation_cluster_dns: false             # the cluster DNS is no target; default true
+//	  isolation_api_server: false              # the API server's Service is no target; default true
 //	docker:
 //	  usr_volumes: false                       # default true (sandbox/docker WithUsrVolumes)
 //	  warm_pool:                               # serve and mcp: warm containers sized by demand
@@ -236,7 +237,11 @@ type KubernetesRules struct {
 	// of the isolation probe's targets (sandbox/kube
 	// WithClusterDNSTarget); nil means true.
 	IsolationClusterDNS *bool `yaml:"isolation_cluster_dns" json:"isolation_cluster_dns,omitempty"`
-	Line                int   `yaml:"-" json:"-"`
+	// IsolationAPIServer, when false, keeps the API server's Service out
+	// of the isolation probe's targets (sandbox/kube
+	// WithAPIServerTarget); nil means true.
+	IsolationAPIServer *bool `yaml:"isolation_api_server" json:"isolation_api_server,omitempty"`
+	Line               int   `yaml:"-" json:"-"`
 }
 
 // ClaimRule is one entry of kubernetes.claims.
@@ -345,7 +350,7 @@ var (
 )
 
 var kubernetesKeys = []string{"kubeconfig", "namespace", "runtime_class", "image_pull_policy", "warm", "warm_idle", "claims", "host_paths", "skills", "skill_send_max", "skill_send_guard",
-	"isolation_targets", "isolation_recheck", "isolation_cluster_dns"}
+	"isolation_targets", "isolation_recheck", "isolation_cluster_dns", "isolation_api_server"}
 
 // UnmarshalYAML reads the section strictly: unknown keys and names
 // Kubernetes would refuse are errors naming the line.

@@ -49,6 +49,8 @@ func TestBackendRules(t *testing.T) {
 			want: BackendRules{Backend: Backend{Name: "kubernetes", Line: 1}, Kubernetes: KubernetesRules{
 				IsolationTargets: []string{"10.96.0.10:53", "[fd00::a]:53", "sandboxrun-0.sandboxrun-headless.sbx.svc:8080"},
 				IsolationRecheck: Duration(2 * time.Minute), Line: 3}}},
+		{name: "isolation defaults off", yaml: "kubernetes:\n  isolation_cluster_dns: false\n  isolation_api_server: false\n",
+			want: BackendRules{Kubernetes: KubernetesRules{IsolationClusterDNS: new(false), IsolationAPIServer: new(false), Line: 2}}},
 		{name: "isolation target without port", yaml: "kubernetes:\n  isolation_targets: [10.96.0.10]\n", err: `line 2: kubernetes.isolation_targets[0]: "10.96.0.10": address 10.96.0.10: missing port`},
 		{name: "isolation target bad port", yaml: "kubernetes:\n  isolation_targets: ['a:0']\n", err: "a port from 1 to 65535"},
 		{name: "isolation recheck too short", yaml: "kubernetes:\n  isolation_recheck: 5s\n", err: "kubernetes.isolation_recheck 5s: use 30s to 1h0m0s"},

@@ -54,6 +54,7 @@ type options struct {
 	// cluster DNS is one.
 	targets    string
 	clusterDNS bool
+	apiServer  bool
 }
 
 func main() {
@@ -66,6 +67,7 @@ func main() {
 	flag.StringVar(&o.nspace, "namespace", envOr("SANDBOXRUN_K8S_NAMESPACE", "sandboxrun"), "namespace of the sandbox pods")
 	flag.StringVar(&o.targets, "isolation-targets", "", "host:port,... the isolation probe must find closed to sandbox pods (a cluster with a Pod network)")
 	flag.BoolVar(&o.clusterDNS, "isolation-cluster-dns", true, "the cluster DNS is an isolation target")
+	flag.BoolVar(&o.apiServer, "isolation-api-server", true, "the API server's Service is an isolation target")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("SANDBOXRUN_KUBECONFIG"), "kubeconfig of the cluster")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -51,7 +51,7 @@ func newRows(ctx context.Context, o options, pf *proofs) ([]row, error) {
 		return func() (poolRunner, error) {
 			opts := []kube.Option{kube.WithRESTConfig(cfg), kube.WithNamespace(o.nspace), kube.WithVersion(sandboxrun.Version),
 				kube.WithDefaultImage(sandboxrun.RunnerImage()), kube.WithMaxConcurrent(8), kube.WithWarmPool(warm, maxIdle),
-				kube.WithClusterDNSTarget(o.clusterDNS)}
+				kube.WithClusterDNSTarget(o.clusterDNS), kube.WithAPIServerTarget(o.apiServer)}
 			if o.targets != "" {
 				opts = append(opts, kube.WithIsolationTargets(strings.Split(o.targets, ",")...))
 			}

@@ -188,7 +188,22 @@ func TestChartTemplateDefaults(t *testing.T) {
 		var b rbacv1.RoleBinding
 		objs.in(t, "RoleBinding", "kube-system", &b)
 		require.Equal(t, dns.Name, b.RoleRef.Name)
-		require.Empty(t, render(t, "--set", "sandbox.isolation.clusterDNS=false")["RoleBinding"][1:], "clusterDNS off: no Role in kube-system")
+		// And the API server's Service, and no other.
+		var api rbacv1.Role
+		objs.in(t, "Role", "default", &api)
+		require.Equal(t, []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"kubernetes"}, Verbs: []string{"get"}},
+		}, api.Rules)
+		objs.in(t, "RoleBinding", "default", &b)
+		require.Equal(t, api.Name, b.RoleRef.Name)
+		require.Len(t, render(t, "--set", "sandbox.isolation.clusterDNS=false")["RoleBinding"], 2, "clusterDNS off: no Role in kube-system")
+		require.Len(t, render(t, "--set", "sandbox.isolation.clusterDNS=false", "--set", "sandbox.isolation.apiServer=false")["RoleBinding"], 1,
+			"both off: the sandbox namespace's alone")
+		var cm corev1.ConfigMap
+		render(t, "--set", "sandbox.isolation.apiServer=false").one(t, "ConfigMap", &cm)
+		pol, err := policy.ParsePolicy("p.yaml", []byte(cm.Data["rel-sandboxrun-0.yaml"]))
+		require.NoError(t, err)
+		require.False(t, *pol.Kubernetes.IsolationAPIServer)
 	})
 
 	t.Run("sandbox pods get no traffic", func(t *testing.T) {

@@ -90,8 +90,9 @@ func (c *cluster) count(kind string) int {
 	return c.probes[kind]
 }
 
-// newCluster is a runner on a fake cluster with a kube-dns Service, and
-// the labels of the probe Pods it created (by run id prefix).
+// newCluster is a runner on a fake cluster with a kube-dns Service and the
+// API server's, and the labels of the probe Pods it created (by run id
+// prefix).
 func newCluster(t *testing.T, c *cluster, opts ...Option) (*Runner, *fake.Clientset, func() map[string]string) {
 	t.Helper()
 	init := &fakeInit{script: c.script}
@@ -101,6 +102,11 @@ func newCluster(t *testing.T, c *cluster, opts ...Option) (*Runner, *fake.Client
 		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}, Ports: []corev1.ServicePort{
 			{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP},
 		}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: "default"},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []corev1.ServicePort{{Name: "https", Port: 443, Protocol: corev1.ProtocolTCP}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -143,7 +149,8 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	require.True(t, res.Success)
 	iso := k.Isolation()
 	require.Equal(t, IsolationPolicy, iso.Mechanism)
-	require.Equal(t, []string{"10.244.0.7:8080", "10.96.0.10:53", "[fd00::1]:80"}, iso.Targets)
+	require.Equal(t, []string{"10.244.0.7:8080", "10.96.0.10:53", "10.96.0.1:443", "[fd00::1]:80"}, iso.Targets,
+		"the operator's, the cluster DNS and the API server")
 	require.Equal(t, []string{"eth0", "lo"}, iso.Interfaces)
 	require.Equal(t, 5*time.Minute, iso.ValidUntil.Sub(iso.ProvenAt))
 	require.Contains(t, iso.String(), "an enforced deny-all NetworkPolicy")
@@ -164,16 +171,15 @@ func TestIsolationProbeRefuses(t *testing.T) {
 		nodns bool
 		want  []string
 	}{
-		{name: "policy not enforced", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.10:53": true}},
-			want: []string{"reached 10.96.0.10:53 (the control pod reached 10.96.0.10:53)", "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace sbx", "CNI does not enforce"}},
-		{name: "policy enforced, not for the node", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.1:443": true}},
-			opts: []Option{WithIsolationTargets("10.96.0.1:443")},
+		{name: "policy not enforced", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.10:53": true, "10.96.0.1:443": true}},
+			want: []string{"reached 10.96.0.10:53, 10.96.0.1:443 (the control pod reached 10.96.0.10:53, 10.96.0.1:443)", "no deny-all NetworkPolicy selecting io.sandboxrun.managed=true is enforced in namespace sbx", "CNI does not enforce"}},
+		{name: "policy enforced, not for the API server", c: &cluster{ifaces: "eth0\nlo\n", denyOK: map[string]bool{"10.96.0.1:443": true}},
 			want: []string{"reached 10.96.0.1:443", "though the other targets were refused", "is enforced in namespace sbx, but not for these addresses", "the node's own addresses"}},
 		{name: "control unreached", c: &cluster{ifaces: "eth0\nlo\n", ctrlNo: map[string]bool{"10.96.0.10:53": true}},
 			want: []string{"proved nothing", "10.96.0.10:53 (TimeoutError: timed out)", "kubernetes.isolation_targets"}},
-		{name: "no targets", c: &cluster{ifaces: "eth0\nlo\n"}, nodns: true,
+		{name: "no targets", c: &cluster{ifaces: "eth0\nlo\n"}, nodns: true, opts: []Option{WithAPIServerTarget(false)},
 			want: []string{"saw interfaces [eth0 lo]", "no target to try", "kubernetes.isolation_targets"}},
-		{name: "cluster DNS off", c: &cluster{ifaces: "eth0\nlo\n"}, opts: []Option{WithClusterDNSTarget(false)},
+		{name: "cluster DNS and API server off", c: &cluster{ifaces: "eth0\nlo\n"}, opts: []Option{WithClusterDNSTarget(false), WithAPIServerTarget(false)},
 			want: []string{"no target to try"}},
 		{name: "target name unresolved", c: &cluster{ifaces: "eth0\nlo\n"}, opts: []Option{WithIsolationTargets("nowhere.example:80")},
 			want: []string{`target "nowhere.example:80": resolve nowhere.example here`}},

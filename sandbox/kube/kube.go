@@ -63,6 +63,7 @@ type Runner struct {
 	net            netProof
 	isoTargets     []string // the operator's isolation targets (targets.go)
 	clusterDNS     bool     // the cluster DNS is a target too
+	apiServer      bool     // and the API server's Service
 	// resolve looks a target's name up (tests replace it).
 	resolve func(ctx context.Context, host string) ([]string, error)
 	// life ends with Close: a probe under way stops.
@@ -128,6 +129,7 @@ func New(opts ...Option) (*Runner, error) {
 		net:            netProof{retry: s.probeRetry, valid: s.probeValid},
 		isoTargets:     s.isoTargets,
 		clusterDNS:     s.clusterDNS,
+		apiServer:      s.apiServer,
 		resolve:        net.DefaultResolver.LookupHost,
 		claims:         s.claims,
 		hostPaths:      s.hostPaths,

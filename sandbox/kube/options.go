@@ -34,6 +34,7 @@ type settings struct {
 	probeValid      time.Duration
 	isoTargets      []string
 	clusterDNS      bool
+	apiServer       bool
 	claims          []Claim
 	hostPaths       bool
 	skillSendMax    int64 // 0: skills are not sent
@@ -51,6 +52,7 @@ func defaultSettings() settings {
 		probeRetry:   30 * time.Second,
 		probeValid:   5 * time.Minute,
 		clusterDNS:   true,
+		apiServer:    true,
 		hostPaths:    true,
 	}
 }
@@ -241,6 +243,14 @@ func WithIsolationTargets(targets ...string) Option {
 // kube-network-policies does not filter: there a sandbox-like Pod reaches
 // it under the deny-all policy and the proof fails. Default: on.
 func WithClusterDNSTarget(on bool) Option { return func(s *settings) { s.clusterDNS = on } }
+
+// WithAPIServerTarget says whether the isolation probe also tries the API
+// server through its Service (default/kubernetes, its https port): a
+// sandbox Pod has no token, but a run without network must not reach it
+// either. Turn it off only where the API server listens on a node's own
+// address and the enforcer filters forwarded traffic alone (as
+// kube-network-policies does): there the proof fails. Default: on.
+func WithAPIServerTarget(on bool) Option { return func(s *settings) { s.apiServer = on } }
 
 // WithIsolationRecheck sets how long a proof that sandbox Pods have no
 // network holds; from half way, the next run without network starts a new

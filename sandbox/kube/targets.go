@@ -27,17 +27,27 @@ func (t target) String() string { return net.JoinHostPort(t.host, strconv.Itoa(t
 // the whole deny window.
 const maxTargets = 16
 
-// The cluster DNS Service, a default target: every Pod's resolver is
-// sent there, so it listens, and on TCP too.
-const (
-	dnsNamespace = "kube-system"
-	dnsService   = "kube-dns"
+// The default targets: the cluster DNS Service (every Pod's resolver is
+// sent there, so it listens, and on TCP too) and the API server's.
+var (
+	dnsTarget = serviceTarget{namespace: "kube-system", name: "kube-dns", port: 53}
+	apiTarget = serviceTarget{namespace: "default", name: "kubernetes", port: 443}
 )
 
+// serviceTarget is a Service whose cluster address on a TCP port is a
+// target.
+type serviceTarget struct {
+	namespace, name string
+	port            int32
+}
+
+func (s serviceTarget) String() string { return s.namespace + "/" + s.name }
+
 // isolationTargets are the addresses the connect probe tries: the
-// operator's (WithIsolationTargets, names resolved here), and the cluster
-// DNS Service's address on TCP 53 when the API shows one and lets it be
-// read (unless WithClusterDNSTarget(false)). None at all is an error that says how to name some.
+// operator's (WithIsolationTargets, names resolved here), the cluster DNS
+// Service's address on TCP 53 and the API server Service's on 443, when the
+// API shows them and lets them be read (unless WithClusterDNSTarget(false),
+// WithAPIServerTarget(false)). None at all is an error that says how to name some.
 func (k *Runner) isolationTargets(ctx context.Context) ([]target, error) {
 	var out []target
 	var errs []error
@@ -52,16 +62,24 @@ func (k *Runner) isolationTargets(ctx context.Context) ([]target, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("isolation targets: %w", errors.Join(errs...))
 	}
-	dns, err := k.clusterDNSTargets(ctx)
-	if err != nil {
-		return nil, err
+	for _, st := range []struct {
+		on  bool
+		svc serviceTarget
+	}{{k.clusterDNS, dnsTarget}, {k.apiServer, apiTarget}} {
+		if !st.on {
+			continue
+		}
+		ts, err := k.serviceTargets(ctx, st.svc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
 	}
-	out = append(out, dns...)
 	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.String(), b.String()) })
 	out = slices.Compact(out)
 	switch {
 	case len(out) == 0:
-		return nil, fmt.Errorf("there is no target to try: service %s/%s (the cluster DNS) was not found or may not be read, and no kubernetes.isolation_targets are set: name addresses that listen and that pods reach (host:port), or let the runner get that service (RBAC)", dnsNamespace, dnsService)
+		return nil, fmt.Errorf("there is no target to try: services %s (the cluster DNS) and %s (the API server) were not found, may not be read or are turned off, and no kubernetes.isolation_targets are set: name addresses that listen and that pods reach (host:port), or let the runner get those services (RBAC)", dnsTarget, apiTarget)
 	case len(out) > maxTargets:
 		return nil, fmt.Errorf("%d isolation targets: name at most %d addresses (a name's addresses count one each)", len(out), maxTargets)
 	}
@@ -95,22 +113,19 @@ func (k *Runner) resolveTarget(ctx context.Context, s string) ([]target, error) 
 	return out, nil
 }
 
-// clusterDNS is the kube-dns Service's cluster address on TCP 53, or
-// nothing when the Service is missing, has no such port or address, or
-// may not be read.
-func (k *Runner) clusterDNSTargets(ctx context.Context) ([]target, error) {
-	if !k.clusterDNS {
-		return nil, nil
-	}
+// serviceTargets is svc's cluster addresses on its TCP port, or nothing
+// when the Service is missing, has no such port or address, or may not be
+// read.
+func (k *Runner) serviceTargets(ctx context.Context, st serviceTarget) ([]target, error) {
 	ctx, cancel := context.WithTimeout(ctx, k.callTimeout)
 	defer cancel()
-	svc, err := k.client.Services(dnsNamespace).Get(ctx, dnsService, metav1.GetOptions{})
+	svc, err := k.client.Services(st.namespace).Get(ctx, st.name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
-		k.log.Debug("no cluster DNS service to probe isolation against", "service", dnsNamespace+"/"+dnsService, "error", err)
+		k.log.Debug("no service to probe isolation against", "service", st.String(), "error", err)
 		return nil, nil
 	case err != nil:
-		return nil, apiError("get service "+dnsNamespace+"/"+dnsService, err)
+		return nil, apiError("get service "+st.String(), err)
 	}
 	ips := svc.Spec.ClusterIPs
 	if len(ips) == 0 && svc.Spec.ClusterIP != "" {
@@ -118,12 +133,12 @@ func (k *Runner) clusterDNSTargets(ctx context.Context) ([]target, error) {
 	}
 	var out []target
 	for _, port := range svc.Spec.Ports {
-		if port.Port != 53 || (port.Protocol != corev1.ProtocolTCP && port.Protocol != "") {
+		if port.Port != st.port || (port.Protocol != corev1.ProtocolTCP && port.Protocol != "") {
 			continue
 		}
 		for _, ip := range ips {
 			if a, err := netip.ParseAddr(ip); err == nil {
-				out = append(out, target{a.String(), 53})
+				out = append(out, target{a.String(), int(st.port)})
 			}
 		}
 	}

@@ -30,7 +30,8 @@ const apiServer = "10.97.0.1:443"
 // sandbox Pod reaches both and the run is refused; with it, both are
 // refused to that Pod and reached by the control Pod, and the run runs.
 // The API server, on the node's own address, the enforcer leaves open:
-// named as a target, the probe finds it and refuses.
+// the probe's default target, it is found and the run refused; the other
+// runners here turn it off, as the chart's podnet values do.
 func TestIsolationByEnforcedPolicy(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
@@ -41,10 +42,10 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	listener := ip + ":8080"
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(os.Getenv("SANDBOXRUN_K8S_RUN"), "admin.kubeconfig"))
 	require.NoError(t, err)
-	newRunner := func(targets ...string) *kubebackend.Runner {
+	newRunner := func(api bool, targets ...string) *kubebackend.Runner {
 		k, err := kubebackend.New(kubebackend.WithRESTConfig(cfg), kubebackend.WithNamespace(ns),
 			kubebackend.WithVersion(sandboxrun.Version), kubebackend.WithDefaultImage(sandboxrun.RunnerImage()),
-			kubebackend.WithIsolationTargets(targets...), kubebackend.WithClusterDNSTarget(true))
+			kubebackend.WithIsolationTargets(targets...), kubebackend.WithClusterDNSTarget(true), kubebackend.WithAPIServerTarget(api))
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, k.Close()) })
 		return k
@@ -65,7 +66,7 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	// No policy: the sandbox-like Pod reaches the listener and the cluster
 	// DNS (and the control Pod too): refused, before any sandbox Pod of
 	// the run.
-	res, err := run(newRunner(listener))
+	res, err := run(newRunner(false, listener))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)
 	require.Contains(t, err.Error(), "reached "+listener+", "+dns+" (the control pod reached "+listener+", "+dns+")")
@@ -76,10 +77,10 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 	require.NoError(t, err)
 
 	// What the policy leaves open, the probe finds: the API server,
-	// through the kubernetes Service, is the node's own address, which the
-	// enforcer (forwarded traffic only) does not filter
-	// (docs/kubernetes.md, "No network").
-	res, err = run(newRunner(listener, apiServer))
+	// through the kubernetes Service (a default target, read from the
+	// API), is the node's own address, which the enforcer (forwarded
+	// traffic only) does not filter (docs/kubernetes.md, "No network").
+	res, err = run(newRunner(true, listener))
 	require.ErrorIs(t, err, kubebackend.ErrNetworkNotIsolated)
 	require.Nil(t, res)
 	require.Contains(t, err.Error(), "reached "+apiServer+" (the control pod reached ",
@@ -88,7 +89,7 @@ func TestIsolationByEnforcedPolicy(t *testing.T) {
 
 	// The chart's policy with the cluster DNS and a Pod as the targets:
 	// proven by the connect probe, and the run runs.
-	k := newRunner(listener)
+	k := newRunner(false, listener)
 	res, err = run(k)
 	require.NoError(t, err)
 	require.True(t, res.Success, "%s %s", res.Error, res.Stderr)

@@ -106,6 +106,7 @@ which a NetworkPolicy may not filter). */ -}}
 {{- with $targets }}{{ $_ := set $kube "isolation_targets" . }}{{ end -}}
 {{- with $iso.recheck }}{{ $_ := set $kube "isolation_recheck" . }}{{ end -}}
 {{- if not $iso.clusterDNS }}{{ $_ := set $kube "isolation_cluster_dns" false }}{{ end -}}
+{{- if not $iso.apiServer }}{{ $_ := set $kube "isolation_api_server" false }}{{ end -}}
 {{- if include "sandboxrun.upstreamCA" .root -}}
 {{- $eg := default dict $pol.egress -}}
 {{- $_ := set $eg "upstream_ca" (printf "%s/ca.pem" (include "sandboxrun.upstreamCADir" .root)) -}}
