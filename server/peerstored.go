@@ -2,9 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -70,36 +67,15 @@ func (f *forwarder) elsewhere(auth, owner string) int64 {
 // sessionBytesOn asks replica peer what the sessions of the token auth
 // carries hold there.
 func (f *forwarder) sessionBytesOn(auth, peer string) (int64, error) {
-	u, err := f.c.peer(peer)
-	if err != nil {
-		return 0, err
-	}
-	u.Path = "/v1/usage"
 	ctx, cancel := context.WithTimeout(context.Background(), peerStoredTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return 0, err
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	req.Header.Set(ForwardedHeader, f.c.Self)
-	resp, err := f.peers.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("answered %s", resp.Status)
-	}
 	var body struct {
 		Stored *struct {
 			SessionBytes int64 `json:"session_bytes"`
 		} `json:"stored"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPeerUsage)).Decode(&body); err != nil {
-		return 0, fmt.Errorf("reading its usage: %w", err)
+	if err := f.askPeer(ctx, peer, "/v1/usage", auth, maxPeerUsage, &body); err != nil {
+		return 0, err
 	}
 	if body.Stored == nil {
 		return 0, nil

@@ -89,35 +89,44 @@ func (f *forwarder) gather(r *http.Request, own []sandboxrun.SessionInfo) sessio
 
 // listOn asks replica peer for the sessions of the token r carries.
 func (f *forwarder) listOn(r *http.Request, peer string) ([]json.RawMessage, error) {
-	u, err := f.c.peer(peer)
-	if err != nil {
-		return nil, err
-	}
-	u.Path = "/v1/sessions"
 	ctx, cancel := context.WithTimeout(r.Context(), listTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
+	var body struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	if err := f.askPeer(ctx, peer, "/v1/sessions", r.Header.Get("Authorization"), maxPeerList, &body); err != nil {
 		return nil, err
 	}
-	if a := r.Header.Get("Authorization"); a != "" {
-		req.Header.Set("Authorization", a)
+	return body.Sessions, nil
+}
+
+// askPeer GETs path of replica peer as the token auth carries, marked
+// ForwardedHeader (the peer answers with its own figures alone), and
+// decodes at most limit bytes of its 200 answer into out.
+func (f *forwarder) askPeer(ctx context.Context, peer, path, auth string, limit int64, out any) error {
+	u, err := f.c.peer(peer)
+	if err != nil {
+		return err
+	}
+	u.Path = path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	req.Header.Set(ForwardedHeader, f.c.Self)
 	resp, err := f.peers.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("answered %s", resp.Status)
+		return fmt.Errorf("answered %s", resp.Status)
 	}
-	var body struct {
-		Sessions []json.RawMessage `json:"sessions"`
+	if err := json.NewDecoder(io.LimitReader(resp.Body, limit)).Decode(out); err != nil {
+		return fmt.Errorf("reading its answer to %s: %w", path, err)
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxPeerList))
-	if err := dec.Decode(&body); err != nil {
-		return nil, fmt.Errorf("reading its list: %w", err)
-	}
-	return body.Sessions, nil
+	return nil
 }
