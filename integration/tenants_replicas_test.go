@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ import (
 // refuses the token a new session (429 naming the quota), and its usage
 // through r-1 shows the bytes r-0 holds (a peer's own ask, marked
 // forwarded, is told r-1's alone). Another token is not bounded by them.
-// Once r-0 is gone, r-1 counts it as holding nothing and lets the token in.
+// Once r-0 is down, r-1 counts what it last said (its sessions are still
+// on its disk) and keeps refusing, and says so in its log.
 func TestStoredBytesCountsEveryReplica(t *testing.T) {
 	t.Parallel()
 	pol := filepath.Join(t.TempDir(), "policy.yaml")
@@ -59,14 +61,13 @@ func TestStoredBytesCountsEveryReplica(t *testing.T) {
 	require.NoError(t, r0.cmd.Process.Signal(syscall.SIGKILL))
 	<-r0.done
 	deadline := time.Now().Add(30 * time.Second)
-	for {
+	for !strings.Contains(r1.stderr.String(), "a peer did not tell the caller's session bytes") {
 		c = r1.do(t, "POST", "/v1/sessions", nil)
-		if c.status == http.StatusCreated {
-			break
-		}
-		require.Equal(t, http.StatusTooManyRequests, c.status, c.String())
-		require.True(t, time.Now().Before(deadline), "r-1 still counts the bytes of a replica that is gone")
+		require.Equal(t, http.StatusTooManyRequests, c.status, "r-0 down, its last answer still counts: %s", c.String())
+		require.True(t, time.Now().Before(deadline), "r-1 never asked r-0 again")
 		time.Sleep(200 * time.Millisecond)
 	}
-	require.Contains(t, r1.stderr.String(), "a peer did not tell the caller's session bytes")
+	c = r1.do(t, "POST", "/v1/sessions", nil)
+	require.Equal(t, http.StatusTooManyRequests, c.status, "after the silent ask too: %s", c.String())
+	require.Contains(t, r1.stderr.String(), `bytes=5000`, "the log says what counted")
 }

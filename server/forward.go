@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,12 +58,13 @@ var (
 
 // forwarder sends requests for other replicas' sessions to their owners.
 type forwarder struct {
-	c      Replicas
-	proxy  *httputil.ReverseProxy
-	peers  *http.Client                 // asks peers for lists (GET /v1/sessions) and usage
-	stored fresh.Figures[string, int64] // the peers' session bytes, by owner, for peerStoredTTL
-	log    *slog.Logger
-	count  *prometheus.CounterVec
+	c        Replicas
+	proxy    *httputil.ReverseProxy
+	peers    *http.Client                 // asks peers for lists (GET /v1/sessions) and usage
+	stored   fresh.Figures[string, int64] // the peers' session bytes, by owner, for peerStoredTTL
+	lastSaid sync.Map                     // peerKey -> int64: each peer's last answer, for when it is silent
+	log      *slog.Logger
+	count    *prometheus.CounterVec
 }
 
 type targetKey struct{}

@@ -18,11 +18,16 @@ const (
 	// token before asking again: a burst of writes asks once.
 	peerStoredTTL = 2 * time.Second
 	// peerStoredTimeout bounds one ask; a peer that does not answer in
-	// time counts as holding nothing for that check (and is logged).
+	// time counts as holding what it last said (nothing, if it never
+	// answered), and is logged: its sessions are still on its disk.
 	peerStoredTimeout = 2 * time.Second
 	// maxPeerUsage bounds a peer's usage answer.
 	maxPeerUsage = 1 << 20
 )
+
+// peerKey names what one peer last said of one owner's sessions
+// (forwarder.lastSaid): a few entries per token of the tokens file.
+type peerKey struct{ owner, peer string }
 
 // elsewhere is what the sessions of owner, whose request carried the
 // Authorization header auth, hold on every other replica, asked at once; 0
@@ -46,11 +51,15 @@ func (f *forwarder) elsewhere(auth, owner string) int64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			key := peerKey{owner, p}
 			n, err := f.sessionBytesOn(auth, p)
 			if err != nil {
-				f.log.Warn("a peer did not tell the caller's session bytes; its sessions count as none for this stored_bytes check",
-					"peer", p, "replica", f.c.Self, "err", err)
-				return
+				last, _ := f.lastSaid.Load(key)
+				n, _ = last.(int64)
+				f.log.Warn("a peer did not tell the caller's session bytes; its last answer counts for this stored_bytes check",
+					"peer", p, "replica", f.c.Self, "bytes", n, "err", err)
+			} else {
+				f.lastSaid.Store(key, n)
 			}
 			figures[i] = n
 		}()
